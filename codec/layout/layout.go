@@ -1,0 +1,207 @@
+// Package layout is the single source of truth for the vkzip payload format's numbers: magic, ids, field widths,
+// bit positions and the size arithmetic of every stream. The Go codecs import it and `go generate ./shaders`
+// turns the constants tagged below into shaders/layout.glsl, so GLSL never holds a hand-copied number.
+//
+// docs/FORMAT.md is the prose specification of the same format; this file is what both implementations compile.
+package layout
+
+// Container preamble.
+const (
+	Version       = 1
+	PreambleSize  = 20      // magic(8) version(2) flags(2) metaCompressedLen(4) metaRawLen(4)
+	MaxMetaRaw    = 1 << 27 // largest decompressed metadata block a reader accepts (128 MiB)
+	MetaCRCSize   = 4
+	BodyAlignment = 4 // every body, stream and table starts at a multiple of 4 bytes
+)
+
+// Magic opens every container (and every frame of a stream): PNG-style, so that text mangling is detected.
+var Magic = [8]byte{0x89, 'V', 'K', 'Z', '\r', '\n', 0x1a, '\n'}
+
+// Preamble flags.
+const (
+	FlagChecksums = 1 << 0 // chunk and stored-body CRC-32C fields are present and verified
+	FlagFinal     = 1 << 1 // last container of a stream (a file is one final container)
+	FlagsKnown    = FlagChecksums | FlagFinal
+)
+
+// Directory record types.
+const (
+	RecordBlob   = 1 // bytes stored inline in the metadata block
+	RecordTensor = 2 // a tensor whose body follows the metadata block
+)
+
+// Codebook kinds.
+const (
+	CodebookExp8 = 1 // 16 distinct 8-bit exponents (BF16)
+	CodebookSize = 16
+)
+
+// NoCodebook is the codebook index of a tensor that uses none.
+const NoCodebook = 0xFFFFFFFF
+
+// Formats.
+const (
+	FormatStored    = 0 // bytes as they are, with a CRC-32C
+	FormatSplitZip4 = 1 // 4-bit exponent codes + sign/mantissa bytes + sparse escapes (BF16)
+	// 2..255 reserved: zf12, tbe3, auto, entropy-coded.
+)
+
+// Chunking of coded formats.
+const (
+	MinChunkShift     = 10 // 1,024 values
+	MaxChunkShift     = 16 // 65,536 values: a chunk-local position fits in 16 bits
+	DefaultChunkShift = 14 // 16,384 values
+)
+
+// Chunk table of SplitZip-4 (and of the later coded formats): ChunkEntryWords 32-bit little-endian words per chunk.
+const (
+	ChunkEntryWords = 3
+	ChunkEntrySize  = 4 * ChunkEntryWords
+	EntryInfo       = 0 // word index: kind<<KindShift | count
+	EntrySideOff    = 1 // word index: byte offset of the chunk's side piece within the side section
+	EntryCRC        = 2 // word index: CRC-32C of the chunk (0 when checksums are off)
+	CountMask       = 0x00FFFFFF
+	KindShift       = 24
+	ChunkCoded      = 0 // codes + escapes
+	ChunkRaw        = 1 // exponent bytes split between the code piece and the side piece
+)
+
+// Escape words of a coded chunk's side piece: chunk-local position and exponent; the top byte must be zero.
+const (
+	EscapePosMask  = 0xFFFF
+	EscapeExpShift = 16
+	EscapeSize     = 4
+)
+
+// CRC-32C (Castagnoli), reflected.
+const CRC32CPoly = 0x82F63B78
+
+// Status bits a GPU decoder reports; they map to the typed errors of package codec, in this precedence order.
+const (
+	StatusCorrupt      = 1 << 0 // chunk table does not describe the body
+	StatusChecksum     = 1 << 1 // a chunk's CRC-32C does not match
+	StatusNonCanonical = 1 << 2 // a valid-looking stream that the encoder would never produce
+)
+
+// DType identifies an element type.
+type DType uint8
+
+// DTypes. Unknown safetensors dtypes are carried as DTypeOpaque byte ranges.
+const (
+	DTypeOpaque DType = 0
+	DTypeBF16   DType = 1
+	DTypeF16    DType = 2
+	DTypeF32    DType = 3
+	DTypeF64    DType = 4
+	DTypeF8E5M2 DType = 5
+	DTypeF8E4M3 DType = 6
+	DTypeBool   DType = 7
+	DTypeU8     DType = 8
+	DTypeI8     DType = 9
+	DTypeU16    DType = 10
+	DTypeI16    DType = 11
+	DTypeU32    DType = 12
+	DTypeI32    DType = 13
+	DTypeU64    DType = 14
+	DTypeI64    DType = 15
+	numDTypes         = 16
+)
+
+var dtypeInfo = [numDTypes]struct {
+	name string
+	size int
+}{
+	{"OPAQUE", 1}, {"BF16", 2}, {"F16", 2}, {"F32", 4}, {"F64", 8}, {"F8_E5M2", 1}, {"F8_E4M3", 1},
+	{"BOOL", 1}, {"U8", 1}, {"I8", 1}, {"U16", 2}, {"I16", 2}, {"U32", 4}, {"I32", 4}, {"U64", 8}, {"I64", 8},
+}
+
+// Valid reports whether d is a defined dtype.
+func (d DType) Valid() bool { return int(d) < numDTypes }
+
+// Size is the element size in bytes (1 for unknown ids).
+func (d DType) Size() int {
+	if !d.Valid() {
+		return 1
+	}
+	return dtypeInfo[d].size
+}
+
+// String is the safetensors spelling of the dtype.
+func (d DType) String() string {
+	if !d.Valid() {
+		return "INVALID"
+	}
+	return dtypeInfo[d].name
+}
+
+// ParseDType maps a safetensors dtype name to a DType; ok is false for names it does not know.
+func ParseDType(s string) (d DType, ok bool) {
+	for i := 1; i < numDTypes; i++ {
+		if dtypeInfo[i].name == s {
+			return DType(i), true
+		}
+	}
+	return DTypeOpaque, false
+}
+
+// Align4 rounds n up to a multiple of 4.
+func Align4(n uint64) uint64 { return (n + 3) &^ 3 }
+
+// SZ4 is the size arithmetic of a SplitZip-4 body of N values with chunks of 1<<Shift values.
+type SZ4 struct {
+	N     uint64
+	Shift uint
+}
+
+// ChunkValues is the chunk size in values.
+func (s SZ4) ChunkValues() uint64 { return 1 << s.Shift }
+
+// Chunks is the number of chunks, the last possibly partial.
+func (s SZ4) Chunks() uint64 { return (s.N + s.ChunkValues() - 1) >> s.Shift }
+
+// CodeBytes is the padded length of the 4-bit code stream.
+func (s SZ4) CodeBytes() uint64 { return Align4((s.N + 1) / 2) }
+
+// LowBytes is the padded length of the sign+mantissa byte stream.
+func (s SZ4) LowBytes() uint64 { return Align4(s.N) }
+
+// TableOffset is where the chunk table starts in the body.
+func (s SZ4) TableOffset() uint64 { return s.CodeBytes() + s.LowBytes() }
+
+// SideOffset is where the side section starts in the body.
+func (s SZ4) SideOffset() uint64 { return s.TableOffset() + ChunkEntrySize*s.Chunks() }
+
+// ChunkLen is the number of values in chunk c.
+func (s SZ4) ChunkLen(c uint64) uint64 {
+	start := c << s.Shift
+	if start >= s.N {
+		return 0
+	}
+	return min(s.ChunkValues(), s.N-start)
+}
+
+// RawSide is the side-piece size of a raw chunk of m values: the exponents of its second half, padded.
+func RawSide(m uint64) uint64 { return Align4(m / 2) }
+
+// RawHead is how many exponents of a raw chunk of m values sit in its code piece.
+func RawHead(m uint64) uint64 { return (m + 1) / 2 }
+
+// CodedFits reports whether a chunk of m values with k escapes is stored coded (else it must be raw):
+// coded only when its escapes take strictly fewer bytes than the raw side piece.
+func CodedFits(m, k uint64) bool { return EscapeSize*k < RawSide(m) }
+
+// MaxBodySize bounds the body of N values for any data: raw chunks everywhere.
+func (s SZ4) MaxBodySize() uint64 {
+	full := s.N >> s.Shift
+	side := full * RawSide(s.ChunkValues())
+	if rest := s.N - full<<s.Shift; rest > 0 {
+		side += RawSide(rest)
+	}
+	return s.SideOffset() + side
+}
+
+// MinBodySize is the body size with no escapes at all.
+func (s SZ4) MinBodySize() uint64 { return s.SideOffset() }
+
+// StoredBody is the body size of a stored tensor of n bytes: data, zero padding to 4, CRC-32C.
+func StoredBody(n uint64) uint64 { return Align4(n) + 4 }

@@ -1,0 +1,9 @@
+module github.com/vkzip/vkzip
+
+go 1.26.8
+
+require (
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/vulkan-go/vulkan v0.0.0-20210402152248-956e3850d8f9 // indirect
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4 // indirect
+)
