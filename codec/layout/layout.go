@@ -48,9 +48,10 @@ const (
 
 // Chunking of coded formats.
 const (
-	MinChunkShift     = 10 // 1,024 values
-	MaxChunkShift     = 16 // 65,536 values: a chunk-local position fits in 16 bits
-	DefaultChunkShift = 14 // 16,384 values
+	MinChunkShift     = 10        // 1,024 values
+	MaxChunkShift     = 16        // 65,536 values: a chunk-local position fits in 16 bits
+	DefaultChunkShift = 14        // 16,384 values
+	MaxCodedValues    = 1<<32 - 1 // side offsets are 32-bit: larger tensors are stored
 )
 
 // Chunk table of SplitZip-4 (and of the later coded formats): ChunkEntryWords 32-bit little-endian words per chunk.

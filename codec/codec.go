@@ -1,0 +1,527 @@
+// Package codec is vkzip's payload format and codecs: the container (docs/FORMAT.md), the SplitZip-4 format for
+// BF16, the pure-Go reference backend every other backend is checked against, and the whole-buffer and streaming
+// APIs. GPU backends live in subpackages and plug in through Backend.
+package codec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vkzip/vkzip/codec/crc32c"
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+type options struct {
+	format      uint8
+	shift       uint
+	codebook    *Codebook
+	checksums   bool
+	backend     Backend
+	backendName string
+	device      string
+	workers     int
+}
+
+// Option configures a Codec.
+type Option func(*options) error
+
+// WithFormat selects the format of BF16 tensors by name ("splitzip4", the default).
+func WithFormat(name string) Option {
+	return func(o *options) error {
+		f, ok := FormatByName(name)
+		if !ok {
+			return errorf(ErrUnsupported, "format %q (have %v)", name, FormatNames())
+		}
+		o.format = f
+		return nil
+	}
+}
+
+// WithChunkSize sets the chunk size in values: a power of two from 1,024 to 65,536 (default 16,384).
+func WithChunkSize(values int) Option {
+	return func(o *options) error {
+		for s := uint(layout.MinChunkShift); s <= layout.MaxChunkShift; s++ {
+			if values == 1<<s {
+				o.shift = s
+				return nil
+			}
+		}
+		return errorf(ErrInvalidInput, "chunk size %d is not a power of two in [%d, %d]", values,
+			1<<layout.MinChunkShift, 1<<layout.MaxChunkShift)
+	}
+}
+
+// WithCodebook fixes the codebook; without it each Encode calibrates on its own BF16 input.
+func WithCodebook(cb Codebook) Option {
+	return func(o *options) error {
+		if err := cb.Validate(); err != nil {
+			return err
+		}
+		o.codebook = &cb
+		return nil
+	}
+}
+
+// WithChecksums turns chunk checksums on (the default) or off. Off is faster but leaves corruption of tensor bodies
+// undetected unless it breaks the format; the metadata is always checksummed.
+func WithChecksums(on bool) Option { return func(o *options) error { o.checksums = on; return nil } }
+
+// WithBackend uses a backend the caller owns (and closes).
+func WithBackend(b Backend) Option { return func(o *options) error { o.backend = b; return nil } }
+
+// WithBackendName opens a registered backend by name ("auto", "cpu", "vulkan") on device ("" = default); the Codec
+// owns it and closes it in Close.
+func WithBackendName(name, device string) Option {
+	return func(o *options) error { o.backendName, o.device = name, device; return nil }
+}
+
+// WithWorkers sets the goroutines of the CPU backend (default GOMAXPROCS).
+func WithWorkers(n int) Option { return func(o *options) error { o.workers = n; return nil } }
+
+// Codec encodes and decodes vkzip payloads. It is safe for concurrent use.
+type Codec struct {
+	o       options
+	backend Backend
+	own     bool
+	note    string
+	closed  atomic.Bool
+}
+
+// New makes a Codec. Without a backend option it uses the Go CPU backend.
+func New(opts ...Option) (*Codec, error) {
+	o := options{format: layout.FormatSplitZip4, shift: layout.DefaultChunkShift, checksums: true}
+	for _, f := range opts {
+		if err := f(&o); err != nil {
+			return nil, err
+		}
+	}
+	c := &Codec{o: o, backend: o.backend}
+	switch {
+	case c.backend != nil:
+	case o.backendName != "":
+		b, note, err := OpenBackend(o.backendName, o.device)
+		if err != nil {
+			return nil, err
+		}
+		c.backend, c.own, c.note = b, true, note
+	default:
+		c.backend, c.own = NewCPUBackend(o.workers), true
+	}
+	return c, nil
+}
+
+// Backend is the backend in use.
+func (c *Codec) Backend() Backend { return c.backend }
+
+// Note says how the backend was chosen when "auto" picked it ("" otherwise).
+func (c *Codec) Note() string { return c.note }
+
+// Close releases the backend if the Codec opened it.
+func (c *Codec) Close() error {
+	if c.closed.Swap(true) || !c.own {
+		return nil
+	}
+	return c.backend.Close()
+}
+
+// Record is one piece of a container's content: a tensor (coded when its dtype has a format, stored otherwise) or
+// an inline blob (headers and other small bytes that must come back verbatim).
+type Record struct {
+	Name  string
+	DType layout.DType
+	Shape []uint64 // nil means [elements]
+	Data  []byte
+	Blob  bool
+}
+
+// maxBlob bounds inline blobs: they live in the metadata block.
+const maxBlob = 1 << 26
+
+func (c *Codec) flags(final bool) uint16 {
+	var f uint16
+	if c.o.checksums {
+		f |= layout.FlagChecksums
+	}
+	if final {
+		f |= layout.FlagFinal
+	}
+	return f
+}
+
+// Encode appends one container holding recs to dst. final marks the last container of a stream (a file is a single
+// final container).
+func (c *Codec) Encode(ctx context.Context, dst []byte, recs []Record, final bool) ([]byte, error) {
+	if c.closed.Load() {
+		return dst, errorf(ErrClosed, "encode")
+	}
+	dir := make([]Rec, len(recs))
+	var jobs []EncodeJob
+	var jobRec []int
+	var hist ExpHistogram
+	needCB := false
+	for i := range recs {
+		r, d := &recs[i], &dir[i]
+		if r.Blob {
+			if len(r.Data) > maxBlob {
+				return dst, errorf(ErrTooLarge, "blob of %d bytes exceeds the %d-byte inline limit", len(r.Data), maxBlob)
+			}
+			d.Blob, d.Data = true, r.Data
+			continue
+		}
+		if err := fillTensorRec(d, r); err != nil {
+			return dst, err
+		}
+		if d.DType == layout.DTypeBF16 && d.Elements > 0 && d.Elements <= layout.MaxCodedValues &&
+			c.o.format == layout.FormatSplitZip4 {
+			d.Format, d.Shift, d.Codebook = layout.FormatSplitZip4, uint8(c.o.shift), 0
+			needCB = true
+			if c.o.codebook == nil {
+				hist.Add(r.Data)
+			}
+			jobs = append(jobs, EncodeJob{Format: d.Format, Src: r.Data, N: d.Elements, Shift: c.o.shift,
+				Checksums: c.o.checksums})
+			jobRec = append(jobRec, i)
+		} else {
+			d.Format, d.Codebook = layout.FormatStored, layout.NoCodebook
+			d.BodyLen = layout.StoredBody(d.RawSize())
+		}
+	}
+	var cbs []Codebook
+	if needCB {
+		cb := c.o.codebook
+		if cb == nil {
+			x := CodebookFromHistogram(&hist)
+			cb = &x
+		}
+		cbs = []Codebook{*cb}
+		for j := range jobs {
+			jobs[j].Codebook = cb
+		}
+	}
+	if len(jobs) > 0 {
+		// Bodies go to pooled scratch first: the header in front of them is only known once they are.
+		var need uint64
+		for j := range jobs {
+			need += layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()
+		}
+		scratch := getScratch(need)
+		defer putScratch(scratch)
+		buf := *scratch
+		for j := range jobs {
+			n := layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()
+			jobs[j].Dst, buf = buf[:n:n], buf[n:]
+		}
+		if err := c.backend.Encode(ctx, jobs); err != nil {
+			return dst, err
+		}
+		for j, i := range jobRec {
+			dir[i].BodyLen = uint64(len(jobs[j].Out))
+		}
+	}
+	if err := checkMetaSize(len(appendDirectory(nil, cbs, dir))); err != nil {
+		return dst, err
+	}
+	dst = appendHeader(dst, c.flags(final), cbs, dir)
+	j := 0
+	for i := range dir {
+		switch {
+		case dir[i].Blob:
+		case dir[i].Format == layout.FormatStored:
+			dst = appendStored(dst, recs[i].Data, c.o.checksums)
+		default:
+			dst = append(dst, jobs[j].Out...)
+			j++
+		}
+	}
+	return dst, nil
+}
+
+var scratchPool sync.Pool // *[]byte
+
+func getScratch(n uint64) *[]byte {
+	if p, ok := scratchPool.Get().(*[]byte); ok && uint64(cap(*p)) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+func putScratch(p *[]byte) { scratchPool.Put(p) }
+
+func fillTensorRec(d *Rec, r *Record) error {
+	if !r.DType.Valid() {
+		return errorf(ErrInvalidInput, "tensor %q: unknown dtype %d", r.Name, r.DType)
+	}
+	if len(r.Name) > 0xFFFF {
+		return errorf(ErrInvalidInput, "tensor name of %d bytes exceeds 65535", len(r.Name))
+	}
+	d.Name, d.DType = r.Name, r.DType
+	size := uint64(r.DType.Size())
+	if r.Shape == nil {
+		if uint64(len(r.Data))%size != 0 {
+			return errorf(ErrInvalidInput, "tensor %q: %d bytes is not a whole number of %v values", r.Name,
+				len(r.Data), r.DType)
+		}
+		d.Shape = []uint64{uint64(len(r.Data)) / size}
+	} else {
+		if len(r.Shape) > 255 {
+			return errorf(ErrUnsupported, "tensor %q has rank %d (at most 255)", r.Name, len(r.Shape))
+		}
+		d.Shape = r.Shape
+	}
+	if r.DType == layout.DTypeOpaque && len(d.Shape) != 1 {
+		d.Shape = []uint64{uint64(len(r.Data))}
+	}
+	n := uint64(1)
+	for _, x := range d.Shape {
+		if x != 0 && n > maxElements/x {
+			return errorf(ErrTooLarge, "tensor %q: shape %v", r.Name, d.Shape)
+		}
+		n *= x
+	}
+	if n*size != uint64(len(r.Data)) {
+		return errorf(ErrInvalidInput, "tensor %q: shape %v of %v needs %d bytes, have %d", r.Name, d.Shape,
+			r.DType, n*size, len(r.Data))
+	}
+	d.Elements = n
+	return nil
+}
+
+func appendStored(dst, data []byte, checksums bool) []byte {
+	start := len(dst)
+	dst = append(dst, data...)
+	for (len(dst)-start)%4 != 0 {
+		dst = append(dst, 0)
+	}
+	var crc uint32
+	if checksums {
+		crc = crc32c.Checksum(dst[start:])
+	}
+	return binary.LittleEndian.AppendUint32(dst, crc)
+}
+
+// checkStored verifies a stored body and returns its data.
+func checkStored(body []byte, r *Rec, checksums bool) ([]byte, error) {
+	n := r.RawSize()
+	pad := body[n : len(body)-4]
+	stored := binary.LittleEndian.Uint32(body[len(body)-4:])
+	fail := func(cls error, f string, a ...any) error {
+		e := errorf(cls, f, a...)
+		e.Tensor = r.Name
+		return e
+	}
+	if checksums {
+		if got := crc32c.Checksum(body[:len(body)-4]); got != stored {
+			return nil, fail(ErrChecksum, "stored body CRC-32C %08x, stored %08x", got, stored)
+		}
+	} else if stored != 0 {
+		return nil, fail(ErrNonCanonical, "CRC field %08x in a payload without checksums", stored)
+	}
+	if !allZero(pad) {
+		return nil, fail(ErrNonCanonical, "stored body padding is not zero")
+	}
+	return body[:n], nil
+}
+
+// EncodeAll encodes a stream of little-endian BF16 values (a trailing odd byte is kept verbatim) as one final
+// container appended to dst.
+func (c *Codec) EncodeAll(src, dst []byte) ([]byte, error) {
+	return c.Encode(context.Background(), dst, streamRecords(src), true)
+}
+
+func streamRecords(src []byte) []Record {
+	even := len(src) &^ 1
+	recs := []Record{{DType: layout.DTypeBF16, Data: src[:even]}}
+	if even != len(src) {
+		recs = append(recs, Record{Blob: true, Data: src[even:]})
+	}
+	return recs
+}
+
+// DecodeAll decodes every container in src (one file, or the frames of a stream) and appends the decoded bytes to
+// dst. It decodes straight into dst: no intermediate copies.
+func (c *Codec) DecodeAll(src, dst []byte) ([]byte, error) {
+	ctx := context.Background()
+	for {
+		ct, err := c.header(src)
+		if err != nil {
+			return dst, err
+		}
+		var total uint64
+		for i := range ct.Recs {
+			total += ct.Recs[i].RawSize()
+		}
+		if total > uint64(maxInt)-uint64(len(dst)) {
+			return dst, errorf(ErrTooLarge, "decoded size %d", total)
+		}
+		n := len(dst)
+		dst = growTo(dst, n+int(total))
+		if err := c.decodeInto(ctx, src, ct, 0, len(ct.Recs), dst[n:]); err != nil {
+			return dst[:n], err
+		}
+		src = src[ct.Size:]
+		if ct.Flags&layout.FlagFinal != 0 {
+			if len(src) != 0 {
+				return dst, errorf(ErrCorrupt, "%d bytes after the final container", len(src))
+			}
+			return dst, nil
+		}
+		if len(src) == 0 {
+			return dst, errorf(ErrTruncated, "stream ends without a final container")
+		}
+	}
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// growTo returns b extended to length n, reallocating only when its capacity is short.
+func growTo(b []byte, n int) []byte {
+	if n <= cap(b) {
+		return b[:n]
+	}
+	nb := make([]byte, n, max(n, 2*cap(b)))
+	copy(nb, b)
+	return nb
+}
+
+func (c *Codec) header(src []byte) (*Container, error) {
+	if c.closed.Load() {
+		return nil, errorf(ErrClosed, "decode")
+	}
+	return ParseHeader(src)
+}
+
+// decodeInto decodes records [from, to) of a parsed container into out (their decoded bytes, concatenated). The
+// first invalid record in record order decides the error.
+func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from, to int, out []byte) error {
+	var jobs []DecodeJob
+	pos := 0
+	for k := from; k < to; k++ {
+		r := &ct.Recs[k]
+		size := int(r.RawSize())
+		if !r.Blob && r.Format != layout.FormatStored {
+			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
+				N: r.Elements, Shift: uint(r.Shift), Codebook: &ct.Codebooks[r.Codebook],
+				Checksums: ct.Checksums(), Dst: out[pos : pos+size : pos+size]})
+		}
+		pos += size
+	}
+	if len(jobs) > 0 {
+		if err := c.backend.Decode(ctx, jobs); err != nil {
+			return err
+		}
+	}
+	pos, jk := 0, 0
+	for k := from; k < to; k++ {
+		r := &ct.Recs[k]
+		size := int(r.RawSize())
+		switch {
+		case r.Blob:
+			copy(out[pos:], r.Data)
+		case r.Format == layout.FormatStored:
+			d, err := checkStored(src[r.BodyOff:r.BodyOff+r.BodyLen], r, ct.Checksums())
+			if err != nil {
+				return err
+			}
+			copy(out[pos:], d)
+		default:
+			if err := jobs[jk].Err; err != nil {
+				return err
+			}
+			jk++
+		}
+		pos += size
+	}
+	return nil
+}
+
+// DecodeStream decodes the containers in src in order and hands each record's decoded bytes to fn, which must not
+// keep them. src must end exactly after a final container.
+func (c *Codec) DecodeStream(ctx context.Context, src []byte, fn func(r *Rec, data []byte) error) error {
+	for {
+		ct, err := c.DecodeContainer(ctx, src, fn)
+		if err != nil {
+			return err
+		}
+		src = src[ct.Size:]
+		if ct.Flags&layout.FlagFinal != 0 {
+			if len(src) != 0 {
+				return errorf(ErrCorrupt, "%d bytes after the final container", len(src))
+			}
+			return nil
+		}
+		if len(src) == 0 {
+			return errorf(ErrTruncated, "stream ends without a final container")
+		}
+	}
+}
+
+// decodeBatch is the most decoded bytes DecodeContainer holds at once (a larger single record is decoded alone).
+const decodeBatch = 256 << 20
+
+// DecodeContainer decodes the container at the start of src, calling fn for each record in order, and returns its
+// parsed header (Size tells how many bytes it took). Records are decoded in batches of bounded size.
+func (c *Codec) DecodeContainer(ctx context.Context, src []byte, fn func(r *Rec, data []byte) error) (*Container, error) {
+	var buf []byte
+	return c.decodeContainer(ctx, src, &buf, fn)
+}
+
+// decodeContainer is DecodeContainer with a caller-kept output buffer, reused across calls.
+func (c *Codec) decodeContainer(ctx context.Context, src []byte, bufp *[]byte, fn func(r *Rec, data []byte) error) (*Container, error) {
+	ct, err := c.header(src)
+	if err != nil {
+		return nil, err
+	}
+	buf := *bufp
+	defer func() { *bufp = buf }()
+	for i := 0; i < len(ct.Recs); {
+		var size uint64
+		j := i
+		for ; j < len(ct.Recs) && (j == i || size+ct.Recs[j].RawSize() <= decodeBatch); j++ {
+			size += ct.Recs[j].RawSize()
+		}
+		buf = growTo(buf[:0], int(size))
+		if err := c.decodeInto(ctx, src, ct, i, j, buf); err != nil {
+			return nil, err
+		}
+		pos := 0
+		for k := i; k < j; k++ {
+			n := int(ct.Recs[k].RawSize())
+			if err := fn(&ct.Recs[k], buf[pos:pos+n]); err != nil {
+				return nil, err
+			}
+			pos += n
+		}
+		i = j
+	}
+	return ct, nil
+}
+
+// FormatByName maps a format name to its id.
+func FormatByName(name string) (uint8, bool) {
+	switch name {
+	case "splitzip4", "sz4", "":
+		return layout.FormatSplitZip4, true
+	case "stored":
+		return layout.FormatStored, true
+	}
+	return 0, false
+}
+
+// FormatNames lists the format names this build encodes.
+func FormatNames() []string { return []string{"splitzip4", "stored"} }
+
+// FormatName is the name of a format id.
+func FormatName(f uint8) string {
+	switch f {
+	case layout.FormatStored:
+		return "stored"
+	case layout.FormatSplitZip4:
+		return "splitzip4"
+	}
+	return fmt.Sprintf("format%d", f)
+}
