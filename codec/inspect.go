@@ -1,0 +1,110 @@
+package codec
+
+import (
+	"encoding/binary"
+
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+// Info describes a payload without decoding it: its containers, their codebooks and records, and per tensor the
+// chunk mix and escape count read from the chunk tables.
+type Info struct {
+	Bytes      uint64          `json:"bytes"`
+	RawBytes   uint64          `json:"raw_bytes"`
+	Ratio      float64         `json:"ratio"`
+	Containers []ContainerInfo `json:"containers"`
+}
+
+// ContainerInfo is one container (frame) of a payload.
+type ContainerInfo struct {
+	Offset    uint64       `json:"offset"`
+	Bytes     uint64       `json:"bytes"`
+	MetaBytes uint64       `json:"meta_bytes"`
+	Checksums bool         `json:"checksums"`
+	Final     bool         `json:"final"`
+	Codebooks [][16]uint8  `json:"codebooks"`
+	Records   []RecordInfo `json:"records"`
+}
+
+// RecordInfo is one record; the chunk fields are set for coded tensors.
+type RecordInfo struct {
+	Kind       string   `json:"kind"` // "blob" or "tensor"
+	Name       string   `json:"name,omitempty"`
+	DType      string   `json:"dtype,omitempty"`
+	Shape      []uint64 `json:"shape,omitempty"`
+	Format     string   `json:"format,omitempty"`
+	ChunkSize  uint64   `json:"chunk_size,omitempty"`
+	Codebook   *uint32  `json:"codebook,omitempty"`
+	RawBytes   uint64   `json:"raw_bytes"`
+	Bytes      uint64   `json:"bytes"`
+	Chunks     uint64   `json:"chunks,omitempty"`
+	RawChunks  uint64   `json:"raw_chunks,omitempty"`
+	Escapes    uint64   `json:"escapes,omitempty"`
+	EscapeRate float64  `json:"escape_rate,omitempty"`
+}
+
+// Inspect parses every container of src and summarises it. It verifies the metadata checksums and chunk-table
+// structure but not the bodies' contents; decode for that.
+func Inspect(src []byte) (*Info, error) {
+	info := &Info{Bytes: uint64(len(src))}
+	var off uint64
+	for {
+		ct, err := ParseHeader(src[off:])
+		if err != nil {
+			return nil, err
+		}
+		ci := ContainerInfo{Offset: off, Bytes: ct.Size, MetaBytes: ct.MetaLen, Checksums: ct.Checksums(),
+			Final: ct.Flags&layout.FlagFinal != 0}
+		for _, cb := range ct.Codebooks {
+			ci.Codebooks = append(ci.Codebooks, cb)
+		}
+		for i := range ct.Recs {
+			r := &ct.Recs[i]
+			ri := RecordInfo{RawBytes: r.RawSize()}
+			info.RawBytes += r.RawSize()
+			if r.Blob {
+				ri.Kind = "blob"
+				ci.Records = append(ci.Records, ri)
+				continue
+			}
+			ri.Kind, ri.Name, ri.DType, ri.Shape, ri.Format = "tensor", r.Name, r.DType.String(), r.Shape, FormatName(r.Format)
+			ri.Bytes = r.BodyLen
+			if r.Format == layout.FormatSplitZip4 {
+				cb := r.Codebook
+				ri.Codebook = &cb
+				g := newSZ4Geom(r.Elements, uint(r.Shift))
+				ri.ChunkSize, ri.Chunks = g.ChunkValues(), g.Chunks()
+				body := src[off+r.BodyOff : off+r.BodyOff+r.BodyLen]
+				if err := sz4CheckTable(body, &g); err != nil {
+					return nil, withTensor(err, r.Name)
+				}
+				for c := uint64(0); c < g.Chunks(); c++ {
+					w := binary.LittleEndian.Uint32(body[g.table+c*layout.ChunkEntrySize:])
+					if w>>layout.KindShift == layout.ChunkRaw {
+						ri.RawChunks++
+					}
+					ri.Escapes += uint64(w & layout.CountMask)
+				}
+				if r.Elements > 0 {
+					ri.EscapeRate = float64(ri.Escapes) / float64(r.Elements)
+				}
+			}
+			ci.Records = append(ci.Records, ri)
+		}
+		info.Containers = append(info.Containers, ci)
+		off += ct.Size
+		if ci.Final {
+			if off != uint64(len(src)) {
+				return nil, errorf(ErrCorrupt, "%d bytes after the final container", uint64(len(src))-off)
+			}
+			break
+		}
+		if off == uint64(len(src)) {
+			return nil, errorf(ErrTruncated, "stream ends without a final container")
+		}
+	}
+	if info.Bytes > 0 {
+		info.Ratio = float64(info.RawBytes) / float64(info.Bytes)
+	}
+	return info, nil
+}
