@@ -8,18 +8,35 @@ import (
 // ExpHistogram counts BF16 exponents.
 type ExpHistogram [256]uint64
 
-// Add counts the exponents of little-endian BF16 values (a trailing odd byte is ignored).
+// blockBytes bounds the bytes counted into Add's 32-bit lane counters before they are flushed: each of the 4 lanes
+// then counts at most blockBytes/8 < 2^32 values.
+const blockBytes = 1 << 30
+
+// Add counts the exponents of little-endian BF16 values (a trailing odd byte is ignored), without allocating.
 func (h *ExpHistogram) Add(b []byte) {
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		h[uint8(x>>7)]++
-		h[uint8(x>>23)]++
-		h[uint8(x>>39)]++
-		h[uint8(x>>55)]++
+	for len(b) >= 256 {
+		n := min(len(b), blockBytes)
+		h.addBlock(b[:n])
+		b = b[n&^7:]
 	}
-	for ; i+2 <= len(b); i += 2 {
-		h[uint8(binary.LittleEndian.Uint16(b[i:])>>7)]++
+	for ; len(b) >= 2; b = b[2:] {
+		h[uint8(binary.LittleEndian.Uint16(b)>>7)]++
+	}
+}
+
+// addBlock counts whole 8-byte words of b. The 4 values of a word go to 4 separate tables, so that runs of equal
+// exponents, the common case in KV caches, do not serialise on incrementing one counter.
+func (h *ExpHistogram) addBlock(b []byte) {
+	var lanes [4][256]uint32
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		lanes[0][uint8(w>>7)]++
+		lanes[1][uint8(w>>23)]++
+		lanes[2][uint8(w>>39)]++
+		lanes[3][uint8(w>>55)]++
+	}
+	for e := range h {
+		h[e] += uint64(lanes[0][e]) + uint64(lanes[1][e]) + uint64(lanes[2][e]) + uint64(lanes[3][e])
 	}
 }
 

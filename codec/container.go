@@ -3,7 +3,6 @@ package codec
 import (
 	"encoding/binary"
 	"errors"
-	"math"
 	"math/bits"
 	"unicode/utf8"
 
@@ -373,7 +372,7 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 
 // checkMetaSize guards the 32-bit length fields of the preamble when writing.
 func checkMetaSize(dirLen int) error {
-	if dirLen > layout.MaxMetaRaw || dirLen > math.MaxUint32 {
+	if dirLen > layout.MaxMetaRaw {
 		return errorf(ErrTooLarge, "directory of %d bytes exceeds the %d-byte limit", dirLen, layout.MaxMetaRaw)
 	}
 	return nil

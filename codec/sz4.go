@@ -227,6 +227,9 @@ func sz4DecodeChunk(dst []byte, m int, info uint32, codes, lows, side []byte, cb
 		return errorf(ErrNonCanonical, "stream padding is not zero")
 	}
 	k := int(info & layout.CountMask)
+	if !layout.CodedFits(uint64(m), uint64(k)) {
+		return errorf(ErrNonCanonical, "coded chunk with %d escapes should be raw", k)
+	}
 	prev := -1
 	for j := 0; j < k; j++ {
 		w := binary.LittleEndian.Uint32(side[4*j:])

@@ -1,0 +1,96 @@
+// Package vkcodec is the Vulkan backend of vkzip: the SplitZip-4 kernels of package shaders driven through
+// package vk. This file (no cgo) holds the host-side arithmetic the kernels need — CRC shift tables and constants,
+// push-constant values, segmenting of tensors larger than one buffer binding — so it is testable everywhere.
+package vkcodec
+
+import (
+	"github.com/vkzip/vkzip/codec/crc32c"
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+// xInv is x^-1 modulo the CRC polynomial, reflected: P = x·Q + 1, so x·Q ≡ 1 and Q = (P - 1)/x.
+var xInv = func() uint32 {
+	const pNormal = 0x1EDC6F41 // P without its x^32 term, normal bit order
+	q := uint32(pNormal>>1) | 1<<31
+	// Reflect: bit i of the normal form is x^i; reflected bit 31-i is x^i.
+	var r uint32
+	for i := 0; i < 32; i++ {
+		if q>>i&1 != 0 {
+			r |= 1 << (31 - i)
+		}
+	}
+	return r
+}()
+
+// xInvPow returns x^-n.
+func xInvPow(n uint64) uint32 {
+	r, b := uint32(1)<<31, xInv
+	for ; n != 0; n >>= 1 {
+		if n&1 != 0 {
+			r = crc32c.MulMod(r, b)
+		}
+		b = crc32c.MulMod(b, b)
+	}
+	return r
+}
+
+// shiftTable fills 4×256 words: entry [b][v] is the register v<<8b shifted over d zero bytes, so that the shift
+// of any register is the XOR of four lookups, one per byte.
+func shiftTable(dst []uint32, d uint64) {
+	k := crc32c.XPow(8 * d)
+	for b := 0; b < 4; b++ {
+		for v := 0; v < 256; v++ {
+			dst[b*256+v] = crc32c.MulMod(uint32(v)<<(8*b), k)
+		}
+	}
+}
+
+// CRCConsts builds the consts buffer of the kernels for workgroups of wg threads (shaders/crc_tables.glsl):
+// M^4, M^(4wg), M^(8wg) tables, per-thread final shifts KC and KL, and x^(±8·2^k).
+func CRCConsts(wg int) []uint32 {
+	c := make([]uint32, 3072+2*wg+64)
+	shiftTable(c[0:1024], 4)
+	shiftTable(c[1024:2048], 4*uint64(wg))
+	shiftTable(c[2048:3072], 8*uint64(wg))
+	for t := 0; t < wg; t++ {
+		c[3072+t] = crc32c.XPow(32 * uint64(wg-t))
+		c[3072+wg+t] = crc32c.XPow(8 * (8*uint64(wg-t) - 4))
+	}
+	base := 3072 + 2*wg
+	for k := 0; k < 32; k++ {
+		c[base+k] = crc32c.XPow(8 << k)
+		c[base+32+k] = xInvPow(8 << k)
+	}
+	return c
+}
+
+// tensorConsts are the per-tensor push-constant values shared by encode and decode.
+type tensorConsts struct {
+	chunks    uint32
+	lastLen   uint32
+	invC      uint32 // x^-(8·missing code bytes of the last chunk's piece)
+	invL      uint32 // x^-(8·missing low bytes)
+	shLowFull uint32 // x^(8·n)
+	shLowLast uint32 // x^(8·align4(lastLen))
+	kdFull    uint32 // x^(8·|code piece|+|low piece|) of a full chunk
+	kdLast    uint32 // of the last chunk
+}
+
+func newTensorConsts(n uint64, shift uint) tensorConsts {
+	g := layout.SZ4{N: n, Shift: shift}
+	cv := g.ChunkValues()
+	c := g.Chunks()
+	last := g.ChunkLen(c - 1)
+	codeLast := g.CodeBytes() - (c-1)*cv/2
+	lowLast := g.LowBytes() - (c-1)*cv
+	return tensorConsts{
+		chunks:    uint32(c),
+		lastLen:   uint32(last),
+		invC:      xInvPow(8 * (cv/2 - codeLast)),
+		invL:      xInvPow(8 * (cv - lowLast)),
+		shLowFull: crc32c.XPow(8 * cv),
+		shLowLast: crc32c.XPow(8 * lowLast),
+		kdFull:    crc32c.XPow(8 * (cv/2 + cv)),
+		kdLast:    crc32c.XPow(8 * (codeLast + lowLast)),
+	}
+}

@@ -1,0 +1,46 @@
+// Package shaders holds vkzip's GLSL compute kernels and their SPIR-V, compiled by glslc and committed so that a
+// Go build needs no shader compiler. layout.glsl is generated from codec/layout: the kernels never hold a
+// hand-copied format number.
+//
+//	sz4_encode.comp  SplitZip-4 encode pass 1: dense pieces, escapes to scratch, per-chunk partial CRC
+//	sz4_scan.comp    pass 2: prefix sum of side sizes
+//	sz4_place.comp   pass 3: side pieces to their offsets, chunk CRCs finished
+//	sz4_decode.comp  SplitZip-4 decode, validation and CRC check in one pass
+//	copy.comp        16-byte copy, the bandwidth roofline for benchmarks
+package shaders
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"sort"
+)
+
+//go:generate go run ./gen
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_encode.comp -o sz4_encode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_scan.comp -o sz4_scan.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_place.comp -o sz4_place.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_decode.comp -o sz4_decode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O copy.comp -o copy.spv
+
+//go:embed *.spv
+var spv embed.FS
+
+// Names lists the kernels.
+var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "copy"}
+
+// SPIRV returns the SPIR-V of a kernel.
+func SPIRV(name string) ([]byte, error) { return spv.ReadFile(name + ".spv") }
+
+// Hash is a SHA-256 over all kernels' SPIR-V, for reports: it names exactly the code that ran.
+func Hash() string {
+	names := append([]string{}, Names...)
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		b, _ := SPIRV(n)
+		h.Write([]byte(n))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

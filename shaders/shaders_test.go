@@ -1,0 +1,92 @@
+package shaders
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSPIRVFresh recompiles every kernel and fails if a committed .spv differs: run `go generate ./shaders`.
+func TestSPIRVFresh(t *testing.T) {
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc not installed: cannot check that the committed SPIR-V is fresh (apt-get install glslc)")
+	}
+	dir := t.TempDir()
+	for _, n := range Names {
+		out := filepath.Join(dir, n+".spv")
+		cmd := exec.Command("glslc", "-fshader-stage=compute", "--target-env=vulkan1.1", "-O", n+".comp", "-o", out)
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		fresh, err := os.ReadFile(out)
+		require.NoError(t, err)
+		committed, err := SPIRV(n)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(fresh, committed), "%s.spv is stale: run go generate ./shaders", n)
+	}
+}
+
+// TestSPIRVValid runs spirv-val on every kernel.
+func TestSPIRVValid(t *testing.T) {
+	if _, err := exec.LookPath("spirv-val"); err != nil {
+		t.Skip("spirv-val not installed (apt-get install spirv-tools)")
+	}
+	for _, n := range Names {
+		b, err := exec.Command("spirv-val", "--target-env", "vulkan1.1", n+".spv").CombinedOutput()
+		require.NoError(t, err, "%s: %s", n, b)
+	}
+}
+
+// TestLayoutFresh regenerates layout.glsl and compares: the kernels' constants must come from codec/layout.
+func TestLayoutFresh(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not on PATH")
+	}
+	committed, err := os.ReadFile("layout.glsl")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cmd := exec.Command("go", "run", "./gen")
+	cmd.Dir = "."
+	cmd.Env = append(os.Environ(), "VKZIP_LAYOUT_OUT="+filepath.Join(dir, "layout.glsl"))
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	fresh, err := os.ReadFile(filepath.Join(dir, "layout.glsl"))
+	require.NoError(t, err)
+	require.Equal(t, string(fresh), string(committed), "layout.glsl is stale: run go generate ./shaders")
+}
+
+func TestSPIRVNoExtraCapabilities(t *testing.T) {
+	// Portability: 32-bit storage access only (no 8/16-bit storage, no Int64).
+	for _, n := range Names {
+		b, err := SPIRV(n)
+		require.NoError(t, err)
+		require.Zero(t, len(b)%4)
+		caps := capabilities(b)
+		for _, bad := range []uint32{4433, 4434, 4435, 4436, 4448, 11} { // StorageBuffer16/8BitAccess…, Int64
+			require.NotContains(t, caps, bad, "%s uses capability %d", n, bad)
+		}
+	}
+}
+
+// capabilities lists the OpCapability operands of a SPIR-V module.
+func capabilities(b []byte) []uint32 {
+	w := func(i int) uint32 {
+		return uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24
+	}
+	var caps []uint32
+	for i := 5; i < len(b)/4; {
+		op := w(i)
+		n := int(op >> 16)
+		if n == 0 {
+			break
+		}
+		if op&0xFFFF == 17 { // OpCapability
+			caps = append(caps, w(i+1))
+		}
+		i += n
+	}
+	return caps
+}

@@ -1,0 +1,285 @@
+#version 450
+// SplitZip-4 decode: one workgroup per chunk (grid-stride), one pass. Each chunk checks its table entry against its
+// neighbour's (so the table is validated without a prefix sum), decodes its values, applies its escapes, checks the
+// canonical-form rules and verifies its CRC-32C, reporting problems as status bits and the lowest chunk per class.
+// Every index derived from payload data is bounded before use: no payload can make this kernel read or write
+// outside its buffers.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+
+#include "layout.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const uint SHIFT = 14;
+layout(constant_id = 2) const uint REPL = 1;
+layout(constant_id = 3) const uint ESC_CAP = 1024;   // escapes staged in shared memory; more are searched in place
+layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count indices that had to be clamped
+const uint N = 1u << SHIFT;
+const uint SLOTS = N / 8u;
+const uint ITERS = SLOTS / WG;
+const uint SERIAL_MAX = 64u;
+
+layout(std430, binding = 0) readonly buffer Codes { uint codes[]; };  // segment's code stream
+layout(std430, binding = 1) readonly buffer Lows { uint lows[]; };    // segment's low stream
+layout(std430, binding = 2) readonly buffer Table { uint table[]; };  // the whole chunk table
+layout(std430, binding = 3) readonly buffer Side { uint side[]; };    // the whole side section (≥ 1 word)
+layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; };  // segment's output
+layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; };
+layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
+layout(std430, binding = 6) buffer Status { uint status[]; };         // per job: flags, lowest chunk per class, clamps
+
+layout(push_constant) uniform PC {
+    uvec4 cb;
+    uint chunks;
+    uint segFirst;
+    uint segChunks;
+    uint lastLen;
+    uint invC;
+    uint invL;
+    uint shLowFull;
+    uint shLowLast;
+    uint kdFull;
+    uint kdLast;
+    uint checksums;
+    uint sideLen;    // bytes in the side section
+    uint statusBase; // this job's first status word
+} pc;
+
+#include "common.glsl"
+#include "crc_tables.glsl"
+
+shared uint pairExp[256]; // code byte -> exponent bits of its two values
+shared uint lut[256];     // exponent -> 1 if the codebook has it
+shared uint escs[ESC_CAP];
+shared uint sgX[2u * WG];
+
+uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
+
+uint cbExp(uint i) { return (pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu; }
+
+// sideWord reads side-section word i, clamped into the buffer.
+uint sideWord(uint i) {
+    uint words = pc.sideLen / 4u;
+    if (i >= words) {
+        if (DEBUG_BOUNDS != 0u) atomicAdd(status[pc.statusBase + 4u], 1u);
+        i = words == 0u ? 0u : words - 1u;
+    }
+    return side[i];
+}
+
+void report(uint bit, uint c) {
+    uint cls = bit == STATUS_CORRUPT ? 1u : (bit == STATUS_CHECKSUM ? 2u : 3u);
+    atomicOr(status[pc.statusBase], bit);
+    atomicMin(status[pc.statusBase + cls], c);
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    loadTables();
+    for (uint b = t; b < 256u; b += WG) {
+        pairExp[b] = (cbExp(b & 15u) << 7) | (cbExp(b >> 4) << 23);
+        uint has = 0u;
+        for (uint i = 0u; i < 16u; i++) has |= cbExp(i) == b ? 1u : 0u;
+        lut[b] = has;
+    }
+    uint kc = consts[CONST_KC + t];
+    uint kl = consts[CONST_KL + t];
+    barrier();
+
+    for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
+        uint c = pc.segFirst + lc;
+        bool last = c == pc.chunks - 1u;
+        uint m = last ? pc.lastLen : N;
+        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint off = table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint crcField = table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
+        uint kind = info >> KIND_SHIFT;
+        uint k = info & COUNT_MASK;
+        uint next = last ? pc.sideLen : table[(c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint size = kind == CHUNK_RAW ? rawSide(m) : ESCAPE_SIZE * k;
+        barrier();
+        // Structure (docs/FORMAT.md §5.3). Neighbouring entries agreeing pairwise is the running-sum rule.
+        bool corrupt = kind > CHUNK_RAW || (kind == CHUNK_RAW && k != 0u) || k > m || (c == 0u && off != 0u)
+            || off > pc.sideLen || size > pc.sideLen - off || off + size != next;
+        if (corrupt) {
+            if (t == 0u) report(STATUS_CORRUPT, c);
+            barrier();
+            continue;
+        }
+        bool raw = kind == CHUNK_RAW;
+        uint sw = off / 4u; // first side word
+        if (!raw) {
+            if (ESCAPE_SIZE * k >= rawSide(m) && t == 0u) report(STATUS_NONCANONICAL, c);
+            // Stage the escapes and check each against the rules of §5.7.
+            for (uint i = t; i < k; i += WG) {
+                uint w = sideWord(sw + i);
+                if (i < ESC_CAP) escs[i] = w;
+                uint pos = w & ESCAPE_POS_MASK;
+                bool bad = (w >> 24) != 0u || pos >= m || lut[(w >> ESCAPE_EXP_SHIFT) & 0xFFu] != 0u
+                    || (i > 0u && pos <= (sideWord(sw + i - 1u) & ESCAPE_POS_MASK));
+                if (bad) report(STATUS_NONCANONICAL, c);
+            }
+        }
+        barrier();
+
+        uint aC = 0u, aL0 = 0u, aL1 = 0u;
+        uint rawEsc = 0u;
+        for (uint j = 0u; j < ITERS; j++) {
+            uint s = j * WG + t;
+            uint v0 = 8u * s;
+            uint cw = 0u, lw0 = 0u, lw1 = 0u;
+            if (v0 < m) {
+                cw = codes[lc * SLOTS + s];
+                lw0 = lows[lc * (N / 4u) + 2u * s];
+                if (v0 + 4u < m) lw1 = lows[lc * (N / 4u) + 2u * s + 1u];
+            }
+            if (pc.checksums != 0u) {
+                aC = shiftBy(TAB_M4T, aC) ^ cw;
+                aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
+                aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
+            }
+            if (v0 >= m) continue;
+            uint present = min(m - v0, 8u); // values of this slot inside the chunk
+            uvec4 o;
+            if (!raw) {
+                // Padding after the last value must be zero, in both streams.
+                if (present < 8u) {
+                    uint nmask = (1u << (4u * present)) - 1u;
+                    uint lmask0 = present >= 4u ? 0xFFFFFFFFu : (1u << (8u * present)) - 1u;
+                    uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
+                    if ((cw & ~nmask) != 0u || (lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u)
+                        report(STATUS_NONCANONICAL, c);
+                }
+                o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
+                o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
+                if (k > 0u) {
+                    // First escape at or after v0 (binary search), then every one inside the slot.
+                    uint lo = 0u, hi = k;
+                    while (lo < hi) {
+                        uint mid = (lo + hi) / 2u;
+                        uint p = (mid < ESC_CAP ? escs[mid] : sideWord(sw + mid)) & ESCAPE_POS_MASK;
+                        if (p < v0) lo = mid + 1u; else hi = mid;
+                    }
+                    for (uint i = lo; i < k; i++) {
+                        uint w = i < ESC_CAP ? escs[i] : sideWord(sw + i);
+                        uint p = w & ESCAPE_POS_MASK;
+                        if (p >= v0 + 8u || p < v0) break;
+                        uint b = p - v0;
+                        if (((cw >> (4u * b)) & 15u) != 0u) report(STATUS_NONCANONICAL, c);
+                        uint sh = 7u + 16u * (b & 1u);
+                        o[b >> 1] = (o[b >> 1] & ~(0xFFu << sh)) | (((w >> ESCAPE_EXP_SHIFT) & 0xFFu) << sh);
+                    }
+                }
+            } else {
+                // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.
+                uint h = (m + 1u) / 2u;
+                o = uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
+                for (uint b = 0u; b < present; b++) {
+                    uint v = v0 + b;
+                    uint e = v < h ? (codes[lc * SLOTS + v / 4u] >> (8u * (v & 3u))) & 0xFFu
+                                   : (sideWord(sw + (v - h) / 4u) >> (8u * ((v - h) & 3u))) & 0xFFu;
+                    rawEsc += 1u - lut[e];
+                    o[b >> 1] |= e << (7u + 16u * (b & 1u));
+                }
+                if (present < 8u) {
+                    uint lmask0 = present >= 4u ? 0xFFFFFFFFu : (1u << (8u * present)) - 1u;
+                    uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
+                    if ((lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u) report(STATUS_NONCANONICAL, c);
+                }
+            }
+            uint ow = (lc * N + v0) / 2u;
+            if (present == 8u) {
+                dstv[ow / 4u] = o;
+            } else {
+                for (uint q = 0u; 2u * q < present; q++) dstw[ow + q] = o[q];
+            }
+        }
+        if (raw) {
+            // Padding of the raw pieces, and whether the chunk should have been coded.
+            uint h = (m + 1u) / 2u;
+            uint pieceWords = last ? (h + 3u) / 4u : N / 8u;
+            for (uint q = t; q < pieceWords; q += WG) {
+                uint w = codes[lc * SLOTS + q];
+                for (uint b = 0u; b < 4u; b++)
+                    if (4u * q + b >= h && ((w >> (8u * b)) & 0xFFu) != 0u) report(STATUS_NONCANONICAL, c);
+            }
+            for (uint q = t; q < rawSide(m) / 4u; q += WG) {
+                uint w = sideWord(sw + q);
+                for (uint b = 0u; b < 4u; b++)
+                    if (4u * q + b >= m - h && ((w >> (8u * b)) & 0xFFu) != 0u) report(STATUS_NONCANONICAL, c);
+            }
+            rawEsc = subgroupAdd(rawEsc);
+            if (subgroupElect()) sgX[gl_SubgroupID] = rawEsc;
+            barrier();
+            if (t == 0u) {
+                uint total = 0u;
+                for (uint s = 0u; s < gl_NumSubgroups; s++) total += sgX[s];
+                if (ESCAPE_SIZE * total < rawSide(m)) report(STATUS_NONCANONICAL, c);
+            }
+            barrier();
+        }
+
+        // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece.
+        if (pc.checksums != 0u) {
+            uint xC = subgroupXor(mulmod(aC, kc));
+            uint xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, kl));
+            if (subgroupElect()) {
+                sgX[2u * gl_SubgroupID] = xC;
+                sgX[2u * gl_SubgroupID + 1u] = xL;
+            }
+            barrier();
+            uint linD = 0u;
+            if (t == 0u) {
+                uint linC = 0u, linL = 0u;
+                for (uint s = 0u; s < gl_NumSubgroups; s++) {
+                    linC ^= sgX[2u * s];
+                    linL ^= sgX[2u * s + 1u];
+                }
+                if (last) {
+                    linC = mulmod(linC, pc.invC);
+                    linL = mulmod(linL, pc.invL);
+                }
+                linD = mulmod(linC, last ? pc.shLowLast : pc.shLowFull) ^ linL;
+            }
+            barrier();
+            uint words = 2u + size / 4u;
+            uint reg = 0xFFFFFFFFu;
+            if (words <= SERIAL_MAX) {
+                if (t == 0u) {
+                    for (uint q = 0u; q < words; q++) {
+                        uint w = q == 0u ? info : (q == 1u ? off : sideWord(sw + q - 2u));
+                        reg = shiftBy(TAB_M4, reg ^ w);
+                    }
+                }
+            } else {
+                uint iters = (words + WG - 1u) / WG;
+                uint a = 0u;
+                for (uint j = 0u; j < iters; j++) {
+                    uint q = j * WG + t;
+                    uint w = q >= words ? 0u : (q == 0u ? info : (q == 1u ? off : sideWord(sw + q - 2u)));
+                    a = shiftBy(TAB_M4T, a) ^ w;
+                }
+                uint x = subgroupXor(mulmod(a, kc));
+                if (subgroupElect()) sgX[gl_SubgroupID] = x;
+                barrier();
+                if (t == 0u) {
+                    uint lin = 0u;
+                    for (uint s = 0u; s < gl_NumSubgroups; s++) lin ^= sgX[s];
+                    uint pad = 4u * (iters * WG - words);
+                    POW_FROM(lin, pad, CONST_XINV);
+                    POW_FROM(reg, 4u * words, CONST_XPOW);
+                    reg ^= lin;
+                }
+            }
+            if (t == 0u) {
+                uint crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ linD ^ 0xFFFFFFFFu;
+                if (crc != crcField) report(STATUS_CHECKSUM, c);
+            }
+        } else if (t == 0u && crcField != 0u) {
+            report(STATUS_NONCANONICAL, c);
+        }
+        barrier();
+    }
+}

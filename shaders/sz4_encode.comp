@@ -1,0 +1,211 @@
+#version 450
+// SplitZip-4 encode, pass 1 of 3: one workgroup per chunk (grid-stride). Writes each chunk's code and low pieces at
+// their fixed offsets, its escapes (or, for a raw chunk, the second half of its exponents) to a per-chunk scratch
+// slot, its table info word, the linear CRC of its dense pieces (in the CRC word, finished by pass 3) and its side
+// size into a per-64-chunk block sum for pass 2's prefix sum.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+
+#include "layout.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;        // threads per workgroup
+layout(constant_id = 1) const uint SHIFT = 14;      // chunk = 2^SHIFT values
+layout(constant_id = 2) const uint REPL = 1;        // CRC table replication
+const uint N = 1u << SHIFT;
+const uint SLOTS = N / 8u;                          // 8 values per slot
+const uint ITERS = SLOTS / WG;                      // slots per thread (WG divides SLOTS: host checks)
+const uint SCRATCH = N / 8u;                        // scratch words per chunk: rawSide(N)/4
+
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; };  // segment's values, 8 per uvec4
+layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
+layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; // segment's code stream
+layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; };   // segment's low stream
+layout(std430, binding = 3) buffer Table { uint table[]; };           // the whole chunk table
+layout(std430, binding = 4) writeonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
+layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
+layout(std430, binding = 6) buffer Work { uint blockSum[]; };          // per 64 chunks, zeroed by the host
+
+layout(push_constant) uniform PC {
+    uvec4 cb;          // codebook, 16 exponents
+    uint chunks;       // chunks in the tensor
+    uint segFirst;     // first chunk of the bound segment
+    uint segChunks;    // chunks in the segment
+    uint lastLen;      // values in the tensor's last chunk
+    uint invC;         // x^(-8 zC): zero bytes the last chunk's code piece lacks for a full piece
+    uint invL;         // the same for its low piece
+    uint shLowFull;    // x^(8 n): shifts a full chunk's code-piece CRC over its low piece
+    uint shLowLast;    // x^(8 align4(lastLen)) for the last chunk
+    uint checksums;
+} pc;
+
+#include "common.glsl"
+#include "crc_tables.glsl"
+
+shared uint lut[256];       // exponent -> code, | 0x10 when escaped
+shared uint sgSum[WG];      // per-subgroup escape totals (one per subgroup is enough; WG bounds the count)
+shared uint sgX[2u * WG];   // per-subgroup CRC XORs
+shared uint kShared;
+
+uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
+
+// exponent byte of value v (chunk-local) of segment chunk lc, for the rare raw path
+uint expAt(uint lc, uint v) {
+    uint w = srcw[(lc * N + v) >> 1];
+    return ((v & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    loadTables();
+    for (uint e = t; e < 256u; e += WG) {
+        uint code = 0x10u;
+        for (uint i = 0u; i < 16u; i++) {
+            if (((pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu) == e) code = i;
+        }
+        lut[e] = code;
+    }
+    uint kc = consts[CONST_KC + t];
+    uint kl = consts[CONST_KL + t];
+    barrier();
+
+    for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
+        uint c = pc.segFirst + lc;
+        bool last = c == pc.chunks - 1u;
+        uint m = last ? pc.lastLen : N;
+        uint capWords = rawSide(m) == 0u ? 0u : (rawSide(m) - 1u) / 4u; // escapes a coded chunk can hold
+        uint k = 0u;
+        uint aC = 0u, aL0 = 0u, aL1 = 0u;
+        for (uint j = 0u; j < ITERS; j++) {
+            uint s = j * WG + t;
+            uint v0 = 8u * s;
+            uvec4 x = uvec4(0u);
+            uint valid = 0u;  // bit per value present
+            uint nmask = 0u;  // nibbles of present values
+            if (v0 + 8u <= m) {
+                x = srcv[lc * SLOTS + s];
+                valid = 0xFFu;
+                nmask = 0xFFFFFFFFu;
+            } else if (v0 < m) {
+                for (uint q = 0u; q < 4u; q++) {
+                    if (v0 + 2u * q < m) x[q] = srcw[(lc * N + v0) / 2u + q];
+                }
+                valid = (1u << (m - v0)) - 1u;
+                nmask = (1u << (4u * (m - v0))) - 1u;
+                // Values past the end are not part of the tensor: clear them.
+                for (uint q = 0u; q < 4u; q++) {
+                    uint keep = ((valid >> (2u * q)) & 1u) * 0xFFFFu | ((valid >> (2u * q + 1u)) & 1u) * 0xFFFF0000u;
+                    x[q] &= keep;
+                }
+            }
+            uint cw = 0u, esc = 0u;
+            for (uint q = 0u; q < 4u; q++) {
+                uint c0 = lut[(x[q] >> 7) & 0xFFu];
+                uint c1 = lut[(x[q] >> 23) & 0xFFu];
+                cw |= ((c0 & 15u) << (8u * q)) | ((c1 & 15u) << (8u * q + 4u));
+                esc |= ((c0 >> 4) << (2u * q)) | ((c1 >> 4) << (2u * q + 1u));
+            }
+            esc &= valid;
+            cw &= nmask;
+            uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
+            uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
+            if (v0 < m) {
+                codes[lc * SLOTS + s] = cw;
+                lows[lc * (N / 4u) + 2u * s] = lw0;
+                if (v0 + 4u < m) lows[lc * (N / 4u) + 2u * s + 1u] = lw1;
+            }
+            // Escapes: an exclusive prefix sum over the workgroup gives each its place, in value order.
+            uint cnt = bitCount(esc);
+            uint off = subgroupExclusiveAdd(cnt);
+            uint tot = subgroupAdd(cnt);
+            if (subgroupElect()) sgSum[gl_SubgroupID] = tot;
+            barrier();
+            uint base = k, all = 0u;
+            for (uint i = 0u; i < gl_NumSubgroups; i++) {
+                uint v = sgSum[i];
+                base += i < gl_SubgroupID ? v : 0u;
+                all += v;
+            }
+            barrier();
+            uint idx = base + off;
+            while (esc != 0u) {
+                uint b = findLSB(esc);
+                esc &= esc - 1u;
+                if (idx < capWords) {
+                    uint w = x[b >> 1];
+                    uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
+                    scratch[lc * SCRATCH + idx] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
+                }
+                idx++;
+            }
+            k += all;
+            if (pc.checksums != 0u) {
+                aC = shiftBy(TAB_M4T, aC) ^ cw;
+                aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
+                aL1 = shiftBy(TAB_M8T, aL1) ^ (v0 + 4u < m ? lw1 : 0u);
+            }
+        }
+        bool raw = !(ESCAPE_SIZE * k < rawSide(m));
+        if (raw) {
+            // Raw chunk: exponent bytes, the first ceil(m/2) in the code piece, the rest in the side piece.
+            memoryBarrierBuffer();
+            barrier();
+            uint h = (m + 1u) / 2u;
+            aC = 0u;
+            uint pieceWords = last ? (((m + 1u) / 2u + 3u) / 4u) : N / 8u;
+            for (uint j = 0u; j < ITERS; j++) {
+                uint q = j * WG + t;
+                uint w = 0u;
+                for (uint b = 0u; b < 4u; b++) {
+                    uint v = 4u * q + b;
+                    if (v < h) w |= expAt(lc, v) << (8u * b);
+                }
+                if (q < pieceWords) codes[lc * SLOTS + q] = w;
+                aC = shiftBy(TAB_M4T, aC) ^ w;
+            }
+            uint spillWords = rawSide(m) / 4u;
+            for (uint q = t; q < spillWords; q += WG) {
+                uint w = 0u;
+                for (uint b = 0u; b < 4u; b++) {
+                    uint v = h + 4u * q + b;
+                    if (v < m) w |= expAt(lc, v) << (8u * b);
+                }
+                scratch[lc * SCRATCH + q] = w;
+            }
+        }
+        // Linear CRC of code piece || low piece: per-thread Horner results shifted into place, XORed together.
+        uint xC = 0u, xL = 0u;
+        if (pc.checksums != 0u) {
+            xC = mulmod(aC, kc);
+            xL = mulmod(shiftBy(TAB_M4, aL0) ^ aL1, kl);
+        }
+        xC = subgroupXor(xC);
+        xL = subgroupXor(xL);
+        if (subgroupElect()) {
+            sgX[2u * gl_SubgroupID] = xC;
+            sgX[2u * gl_SubgroupID + 1u] = xL;
+        }
+        barrier();
+        if (t == 0u) {
+            uint linC = 0u, linL = 0u;
+            for (uint i = 0u; i < gl_NumSubgroups; i++) {
+                linC ^= sgX[2u * i];
+                linL ^= sgX[2u * i + 1u];
+            }
+            uint linD = 0u;
+            if (pc.checksums != 0u) {
+                if (last) {
+                    linC = mulmod(linC, pc.invC);
+                    linL = mulmod(linL, pc.invL);
+                }
+                linD = mulmod(linC, last ? pc.shLowLast : pc.shLowFull) ^ linL;
+            }
+            uint info = raw ? (CHUNK_RAW << KIND_SHIFT) : k;
+            table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;
+            table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = linD;
+            atomicAdd(blockSum[c >> 6], raw ? rawSide(m) : ESCAPE_SIZE * k);
+        }
+        barrier();
+    }
+}
