@@ -1,0 +1,377 @@
+//go:build cgo
+
+package vk
+
+/*
+#include "vkz.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Buffer usage for every buffer: storage + transfer src/dst.
+const bufferUsage = 0x20 | 0x1 | 0x2
+
+// handleTypeOpaqueFD is VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT.
+const handleTypeOpaqueFD = 0x1
+
+// Buffer is a VkBuffer with its own (dedicated) VkDeviceMemory.
+type Buffer struct {
+	dev        *Device
+	buf        C.VkBuffer
+	mem        C.VkDeviceMemory
+	size       uint64
+	allocSize  uint64
+	kind       BufferKind
+	memType    uint32
+	mapped     unsafe.Pointer
+	exportable bool
+	imported   bool
+	closed     atomic.Bool
+}
+
+// NewBuffer creates a buffer of size bytes. Sizes above
+// maxStorageBufferRange are allowed (bind sub-ranges); sizes above
+// maxMemoryAllocationSize are rejected with ErrInvalid.
+func (d *Device) NewBuffer(size uint64, kind BufferKind, opts ...BufferOptions) (*Buffer, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	var o BufferOptions
+	for _, x := range opts {
+		o.ExportableFD = o.ExportableFD || x.ExportableFD
+	}
+	if size == 0 {
+		return nil, invalidf("buffer size 0")
+	}
+	if max := d.info.Limits.MaxMemoryAllocationSize; max != 0 && size > max {
+		return nil, invalidf("buffer size %d exceeds maxMemoryAllocationSize %d of %s", size, max, d.info.Name)
+	}
+	var ext uint32
+	if o.ExportableFD {
+		if !d.features.ExternalMemoryFD {
+			return nil, fmt.Errorf("%w: exportable buffers need VK_KHR_external_memory_fd", ErrUnsupported)
+		}
+		ext = handleTypeOpaqueFD
+	}
+	return d.newBuffer(size, kind, ext, -1, 0)
+}
+
+// ImportBufferFD imports memory exported as an opaque fd (e.g. by
+// Buffer.ExportFD on another Device, or another API) as a DeviceLocal
+// buffer of size bytes. On success Vulkan owns fd; on failure the caller
+// still does. Fails with ErrUnsupported without VK_KHR_external_memory_fd.
+func (d *Device) ImportBufferFD(fd int, size uint64, opts ...ImportOptions) (*Buffer, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if !d.features.ExternalMemoryFD {
+		return nil, fmt.Errorf("%w: importing needs VK_KHR_external_memory_fd", ErrUnsupported)
+	}
+	if fd < 0 {
+		return nil, invalidf("bad fd %d", fd)
+	}
+	if size == 0 {
+		return nil, invalidf("buffer size 0")
+	}
+	var alloc uint64
+	for _, o := range opts {
+		if o.AllocationSize != 0 {
+			alloc = o.AllocationSize
+		}
+	}
+	return d.newBuffer(size, DeviceLocal, handleTypeOpaqueFD, fd, alloc)
+}
+
+func (d *Device) newBuffer(size uint64, kind BufferKind, extTypes uint32, importFD int, allocSize uint64) (*Buffer, error) {
+	var req C.VkMemoryRequirements
+	b := &Buffer{dev: d, size: size, kind: kind}
+	r := Result(C.vkz_create_buffer(d.c, C.VkDeviceSize(size), bufferUsage, C.VkFlags(extTypes), &b.buf, &req))
+	if r != ResultSuccess {
+		return nil, checkDetail("vkCreateBuffer", r, fmt.Sprintf("%d bytes", size))
+	}
+	d.addLive(1)
+	fail := func(err error) (*Buffer, error) {
+		if b.mem != 0 {
+			C.vkz_free_memory(d.c, b.mem)
+			d.addLive(-1)
+		}
+		C.vkz_destroy_buffer(d.c, b.buf)
+		d.addLive(-1)
+		return nil, err
+	}
+	if allocSize == 0 {
+		allocSize = uint64(req.size)
+	}
+	if max := d.info.Limits.MaxMemoryAllocationSize; max != 0 && allocSize > max {
+		return fail(invalidf("allocation of %d bytes exceeds maxMemoryAllocationSize %d", allocSize, max))
+	}
+	mt, err := d.pickMemoryType(uint32(req.memoryTypeBits), kind)
+	if err != nil {
+		return fail(err)
+	}
+	b.memType = mt
+	b.allocSize = allocSize
+	var exportTypes uint32
+	if importFD < 0 {
+		exportTypes = extTypes
+	}
+	r = Result(C.vkz_alloc_memory(d.c, C.VkDeviceSize(allocSize), C.uint32_t(mt), b.buf,
+		C.VkFlags(exportTypes), C.int(importFD), &b.mem))
+	if r != ResultSuccess {
+		b.mem = 0
+		return fail(checkDetail("vkAllocateMemory", r, fmt.Sprintf("%d bytes, %s", allocSize, kind)))
+	}
+	d.addLive(1)
+	if r := Result(C.vkz_bind_buffer_memory(d.c, b.buf, b.mem)); r != ResultSuccess {
+		return fail(check("vkBindBufferMemory", r))
+	}
+	if kind.Mapped() {
+		var p unsafe.Pointer
+		if r := Result(C.vkz_map_memory(d.c, b.mem, &p)); r != ResultSuccess {
+			return fail(check("vkMapMemory", r))
+		}
+		b.mapped = p
+	}
+	b.exportable = extTypes != 0 && importFD < 0
+	b.imported = importFD >= 0
+	d.register(b)
+	return b, nil
+}
+
+// Size returns the buffer size in bytes.
+func (b *Buffer) Size() uint64 { return b.size }
+
+// AllocationSize returns the size of the backing allocation (>= Size).
+func (b *Buffer) AllocationSize() uint64 { return b.allocSize }
+
+// Kind returns the buffer kind.
+func (b *Buffer) Kind() BufferKind { return b.kind }
+
+// Device returns the owning device.
+func (b *Buffer) Device() *Device { return b.dev }
+
+// Bytes returns the persistently mapped memory of a host-visible buffer.
+// The slice is valid until Close; the memory is coherent, so host writes
+// are visible to later submissions and device writes are visible after a
+// BarrierToHost and a completed Wait.
+func (b *Buffer) Bytes() ([]byte, error) {
+	if b == nil || b.closed.Load() {
+		return nil, ErrClosed
+	}
+	if b.mapped == nil {
+		return nil, fmt.Errorf("%w: %s buffer is not host visible", ErrInvalid, b.kind)
+	}
+	return cBytesView(b.mapped, b.size), nil
+}
+
+// ExportFD returns a new opaque POSIX fd for the buffer memory (caller
+// closes it). The buffer must have been created with ExportableFD.
+func (b *Buffer) ExportFD() (int, error) {
+	if b == nil || b.closed.Load() {
+		return -1, ErrClosed
+	}
+	if err := b.dev.usable(); err != nil {
+		return -1, err
+	}
+	if !b.exportable {
+		return -1, fmt.Errorf("%w: buffer was not created with ExportableFD", ErrInvalid)
+	}
+	var fd C.int
+	r := Result(C.vkz_get_memory_fd(b.dev.c, b.mem, &fd))
+	if r == ResultMissingEntryPoint {
+		return -1, fmt.Errorf("%w: vkGetMemoryFdKHR", ErrMissingEntryPoint)
+	}
+	if r != ResultSuccess {
+		return -1, check("vkGetMemoryFdKHR", r)
+	}
+	return int(fd), nil
+}
+
+// Close destroys the buffer and frees its memory. The buffer must not be
+// in use by a pending submission. Idempotent.
+func (b *Buffer) Close() error {
+	if b == nil || !b.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if b.dev.unregister(b) {
+		b.destroy()
+	}
+	return nil
+}
+
+func (b *Buffer) release() {
+	b.closed.Store(true)
+	b.destroy()
+}
+
+func (b *Buffer) destroy() {
+	d := b.dev
+	if b.mapped != nil {
+		C.vkz_unmap_memory(d.c, b.mem)
+		b.mapped = nil
+	}
+	C.vkz_destroy_buffer(d.c, b.buf)
+	C.vkz_free_memory(d.c, b.mem)
+	d.addLive(-2)
+}
+
+// stager is a reusable staging buffer plus its own command buffer.
+type stager struct {
+	buf *Buffer
+	cmd *Commands
+}
+
+func (d *Device) getStager() (*stager, error) {
+	d.stagingMu.Lock()
+	if n := len(d.staging); n > 0 {
+		s := d.staging[n-1]
+		d.staging = d.staging[:n-1]
+		d.stagingMu.Unlock()
+		return s, nil
+	}
+	d.stagingMu.Unlock()
+	// Each concurrent transfer gets its own stager: no global lock while copying.
+	buf, err := d.newBuffer(d.stagingSize, Readback, 0, -1, 0)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := d.NewCommands()
+	if err != nil {
+		buf.Close()
+		return nil, err
+	}
+	return &stager{buf: buf, cmd: cmd}, nil
+}
+
+func (d *Device) putStager(s *stager) {
+	d.stagingMu.Lock()
+	if !d.closed.Load() {
+		d.staging = append(d.staging, s)
+	}
+	d.stagingMu.Unlock()
+}
+
+func (d *Device) checkTransfer(b *Buffer, off uint64, n int) error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	if b == nil || b.closed.Load() {
+		return ErrClosed
+	}
+	if b.dev != d {
+		return invalidf("buffer belongs to another device")
+	}
+	if off > b.size || uint64(n) > b.size-off {
+		return invalidf("range [%d, %d) outside buffer of %d bytes", off, off+uint64(n), b.size)
+	}
+	return nil
+}
+
+// Upload copies src into dst at dstOff. Host-visible buffers are written
+// directly; others go through a reusable host-visible staging buffer in
+// chunks of DeviceOptions.StagingSize. It returns after the copy completed
+// and made the data visible to later compute and transfer commands.
+func (d *Device) Upload(ctx context.Context, dst *Buffer, dstOff uint64, src []byte) error {
+	if err := d.checkTransfer(dst, dstOff, len(src)); err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	if dst.mapped != nil {
+		copy(cBytesView(dst.mapped, dst.size)[dstOff:], src)
+		d.bytesUp.Add(uint64(len(src)))
+		return nil
+	}
+	s, err := d.getStager()
+	if err != nil {
+		return err
+	}
+	stage := cBytesView(s.buf.mapped, s.buf.size)
+	for len(src) > 0 {
+		n := min(uint64(len(src)), s.buf.size)
+		copy(stage, src[:n])
+		c := s.cmd
+		if err := c.Begin(); err != nil {
+			return err
+		}
+		c.CopyBuffer(dst, dstOff, s.buf, 0, n)
+		c.Barrier() // transfer write -> later compute/transfer access
+		if err := c.End(); err != nil {
+			return err
+		}
+		sub, err := d.Submit(c)
+		if err != nil {
+			d.putStager(s)
+			return err
+		}
+		if err := sub.Wait(ctx); err != nil {
+			// Still in flight (or lost): drop the stager; Device.Close frees it.
+			return err
+		}
+		d.bytesUp.Add(n)
+		src = src[n:]
+		dstOff += n
+	}
+	d.putStager(s)
+	return nil
+}
+
+// Download copies len(dst) bytes from src at srcOff into dst through a
+// staging buffer, or directly from the mapping of HostVisible, Upload and
+// Readback buffers (then the caller must already have waited for the
+// submission that wrote them). Each call counts one readback in Stats.
+func (d *Device) Download(ctx context.Context, dst []byte, src *Buffer, srcOff uint64) error {
+	if err := d.checkTransfer(src, srcOff, len(dst)); err != nil {
+		return err
+	}
+	d.readbacks.Add(1)
+	if len(dst) == 0 {
+		return nil
+	}
+	// Mapped device-local memory is uncached over PCIe on discrete GPUs:
+	// read it through staging like unmapped buffers.
+	if src.mapped != nil && src.kind != DeviceLocalHostVisible {
+		copy(dst, cBytesView(src.mapped, src.size)[srcOff:])
+		d.bytesDown.Add(uint64(len(dst)))
+		return nil
+	}
+	s, err := d.getStager()
+	if err != nil {
+		return err
+	}
+	stage := cBytesView(s.buf.mapped, s.buf.size)
+	for len(dst) > 0 {
+		n := min(uint64(len(dst)), s.buf.size)
+		c := s.cmd
+		if err := c.Begin(); err != nil {
+			return err
+		}
+		c.Barrier() // earlier shader writes -> this copy
+		c.CopyBuffer(s.buf, 0, src, srcOff, n)
+		c.BarrierToHost()
+		if err := c.End(); err != nil {
+			return err
+		}
+		sub, err := d.Submit(c)
+		if err != nil {
+			d.putStager(s)
+			return err
+		}
+		if err := sub.Wait(ctx); err != nil {
+			return err
+		}
+		copy(dst[:n], stage)
+		d.bytesDown.Add(n)
+		dst = dst[n:]
+		srcOff += n
+	}
+	d.putStager(s)
+	return nil
+}

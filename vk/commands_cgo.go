@@ -1,0 +1,631 @@
+//go:build cgo
+
+package vk
+
+/*
+#include <stdlib.h>
+#include "vkz.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Pipeline stage and access bits used by barriers.
+const (
+	stageCompute      = 0x800
+	stageTransfer     = 0x1000
+	stageBottomOfPipe = 0x2000
+	stageHost         = 0x4000
+
+	accessShaderRead    = 0x20
+	accessShaderWrite   = 0x40
+	accessTransferRead  = 0x800
+	accessTransferWrite = 0x1000
+	accessHostRead      = 0x2000
+)
+
+const pushScratchSize = 256 // >= maxPushConstantsSize on every known device
+
+// Command buffer states.
+const (
+	cmdInitial = iota
+	cmdRecording
+	cmdExecutable
+)
+
+// Commands owns a command pool, one primary command buffer and a fence.
+// A Commands must be used by one goroutine at a time; different Commands
+// can be recorded and submitted concurrently without shared locks.
+//
+// Recording methods (Dispatch, Barrier, ...) do not return errors: the
+// first error is kept and returned by End, and Submit refuses the buffer.
+type Commands struct {
+	dev   *Device
+	pool  C.VkCommandPool
+	cb    C.VkCommandBuffer
+	fence C.VkFence
+	push  unsafe.Pointer // C scratch for push constants: no Go pointer reaches C
+	sems  unsafe.Pointer // C scratch for SubmitWith semaphore handles/values
+
+	state      int
+	err        error
+	lastPipe   C.VkPipeline
+	lastLayout C.VkPipelineLayout
+	lastSet    C.VkDescriptorSet
+	dispatches uint64
+
+	pending atomic.Bool
+	sub     Submission
+	closed  atomic.Bool
+}
+
+// NewCommands creates a command pool, a command buffer and a fence.
+func (d *Device) NewCommands() (*Commands, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	c := &Commands{dev: d}
+	r := Result(C.vkz_create_commands(d.c, &c.pool, &c.cb, &c.fence))
+	if r != ResultSuccess {
+		return nil, check("vkCreateCommandPool", r)
+	}
+	c.push = C.calloc(1, pushScratchSize)
+	c.sems = C.calloc(4*maxSubmitSemaphores, 8)
+	c.sub.c = c
+	d.addLive(3) // command pool, command buffer, fence
+	d.register(c)
+	return c, nil
+}
+
+func (c *Commands) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// poll clears the pending flag if the last submission has completed.
+func (c *Commands) poll() (bool, error) {
+	if !c.pending.Load() {
+		return true, nil
+	}
+	r := Result(C.vkz_fence_status(c.dev.c, c.fence))
+	switch r {
+	case ResultSuccess:
+		c.complete()
+		return true, nil
+	case ResultNotReady:
+		return false, nil
+	}
+	c.dev.noteResult(r)
+	return false, check("vkGetFenceStatus", r)
+}
+
+func (c *Commands) complete() {
+	if c.pending.CompareAndSwap(true, false) {
+		c.dev.inFlight.Add(-1)
+	}
+}
+
+// Begin resets the command pool and starts recording. It fails with
+// ErrBusy while a previous submission of this buffer is still executing.
+func (c *Commands) Begin() error {
+	if c == nil || c.closed.Load() {
+		return ErrClosed
+	}
+	if err := c.dev.usable(); err != nil {
+		return err
+	}
+	done, err := c.poll()
+	if err != nil {
+		return err
+	}
+	if !done {
+		return ErrBusy
+	}
+	if r := Result(C.vkz_begin(c.dev.c, c.pool, c.cb)); r != ResultSuccess {
+		c.state = cmdInitial
+		return check("vkBeginCommandBuffer", r)
+	}
+	c.state = cmdRecording
+	c.err = nil
+	c.lastPipe, c.lastLayout, c.lastSet = 0, 0, 0
+	c.dispatches = 0
+	return nil
+}
+
+func (c *Commands) recording(op string) bool {
+	if c.state != cmdRecording {
+		c.fail(fmt.Errorf("%w: %s outside Begin/End", ErrInvalid, op))
+		return false
+	}
+	return c.err == nil
+}
+
+// Dispatch records bind pipeline / descriptor set (only when they change),
+// push constants (when the pipeline has any) and vkCmdDispatch(x, y, z).
+// b may be nil for pipelines without bindings. len(push) must equal the
+// pipeline's PushConstantSize (so no push constant is left undefined).
+func (c *Commands) Dispatch(p *Pipeline, b *Bindings, push []byte, x, y, z uint32) {
+	if !c.recording("Dispatch") {
+		return
+	}
+	switch {
+	case p == nil || p.closed.Load():
+		c.fail(fmt.Errorf("%w: Dispatch with nil or closed pipeline", ErrInvalid))
+		return
+	case p.dev != c.dev:
+		c.fail(fmt.Errorf("%w: pipeline %s belongs to another device", ErrInvalid, p.name))
+		return
+	case p.bindings > 0 && (b == nil || b.closed.Load()):
+		c.fail(fmt.Errorf("%w: pipeline %s needs %d bindings, got none", ErrInvalid, p.name, p.bindings))
+		return
+	case b != nil && (b.dev != c.dev || b.n != p.bindings):
+		c.fail(fmt.Errorf("%w: bindings (%d slots) do not fit pipeline %s (%d)", ErrInvalid, b.n, p.name, p.bindings))
+		return
+	case uint32(len(push)) != p.pushSize:
+		c.fail(fmt.Errorf("%w: %d push-constant bytes for pipeline %s (needs exactly %d)",
+			ErrInvalid, len(push), p.name, p.pushSize))
+		return
+	}
+	if b != nil {
+		for i := range b.ranges {
+			if b.ranges[i].Buf.closed.Load() {
+				c.fail(fmt.Errorf("%w: binding %d of pipeline %s refers to a closed buffer", ErrInvalid, i, p.name))
+				return
+			}
+		}
+	}
+	lim := &c.dev.info.Limits.MaxComputeWorkGroupCount
+	if x == 0 || y == 0 || z == 0 || x > lim[0] || y > lim[1] || z > lim[2] {
+		c.fail(fmt.Errorf("%w: dispatch %dx%dx%d (max %v) for %s", ErrInvalid, x, y, z, *lim, p.name))
+		return
+	}
+	pipe := p.pipe
+	if pipe == c.lastPipe {
+		pipe = 0 // already bound
+	}
+	var set C.VkDescriptorSet
+	if b != nil && b.set != 0 && (b.set != c.lastSet || p.layout != c.lastLayout) {
+		set = b.set
+		c.lastSet = b.set
+	}
+	c.lastPipe, c.lastLayout = p.pipe, p.layout
+	n := len(push)
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(c.push), pushScratchSize), push)
+	}
+	C.vkz_cmd_dispatch(c.dev.c, c.cb, pipe, p.layout, set, c.push, C.uint32_t(n), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
+	c.dispatches++
+}
+
+// Barrier records a memory barrier from earlier compute-shader and transfer
+// writes to later compute-shader and transfer reads/writes.
+func (c *Commands) Barrier() {
+	if !c.recording("Barrier") {
+		return
+	}
+	C.vkz_cmd_barrier(c.dev.c, c.cb, stageCompute|stageTransfer, stageCompute|stageTransfer,
+		accessShaderWrite|accessTransferWrite,
+		accessShaderRead|accessShaderWrite|accessTransferRead|accessTransferWrite)
+}
+
+// BarrierToHost makes compute-shader and transfer writes visible to host
+// reads once the submission's Wait returns.
+func (c *Commands) BarrierToHost() {
+	if !c.recording("BarrierToHost") {
+		return
+	}
+	C.vkz_cmd_barrier(c.dev.c, c.cb, stageCompute|stageTransfer, stageHost,
+		accessShaderWrite|accessTransferWrite, accessHostRead)
+}
+
+// rawBarrier records an arbitrary memory barrier (tests provoke validation
+// errors with it).
+func (c *Commands) rawBarrier(srcStage, dstStage, srcAccess, dstAccess uint32) {
+	if !c.recording("Barrier") {
+		return
+	}
+	C.vkz_cmd_barrier(c.dev.c, c.cb, C.VkFlags(srcStage), C.VkFlags(dstStage), C.VkFlags(srcAccess), C.VkFlags(dstAccess))
+}
+
+// FillBuffer records vkCmdFillBuffer (offset and size multiples of 4).
+// Meant for small buffers such as status words; add a Barrier before a
+// dispatch reads the result.
+func (c *Commands) FillBuffer(b *Buffer, off, size uint64, value uint32) {
+	if !c.recording("FillBuffer") {
+		return
+	}
+	if b == nil || b.closed.Load() || b.dev != c.dev {
+		c.fail(fmt.Errorf("%w: FillBuffer with nil, closed or foreign buffer", ErrInvalid))
+		return
+	}
+	if off%4 != 0 || size%4 != 0 || size == 0 || off > b.size || size > b.size-off {
+		c.fail(fmt.Errorf("%w: FillBuffer range [%d,+%d) of %d-byte buffer (multiples of 4)", ErrInvalid, off, size, b.size))
+		return
+	}
+	C.vkz_cmd_fill(c.dev.c, c.cb, b.buf, C.VkDeviceSize(off), C.VkDeviceSize(size), C.uint32_t(value))
+}
+
+// CopyBuffer records vkCmdCopyBuffer. It is slow relative to a compute
+// copy on some implementations and is not meant for hot paths; it backs
+// Upload/Download.
+func (c *Commands) CopyBuffer(dst *Buffer, dstOff uint64, src *Buffer, srcOff, size uint64) {
+	if !c.recording("CopyBuffer") {
+		return
+	}
+	for _, b := range []*Buffer{dst, src} {
+		if b == nil || b.closed.Load() || b.dev != c.dev {
+			c.fail(fmt.Errorf("%w: CopyBuffer with nil, closed or foreign buffer", ErrInvalid))
+			return
+		}
+	}
+	if size == 0 || dstOff > dst.size || size > dst.size-dstOff || srcOff > src.size || size > src.size-srcOff {
+		c.fail(fmt.Errorf("%w: CopyBuffer of %d bytes out of range", ErrInvalid, size))
+		return
+	}
+	C.vkz_cmd_copy(c.dev.c, c.cb, src.buf, dst.buf, C.VkDeviceSize(srcOff), C.VkDeviceSize(dstOff), C.VkDeviceSize(size))
+}
+
+// ResetQueries records vkCmdResetQueryPool for [first, first+count).
+// Queries must be reset before each Timestamp write.
+func (c *Commands) ResetQueries(qp *QueryPool, first, count uint32) {
+	if !c.recording("ResetQueries") {
+		return
+	}
+	if qp == nil || qp.closed.Load() || qp.dev != c.dev || first > qp.n || count > qp.n-first {
+		c.fail(fmt.Errorf("%w: ResetQueries [%d,+%d) on bad query pool", ErrInvalid, first, count))
+		return
+	}
+	C.vkz_cmd_reset_queries(c.dev.c, c.cb, qp.qp, C.uint32_t(first), C.uint32_t(count))
+}
+
+// Timestamp records a timestamp write after all previous commands complete.
+func (c *Commands) Timestamp(qp *QueryPool, index uint32) {
+	if !c.recording("Timestamp") {
+		return
+	}
+	if qp == nil || qp.closed.Load() || qp.dev != c.dev || index >= qp.n {
+		c.fail(fmt.Errorf("%w: Timestamp %d on bad query pool", ErrInvalid, index))
+		return
+	}
+	if c.dev.info.Limits.TimestampValidBits == 0 {
+		c.fail(fmt.Errorf("%w: queue family has no timestamps", ErrUnsupported))
+		return
+	}
+	C.vkz_cmd_timestamp(c.dev.c, c.cb, stageBottomOfPipe, qp.qp, C.uint32_t(index))
+}
+
+// End finishes recording and returns the first recording error.
+func (c *Commands) End() error {
+	if c == nil || c.closed.Load() {
+		return ErrClosed
+	}
+	if c.state != cmdRecording {
+		return fmt.Errorf("%w: End without Begin", ErrInvalid)
+	}
+	r := Result(C.vkz_end(c.dev.c, c.cb))
+	if c.err == nil && r != ResultSuccess {
+		c.err = check("vkEndCommandBuffer", r)
+	}
+	if c.err != nil {
+		c.state = cmdInitial
+		return c.err
+	}
+	c.state = cmdExecutable
+	return nil
+}
+
+// Err returns the first recording error since Begin.
+func (c *Commands) Err() error { return c.err }
+
+// Pending reports whether a submission of this buffer may still execute.
+func (c *Commands) Pending() bool {
+	done, _ := c.poll()
+	return !done
+}
+
+// Close destroys the command pool, buffer and fence (waiting first for a
+// pending submission).
+func (c *Commands) Close() error {
+	if c == nil || !c.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if c.dev.unregister(c) {
+		c.destroy(true)
+	}
+	return nil
+}
+
+func (c *Commands) release() {
+	c.closed.Store(true)
+	c.destroy(false) // Device.Close already waited for idle
+}
+
+func (c *Commands) destroy(wait bool) {
+	d := c.dev
+	if wait && c.pending.Load() && !d.lost.Load() {
+		C.vkz_wait_fence(d.c, c.fence, C.uint64_t(math.MaxUint64))
+	}
+	c.complete()
+	C.vkz_destroy_fence(d.c, c.fence)
+	C.vkz_destroy_command_pool(d.c, c.pool)
+	C.free(c.push)
+	C.free(c.sems)
+	c.push, c.sems = nil, nil
+	d.addLive(-3)
+}
+
+// Submission is the in-flight execution of a Commands. The Submit result
+// is owned by the Commands and reused by its next Submit (no allocation).
+type Submission struct {
+	c *Commands
+}
+
+// Submit queues an ended command buffer on the compute queue. Only the
+// vkQueueSubmit call itself is serialised (per queue); a Commands may be
+// re-submitted after its previous submission completed (ErrBusy otherwise).
+func (d *Device) Submit(c *Commands) (*Submission, error) {
+	return d.SubmitWith(c, nil, nil)
+}
+
+// SubmitWith is Submit with timeline-semaphore waits (before any command of
+// c runs) and signals (after all of them complete), at most 8 of each.
+func (d *Device) SubmitWith(c *Commands, waits, signals []SemaphoreValue) (*Submission, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if c == nil || c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if c.dev != d {
+		return nil, invalidf("commands belong to another device")
+	}
+	if c.state != cmdExecutable {
+		if c.err != nil {
+			return nil, fmt.Errorf("%w: command buffer has a recording error: %v", ErrInvalid, c.err)
+		}
+		return nil, invalidf("command buffer not ended")
+	}
+	if err := d.takeFault("vkQueueSubmit"); err != nil {
+		return nil, err
+	}
+	done, err := c.poll()
+	if err != nil {
+		return nil, err
+	}
+	if !done {
+		return nil, ErrBusy
+	}
+	if r := Result(C.vkz_reset_fence(d.c, c.fence)); r != ResultSuccess {
+		d.noteResult(r)
+		return nil, check("vkResetFences", r)
+	}
+	if len(waits) > maxSubmitSemaphores || len(signals) > maxSubmitSemaphores {
+		return nil, invalidf("at most %d semaphore waits and signals", maxSubmitSemaphores)
+	}
+	// Semaphore handles and values go through per-Commands C scratch.
+	sc := unsafe.Slice((*C.uint64_t)(c.sems), 4*maxSubmitSemaphores)
+	for i, w := range waits {
+		if err := w.Sem.ok(); err != nil || w.Sem.dev != d {
+			return nil, invalidf("wait semaphore %d closed or from another device", i)
+		}
+		sc[i], sc[maxSubmitSemaphores+i] = C.uint64_t(w.Sem.sem), C.uint64_t(w.Value)
+	}
+	for i, sg := range signals {
+		if err := sg.Sem.ok(); err != nil || sg.Sem.dev != d {
+			return nil, invalidf("signal semaphore %d closed or from another device", i)
+		}
+		sc[2*maxSubmitSemaphores+i], sc[3*maxSubmitSemaphores+i] = C.uint64_t(sg.Sem.sem), C.uint64_t(sg.Value)
+	}
+	var wp, wv, sp, sv *C.uint64_t
+	if len(waits) > 0 {
+		wp, wv = &sc[0], &sc[maxSubmitSemaphores]
+	}
+	if len(signals) > 0 {
+		sp, sv = &sc[2*maxSubmitSemaphores], &sc[3*maxSubmitSemaphores]
+	}
+	d.queueMu.Lock()
+	r := Result(C.vkz_submit(d.c, c.cb, c.fence, C.uint32_t(len(waits)), wp, wv, C.uint32_t(len(signals)), sp, sv))
+	d.queueMu.Unlock()
+	if r != ResultSuccess {
+		d.noteResult(r)
+		return nil, check("vkQueueSubmit", r)
+	}
+	c.pending.Store(true)
+	d.submissions.Add(1)
+	d.dispatches.Add(c.dispatches)
+	n := d.inFlight.Add(1)
+	for {
+		m := d.maxInFlight.Load()
+		if n <= m || d.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return &c.sub, nil
+}
+
+// Done reports whether the submission has completed (non-blocking).
+func (s *Submission) Done() bool {
+	done, err := s.c.poll()
+	return done || err != nil
+}
+
+// Wait blocks until the submission completes, ctx is done (ctx.Err() is
+// returned; the work keeps running and must be waited for again before the
+// Commands is reused), or the device is lost (ErrDeviceLost).
+func (s *Submission) Wait(ctx context.Context) error {
+	c := s.c
+	d := c.dev
+	if err := d.takeFault("vkWaitForFences"); err != nil {
+		return err
+	}
+	if !c.pending.Load() {
+		return nil
+	}
+	if d.lost.Load() {
+		return &Error{Op: "vkWaitForFences", Result: ResultDeviceLost}
+	}
+	if c.closed.Load() || d.closed.Load() {
+		return ErrClosed
+	}
+	// Poll briefly first: blocking fence waits wake up tens of
+	// microseconds late on some drivers (~20 µs on NVIDIA), which would
+	// dominate short submissions.
+	if spin := d.waitSpin; spin > 0 {
+		deadline := time.Now().Add(spin)
+		for {
+			r := Result(C.vkz_fence_status(d.c, c.fence))
+			if r == ResultSuccess {
+				c.complete()
+				return nil
+			}
+			if r != ResultNotReady {
+				d.noteResult(r)
+				return check("vkGetFenceStatus", r)
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	doneCh := ctx.Done()
+	// Short slices keep cancellation latency low; without a Done channel
+	// longer ones avoid needless wake-ups.
+	slice := uint64(2_000_000) // 2 ms
+	if doneCh == nil {
+		slice = 100_000_000
+	}
+	for {
+		r := Result(C.vkz_wait_fence(d.c, c.fence, C.uint64_t(slice)))
+		switch r {
+		case ResultSuccess:
+			c.complete()
+			return nil
+		case ResultTimeout:
+			if doneCh != nil {
+				select {
+				case <-doneCh:
+					return ctx.Err()
+				default:
+				}
+			}
+			if d.lost.Load() {
+				return &Error{Op: "vkWaitForFences", Result: ResultDeviceLost}
+			}
+		default:
+			d.noteResult(r)
+			return check("vkWaitForFences", r)
+		}
+	}
+}
+
+// QueryPool is a pool of timestamp queries.
+type QueryPool struct {
+	dev    *Device
+	qp     C.VkQueryPool
+	n      uint32
+	closed atomic.Bool
+}
+
+// NewQueryPool creates n timestamp queries. Reset them with
+// Commands.ResetQueries before writing.
+func (d *Device) NewQueryPool(n uint32) (*QueryPool, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, invalidf("query pool of 0 queries")
+	}
+	if d.info.Limits.TimestampValidBits == 0 {
+		return nil, fmt.Errorf("%w: compute queue has no timestamp support", ErrUnsupported)
+	}
+	q := &QueryPool{dev: d, n: n}
+	if r := Result(C.vkz_create_query_pool(d.c, C.uint32_t(n), &q.qp)); r != ResultSuccess {
+		return nil, check("vkCreateQueryPool", r)
+	}
+	d.addLive(1)
+	d.register(q)
+	return q, nil
+}
+
+// Count returns the number of queries.
+func (q *QueryPool) Count() uint32 { return q.n }
+
+// Ticks returns raw timestamps (masked to timestampValidBits) for
+// [first, first+count). Queries not yet available give an *Error with
+// ResultNotReady.
+func (q *QueryPool) Ticks(first, count uint32) ([]uint64, error) {
+	if q == nil || q.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := q.dev.usable(); err != nil {
+		return nil, err
+	}
+	if count == 0 || first > q.n || count > q.n-first {
+		return nil, invalidf("query range [%d,+%d) of %d", first, count, q.n)
+	}
+	raw := (*C.uint64_t)(C.calloc(C.size_t(count)*2, 8))
+	defer C.free(unsafe.Pointer(raw))
+	r := Result(C.vkz_query_results(q.dev.c, q.qp, C.uint32_t(first), C.uint32_t(count), raw))
+	if r != ResultSuccess && r != ResultNotReady {
+		q.dev.noteResult(r)
+		return nil, check("vkGetQueryPoolResults", r)
+	}
+	pairs := unsafe.Slice(raw, int(count)*2)
+	bitsValid := q.dev.info.Limits.TimestampValidBits
+	mask := ^uint64(0)
+	if bitsValid < 64 {
+		mask = 1<<bitsValid - 1
+	}
+	out := make([]uint64, count)
+	for i := range out {
+		if pairs[2*i+1] == 0 {
+			return nil, &Error{Op: "vkGetQueryPoolResults", Result: ResultNotReady, Detail: fmt.Sprintf("query %d unavailable", first+uint32(i))}
+		}
+		out[i] = uint64(pairs[2*i]) & mask
+	}
+	return out, nil
+}
+
+// Nanos returns the timestamps of [first, first+count) in nanoseconds
+// (ticks × timestampPeriod, computed exactly in integer arithmetic).
+func (q *QueryPool) Nanos(first, count uint32) ([]uint64, error) {
+	t, err := q.Ticks(first, count)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range t {
+		t[i] = ticksToNanos(v, q.dev.info.Limits.TimestampPeriod)
+	}
+	return t, nil
+}
+
+// Close destroys the query pool.
+func (q *QueryPool) Close() error {
+	if q == nil || !q.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if q.dev.unregister(q) {
+		q.destroy()
+	}
+	return nil
+}
+
+func (q *QueryPool) release() {
+	q.closed.Store(true)
+	q.destroy()
+}
+
+func (q *QueryPool) destroy() {
+	C.vkz_destroy_query_pool(q.dev.c, q.qp)
+	q.dev.addLive(-1)
+}

@@ -1,0 +1,909 @@
+// Minimal Vulkan ABI declarations used by package vk.
+//
+// Only the structs, enums and entry-point types this package calls are
+// declared; their layout is fixed by the Vulkan specification. We do not
+// include system Vulkan headers (users do not have them installed) and
+// vulkan-go's bundled 1.1.88 headers lack the 1.2/1.3 structs we need.
+// Non-dispatchable handles are uint64_t so Go never holds them in pointer
+// typed fields (driver handles need not be valid addresses).
+#ifndef VKZ_H
+#define VKZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t VkFlags;
+typedef uint32_t VkBool32;
+typedef uint64_t VkDeviceSize;
+typedef int32_t VkResult;
+typedef int32_t VkStructureType;
+
+typedef struct VkInstance_T* VkInstance;
+typedef struct VkPhysicalDevice_T* VkPhysicalDevice;
+typedef struct VkDevice_T* VkDevice;
+typedef struct VkQueue_T* VkQueue;
+typedef struct VkCommandBuffer_T* VkCommandBuffer;
+
+typedef uint64_t VkBuffer;
+typedef uint64_t VkImage;
+typedef uint64_t VkDeviceMemory;
+typedef uint64_t VkShaderModule;
+typedef uint64_t VkPipeline;
+typedef uint64_t VkPipelineLayout;
+typedef uint64_t VkPipelineCache;
+typedef uint64_t VkDescriptorSetLayout;
+typedef uint64_t VkDescriptorPool;
+typedef uint64_t VkDescriptorSet;
+typedef uint64_t VkCommandPool;
+typedef uint64_t VkFence;
+typedef uint64_t VkSemaphore;
+typedef uint64_t VkQueryPool;
+typedef uint64_t VkSampler;
+typedef uint64_t VkDebugUtilsMessengerEXT;
+
+// VkStructureType values.
+enum {
+	VKZ_ST_APPLICATION_INFO = 0,
+	VKZ_ST_INSTANCE_CREATE_INFO = 1,
+	VKZ_ST_DEVICE_QUEUE_CREATE_INFO = 2,
+	VKZ_ST_DEVICE_CREATE_INFO = 3,
+	VKZ_ST_SUBMIT_INFO = 4,
+	VKZ_ST_MEMORY_ALLOCATE_INFO = 5,
+	VKZ_ST_MAPPED_MEMORY_RANGE = 6,
+	VKZ_ST_FENCE_CREATE_INFO = 8,
+	VKZ_ST_SEMAPHORE_CREATE_INFO = 9,
+	VKZ_ST_QUERY_POOL_CREATE_INFO = 11,
+	VKZ_ST_BUFFER_CREATE_INFO = 12,
+	VKZ_ST_SHADER_MODULE_CREATE_INFO = 16,
+	VKZ_ST_PIPELINE_CACHE_CREATE_INFO = 17,
+	VKZ_ST_PIPELINE_SHADER_STAGE_CREATE_INFO = 18,
+	VKZ_ST_COMPUTE_PIPELINE_CREATE_INFO = 29,
+	VKZ_ST_PIPELINE_LAYOUT_CREATE_INFO = 30,
+	VKZ_ST_DESCRIPTOR_SET_LAYOUT_CREATE_INFO = 32,
+	VKZ_ST_DESCRIPTOR_POOL_CREATE_INFO = 33,
+	VKZ_ST_DESCRIPTOR_SET_ALLOCATE_INFO = 34,
+	VKZ_ST_WRITE_DESCRIPTOR_SET = 35,
+	VKZ_ST_COMMAND_POOL_CREATE_INFO = 39,
+	VKZ_ST_COMMAND_BUFFER_ALLOCATE_INFO = 40,
+	VKZ_ST_COMMAND_BUFFER_BEGIN_INFO = 42,
+	VKZ_ST_MEMORY_BARRIER = 46,
+	VKZ_ST_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000,
+	VKZ_ST_MEMORY_DEDICATED_ALLOCATE_INFO = 1000127001,
+	VKZ_ST_PHYSICAL_DEVICE_FEATURES_2 = 1000059000,
+	VKZ_ST_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001,
+	VKZ_ST_PHYSICAL_DEVICE_ID_PROPERTIES = 1000071004,
+	VKZ_ST_EXTERNAL_MEMORY_BUFFER_CREATE_INFO = 1000072000,
+	VKZ_ST_EXPORT_MEMORY_ALLOCATE_INFO = 1000072002,
+	VKZ_ST_IMPORT_MEMORY_FD_INFO_KHR = 1000074000,
+	VKZ_ST_MEMORY_GET_FD_INFO_KHR = 1000074002,
+	VKZ_ST_EXPORT_SEMAPHORE_CREATE_INFO = 1000077000,
+	VKZ_ST_SEMAPHORE_GET_FD_INFO_KHR = 1000079001,
+	VKZ_ST_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT = 1000128003,
+	VKZ_ST_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT = 1000128004,
+	VKZ_ST_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES = 1000168000,
+	VKZ_ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000,
+	VKZ_ST_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES = 1000207000,
+	VKZ_ST_SEMAPHORE_TYPE_CREATE_INFO = 1000207002,
+	VKZ_ST_TIMELINE_SEMAPHORE_SUBMIT_INFO = 1000207003,
+	VKZ_ST_SEMAPHORE_WAIT_INFO = 1000207004,
+	VKZ_ST_SEMAPHORE_SIGNAL_INFO = 1000207005,
+	VKZ_ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000,
+	VKZ_ST_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO = 1000225001,
+	VKZ_ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES = 1000225002,
+};
+
+typedef struct VkApplicationInfo {
+	VkStructureType sType;
+	const void* pNext;
+	const char* pApplicationName;
+	uint32_t applicationVersion;
+	const char* pEngineName;
+	uint32_t engineVersion;
+	uint32_t apiVersion;
+} VkApplicationInfo;
+
+typedef struct VkInstanceCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	const VkApplicationInfo* pApplicationInfo;
+	uint32_t enabledLayerCount;
+	const char* const* ppEnabledLayerNames;
+	uint32_t enabledExtensionCount;
+	const char* const* ppEnabledExtensionNames;
+} VkInstanceCreateInfo;
+
+typedef struct VkLayerProperties {
+	char layerName[256];
+	uint32_t specVersion;
+	uint32_t implementationVersion;
+	char description[256];
+} VkLayerProperties;
+
+typedef struct VkExtensionProperties {
+	char extensionName[256];
+	uint32_t specVersion;
+} VkExtensionProperties;
+
+typedef struct VkDebugUtilsMessengerCallbackDataEXT {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	const char* pMessageIdName;
+	int32_t messageIdNumber;
+	const char* pMessage;
+	uint32_t queueLabelCount;
+	const void* pQueueLabels;
+	uint32_t cmdBufLabelCount;
+	const void* pCmdBufLabels;
+	uint32_t objectCount;
+	const void* pObjects;
+} VkDebugUtilsMessengerCallbackDataEXT;
+
+typedef VkBool32 (*PFN_vkDebugUtilsMessengerCallbackEXT)(
+	uint32_t severity, VkFlags types,
+	const VkDebugUtilsMessengerCallbackDataEXT* data, void* userData);
+
+typedef struct VkDebugUtilsMessengerCreateInfoEXT {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	VkFlags messageSeverity;
+	VkFlags messageType;
+	PFN_vkDebugUtilsMessengerCallbackEXT pfnUserCallback;
+	void* pUserData;
+} VkDebugUtilsMessengerCreateInfoEXT;
+
+typedef struct VkPhysicalDeviceLimits {
+	uint32_t maxImageDimension1D;
+	uint32_t maxImageDimension2D;
+	uint32_t maxImageDimension3D;
+	uint32_t maxImageDimensionCube;
+	uint32_t maxImageArrayLayers;
+	uint32_t maxTexelBufferElements;
+	uint32_t maxUniformBufferRange;
+	uint32_t maxStorageBufferRange;
+	uint32_t maxPushConstantsSize;
+	uint32_t maxMemoryAllocationCount;
+	uint32_t maxSamplerAllocationCount;
+	VkDeviceSize bufferImageGranularity;
+	VkDeviceSize sparseAddressSpaceSize;
+	uint32_t maxBoundDescriptorSets;
+	uint32_t maxPerStageDescriptorSamplers;
+	uint32_t maxPerStageDescriptorUniformBuffers;
+	uint32_t maxPerStageDescriptorStorageBuffers;
+	uint32_t maxPerStageDescriptorSampledImages;
+	uint32_t maxPerStageDescriptorStorageImages;
+	uint32_t maxPerStageDescriptorInputAttachments;
+	uint32_t maxPerStageResources;
+	uint32_t maxDescriptorSetSamplers;
+	uint32_t maxDescriptorSetUniformBuffers;
+	uint32_t maxDescriptorSetUniformBuffersDynamic;
+	uint32_t maxDescriptorSetStorageBuffers;
+	uint32_t maxDescriptorSetStorageBuffersDynamic;
+	uint32_t maxDescriptorSetSampledImages;
+	uint32_t maxDescriptorSetStorageImages;
+	uint32_t maxDescriptorSetInputAttachments;
+	uint32_t maxVertexInputAttributes;
+	uint32_t maxVertexInputBindings;
+	uint32_t maxVertexInputAttributeOffset;
+	uint32_t maxVertexInputBindingStride;
+	uint32_t maxVertexOutputComponents;
+	uint32_t maxTessellationGenerationLevel;
+	uint32_t maxTessellationPatchSize;
+	uint32_t maxTessellationControlPerVertexInputComponents;
+	uint32_t maxTessellationControlPerVertexOutputComponents;
+	uint32_t maxTessellationControlPerPatchOutputComponents;
+	uint32_t maxTessellationControlTotalOutputComponents;
+	uint32_t maxTessellationEvaluationInputComponents;
+	uint32_t maxTessellationEvaluationOutputComponents;
+	uint32_t maxGeometryShaderInvocations;
+	uint32_t maxGeometryInputComponents;
+	uint32_t maxGeometryOutputComponents;
+	uint32_t maxGeometryOutputVertices;
+	uint32_t maxGeometryTotalOutputComponents;
+	uint32_t maxFragmentInputComponents;
+	uint32_t maxFragmentOutputAttachments;
+	uint32_t maxFragmentDualSrcAttachments;
+	uint32_t maxFragmentCombinedOutputResources;
+	uint32_t maxComputeSharedMemorySize;
+	uint32_t maxComputeWorkGroupCount[3];
+	uint32_t maxComputeWorkGroupInvocations;
+	uint32_t maxComputeWorkGroupSize[3];
+	uint32_t subPixelPrecisionBits;
+	uint32_t subTexelPrecisionBits;
+	uint32_t mipmapPrecisionBits;
+	uint32_t maxDrawIndexedIndexValue;
+	uint32_t maxDrawIndirectCount;
+	float maxSamplerLodBias;
+	float maxSamplerAnisotropy;
+	uint32_t maxViewports;
+	uint32_t maxViewportDimensions[2];
+	float viewportBoundsRange[2];
+	uint32_t viewportSubPixelBits;
+	size_t minMemoryMapAlignment;
+	VkDeviceSize minTexelBufferOffsetAlignment;
+	VkDeviceSize minUniformBufferOffsetAlignment;
+	VkDeviceSize minStorageBufferOffsetAlignment;
+	int32_t minTexelOffset;
+	uint32_t maxTexelOffset;
+	int32_t minTexelGatherOffset;
+	uint32_t maxTexelGatherOffset;
+	float minInterpolationOffset;
+	float maxInterpolationOffset;
+	uint32_t subPixelInterpolationOffsetBits;
+	uint32_t maxFramebufferWidth;
+	uint32_t maxFramebufferHeight;
+	uint32_t maxFramebufferLayers;
+	VkFlags framebufferColorSampleCounts;
+	VkFlags framebufferDepthSampleCounts;
+	VkFlags framebufferStencilSampleCounts;
+	VkFlags framebufferNoAttachmentsSampleCounts;
+	uint32_t maxColorAttachments;
+	VkFlags sampledImageColorSampleCounts;
+	VkFlags sampledImageIntegerSampleCounts;
+	VkFlags sampledImageDepthSampleCounts;
+	VkFlags sampledImageStencilSampleCounts;
+	VkFlags storageImageSampleCounts;
+	uint32_t maxSampleMaskWords;
+	VkBool32 timestampComputeAndGraphics;
+	float timestampPeriod;
+	uint32_t maxClipDistances;
+	uint32_t maxCullDistances;
+	uint32_t maxCombinedClipAndCullDistances;
+	uint32_t discreteQueuePriorities;
+	float pointSizeRange[2];
+	float lineWidthRange[2];
+	float pointSizeGranularity;
+	float lineWidthGranularity;
+	VkBool32 strictLines;
+	VkBool32 standardSampleLocations;
+	VkDeviceSize optimalBufferCopyOffsetAlignment;
+	VkDeviceSize optimalBufferCopyRowPitchAlignment;
+	VkDeviceSize nonCoherentAtomSize;
+} VkPhysicalDeviceLimits;
+
+typedef struct VkPhysicalDeviceSparseProperties {
+	VkBool32 residencyStandard2DBlockShape;
+	VkBool32 residencyStandard2DMultisampleBlockShape;
+	VkBool32 residencyStandard3DBlockShape;
+	VkBool32 residencyAlignedMipSize;
+	VkBool32 residencyNonResidentStrict;
+} VkPhysicalDeviceSparseProperties;
+
+typedef struct VkPhysicalDeviceProperties {
+	uint32_t apiVersion;
+	uint32_t driverVersion;
+	uint32_t vendorID;
+	uint32_t deviceID;
+	uint32_t deviceType;
+	char deviceName[256];
+	uint8_t pipelineCacheUUID[16];
+	VkPhysicalDeviceLimits limits;
+	VkPhysicalDeviceSparseProperties sparseProperties;
+} VkPhysicalDeviceProperties;
+
+typedef struct VkPhysicalDeviceProperties2 {
+	VkStructureType sType;
+	void* pNext;
+	VkPhysicalDeviceProperties properties;
+} VkPhysicalDeviceProperties2;
+
+typedef struct VkPhysicalDeviceSubgroupProperties {
+	VkStructureType sType;
+	void* pNext;
+	uint32_t subgroupSize;
+	VkFlags supportedStages;
+	VkFlags supportedOperations;
+	VkBool32 quadOperationsInAllStages;
+} VkPhysicalDeviceSubgroupProperties;
+
+typedef struct VkPhysicalDeviceDriverProperties {
+	VkStructureType sType;
+	void* pNext;
+	uint32_t driverID;
+	char driverName[256];
+	char driverInfo[256];
+	uint8_t conformanceVersion[4];
+} VkPhysicalDeviceDriverProperties;
+
+typedef struct VkPhysicalDeviceIDProperties {
+	VkStructureType sType;
+	void* pNext;
+	uint8_t deviceUUID[16];
+	uint8_t driverUUID[16];
+	uint8_t deviceLUID[8];
+	uint32_t deviceNodeMask;
+	VkBool32 deviceLUIDValid;
+} VkPhysicalDeviceIDProperties;
+
+typedef struct VkPhysicalDeviceMaintenance3Properties {
+	VkStructureType sType;
+	void* pNext;
+	uint32_t maxPerSetDescriptors;
+	VkDeviceSize maxMemoryAllocationSize;
+} VkPhysicalDeviceMaintenance3Properties;
+
+typedef struct VkPhysicalDeviceSubgroupSizeControlProperties {
+	VkStructureType sType;
+	void* pNext;
+	uint32_t minSubgroupSize;
+	uint32_t maxSubgroupSize;
+	uint32_t maxComputeWorkgroupSubgroups;
+	VkFlags requiredSubgroupSizeStages;
+} VkPhysicalDeviceSubgroupSizeControlProperties;
+
+// VkPhysicalDeviceFeatures has 55 VkBool32 members; only the first
+// (robustBufferAccess) is touched by name.
+#define VKZ_FEATURE_COUNT 55
+typedef struct VkPhysicalDeviceFeatures {
+	VkBool32 robustBufferAccess;
+	VkBool32 rest[VKZ_FEATURE_COUNT - 1];
+} VkPhysicalDeviceFeatures;
+
+typedef struct VkPhysicalDeviceFeatures2 {
+	VkStructureType sType;
+	void* pNext;
+	VkPhysicalDeviceFeatures features;
+} VkPhysicalDeviceFeatures2;
+
+typedef struct VkPhysicalDeviceTimelineSemaphoreFeatures {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 timelineSemaphore;
+} VkPhysicalDeviceTimelineSemaphoreFeatures;
+
+typedef struct VkPhysicalDeviceSubgroupSizeControlFeatures {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 subgroupSizeControl;
+	VkBool32 computeFullSubgroups;
+} VkPhysicalDeviceSubgroupSizeControlFeatures;
+
+typedef struct VkExtent3D {
+	uint32_t width, height, depth;
+} VkExtent3D;
+
+typedef struct VkQueueFamilyProperties {
+	VkFlags queueFlags;
+	uint32_t queueCount;
+	uint32_t timestampValidBits;
+	VkExtent3D minImageTransferGranularity;
+} VkQueueFamilyProperties;
+
+typedef struct VkMemoryType {
+	VkFlags propertyFlags;
+	uint32_t heapIndex;
+} VkMemoryType;
+
+typedef struct VkMemoryHeap {
+	VkDeviceSize size;
+	VkFlags flags;
+} VkMemoryHeap;
+
+typedef struct VkPhysicalDeviceMemoryProperties {
+	uint32_t memoryTypeCount;
+	VkMemoryType memoryTypes[32];
+	uint32_t memoryHeapCount;
+	VkMemoryHeap memoryHeaps[16];
+} VkPhysicalDeviceMemoryProperties;
+
+typedef struct VkDeviceQueueCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t queueFamilyIndex;
+	uint32_t queueCount;
+	const float* pQueuePriorities;
+} VkDeviceQueueCreateInfo;
+
+typedef struct VkDeviceCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t queueCreateInfoCount;
+	const VkDeviceQueueCreateInfo* pQueueCreateInfos;
+	uint32_t enabledLayerCount;
+	const char* const* ppEnabledLayerNames;
+	uint32_t enabledExtensionCount;
+	const char* const* ppEnabledExtensionNames;
+	const VkPhysicalDeviceFeatures* pEnabledFeatures;
+} VkDeviceCreateInfo;
+
+typedef struct VkBufferCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	VkDeviceSize size;
+	VkFlags usage;
+	uint32_t sharingMode;
+	uint32_t queueFamilyIndexCount;
+	const uint32_t* pQueueFamilyIndices;
+} VkBufferCreateInfo;
+
+typedef struct VkMemoryRequirements {
+	VkDeviceSize size;
+	VkDeviceSize alignment;
+	uint32_t memoryTypeBits;
+} VkMemoryRequirements;
+
+typedef struct VkMemoryAllocateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkDeviceSize allocationSize;
+	uint32_t memoryTypeIndex;
+} VkMemoryAllocateInfo;
+
+typedef struct VkMemoryDedicatedAllocateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkImage image;
+	VkBuffer buffer;
+} VkMemoryDedicatedAllocateInfo;
+
+typedef struct VkExternalMemoryBufferCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags handleTypes;
+} VkExternalMemoryBufferCreateInfo;
+
+typedef struct VkExportMemoryAllocateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags handleTypes;
+} VkExportMemoryAllocateInfo;
+
+typedef struct VkImportMemoryFdInfoKHR {
+	VkStructureType sType;
+	const void* pNext;
+	uint32_t handleType;
+	int fd;
+} VkImportMemoryFdInfoKHR;
+
+typedef struct VkMemoryGetFdInfoKHR {
+	VkStructureType sType;
+	const void* pNext;
+	VkDeviceMemory memory;
+	uint32_t handleType;
+} VkMemoryGetFdInfoKHR;
+
+typedef struct VkSemaphoreCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+} VkSemaphoreCreateInfo;
+
+typedef struct VkSemaphoreTypeCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	uint32_t semaphoreType;
+	uint64_t initialValue;
+} VkSemaphoreTypeCreateInfo;
+
+typedef struct VkExportSemaphoreCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags handleTypes;
+} VkExportSemaphoreCreateInfo;
+
+typedef struct VkSemaphoreGetFdInfoKHR {
+	VkStructureType sType;
+	const void* pNext;
+	VkSemaphore semaphore;
+	uint32_t handleType;
+} VkSemaphoreGetFdInfoKHR;
+
+typedef struct VkSemaphoreWaitInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t semaphoreCount;
+	const VkSemaphore* pSemaphores;
+	const uint64_t* pValues;
+} VkSemaphoreWaitInfo;
+
+typedef struct VkSemaphoreSignalInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkSemaphore semaphore;
+	uint64_t value;
+} VkSemaphoreSignalInfo;
+
+typedef struct VkTimelineSemaphoreSubmitInfo {
+	VkStructureType sType;
+	const void* pNext;
+	uint32_t waitSemaphoreValueCount;
+	const uint64_t* pWaitSemaphoreValues;
+	uint32_t signalSemaphoreValueCount;
+	const uint64_t* pSignalSemaphoreValues;
+} VkTimelineSemaphoreSubmitInfo;
+
+typedef struct VkShaderModuleCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	size_t codeSize;
+	const uint32_t* pCode;
+} VkShaderModuleCreateInfo;
+
+typedef struct VkPipelineCacheCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	size_t initialDataSize;
+	const void* pInitialData;
+} VkPipelineCacheCreateInfo;
+
+typedef struct VkSpecializationMapEntry {
+	uint32_t constantID;
+	uint32_t offset;
+	size_t size;
+} VkSpecializationMapEntry;
+
+typedef struct VkSpecializationInfo {
+	uint32_t mapEntryCount;
+	const VkSpecializationMapEntry* pMapEntries;
+	size_t dataSize;
+	const void* pData;
+} VkSpecializationInfo;
+
+typedef struct VkPipelineShaderStageCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t stage;
+	VkShaderModule module;
+	const char* pName;
+	const VkSpecializationInfo* pSpecializationInfo;
+} VkPipelineShaderStageCreateInfo;
+
+typedef struct VkPipelineShaderStageRequiredSubgroupSizeCreateInfo {
+	VkStructureType sType;
+	void* pNext;
+	uint32_t requiredSubgroupSize;
+} VkPipelineShaderStageRequiredSubgroupSizeCreateInfo;
+
+typedef struct VkComputePipelineCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	VkPipelineShaderStageCreateInfo stage;
+	VkPipelineLayout layout;
+	VkPipeline basePipelineHandle;
+	int32_t basePipelineIndex;
+} VkComputePipelineCreateInfo;
+
+typedef struct VkDescriptorSetLayoutBinding {
+	uint32_t binding;
+	uint32_t descriptorType;
+	uint32_t descriptorCount;
+	VkFlags stageFlags;
+	const VkSampler* pImmutableSamplers;
+} VkDescriptorSetLayoutBinding;
+
+typedef struct VkDescriptorSetLayoutCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t bindingCount;
+	const VkDescriptorSetLayoutBinding* pBindings;
+} VkDescriptorSetLayoutCreateInfo;
+
+typedef struct VkPushConstantRange {
+	VkFlags stageFlags;
+	uint32_t offset;
+	uint32_t size;
+} VkPushConstantRange;
+
+typedef struct VkPipelineLayoutCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t setLayoutCount;
+	const VkDescriptorSetLayout* pSetLayouts;
+	uint32_t pushConstantRangeCount;
+	const VkPushConstantRange* pPushConstantRanges;
+} VkPipelineLayoutCreateInfo;
+
+typedef struct VkDescriptorPoolSize {
+	uint32_t type;
+	uint32_t descriptorCount;
+} VkDescriptorPoolSize;
+
+typedef struct VkDescriptorPoolCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t maxSets;
+	uint32_t poolSizeCount;
+	const VkDescriptorPoolSize* pPoolSizes;
+} VkDescriptorPoolCreateInfo;
+
+typedef struct VkDescriptorSetAllocateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkDescriptorPool descriptorPool;
+	uint32_t descriptorSetCount;
+	const VkDescriptorSetLayout* pSetLayouts;
+} VkDescriptorSetAllocateInfo;
+
+typedef struct VkDescriptorBufferInfo {
+	VkBuffer buffer;
+	VkDeviceSize offset;
+	VkDeviceSize range;
+} VkDescriptorBufferInfo;
+
+typedef struct VkWriteDescriptorSet {
+	VkStructureType sType;
+	const void* pNext;
+	VkDescriptorSet dstSet;
+	uint32_t dstBinding;
+	uint32_t dstArrayElement;
+	uint32_t descriptorCount;
+	uint32_t descriptorType;
+	const void* pImageInfo;
+	const VkDescriptorBufferInfo* pBufferInfo;
+	const void* pTexelBufferView;
+} VkWriteDescriptorSet;
+
+typedef struct VkCommandPoolCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t queueFamilyIndex;
+} VkCommandPoolCreateInfo;
+
+typedef struct VkCommandBufferAllocateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkCommandPool commandPool;
+	uint32_t level;
+	uint32_t commandBufferCount;
+} VkCommandBufferAllocateInfo;
+
+typedef struct VkCommandBufferBeginInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	const void* pInheritanceInfo;
+} VkCommandBufferBeginInfo;
+
+typedef struct VkSubmitInfo {
+	VkStructureType sType;
+	const void* pNext;
+	uint32_t waitSemaphoreCount;
+	const VkSemaphore* pWaitSemaphores;
+	const VkFlags* pWaitDstStageMask;
+	uint32_t commandBufferCount;
+	const VkCommandBuffer* pCommandBuffers;
+	uint32_t signalSemaphoreCount;
+	const VkSemaphore* pSignalSemaphores;
+} VkSubmitInfo;
+
+typedef struct VkFenceCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+} VkFenceCreateInfo;
+
+typedef struct VkQueryPoolCreateInfo {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags flags;
+	uint32_t queryType;
+	uint32_t queryCount;
+	VkFlags pipelineStatistics;
+} VkQueryPoolCreateInfo;
+
+typedef struct VkMemoryBarrier {
+	VkStructureType sType;
+	const void* pNext;
+	VkFlags srcAccessMask;
+	VkFlags dstAccessMask;
+} VkMemoryBarrier;
+
+typedef struct VkBufferCopy {
+	VkDeviceSize srcOffset;
+	VkDeviceSize dstOffset;
+	VkDeviceSize size;
+} VkBufferCopy;
+
+typedef void (*PFN_vkVoidFunction)(void);
+typedef PFN_vkVoidFunction (*PFN_vkGetInstanceProcAddr)(VkInstance, const char*);
+typedef PFN_vkVoidFunction (*PFN_vkGetDeviceProcAddr)(VkDevice, const char*);
+
+// Instance-level function table (C memory, one per Instance).
+typedef struct vkz_inst {
+	VkInstance instance;
+	uint32_t apiVersion;
+	VkDebugUtilsMessengerEXT messenger;
+	void (*DestroyInstance)(VkInstance, const void*);
+	VkResult (*EnumeratePhysicalDevices)(VkInstance, uint32_t*, VkPhysicalDevice*);
+	void (*GetPhysicalDeviceProperties)(VkPhysicalDevice, VkPhysicalDeviceProperties*);
+	void (*GetPhysicalDeviceProperties2)(VkPhysicalDevice, VkPhysicalDeviceProperties2*);
+	void (*GetPhysicalDeviceFeatures)(VkPhysicalDevice, VkPhysicalDeviceFeatures*);
+	void (*GetPhysicalDeviceFeatures2)(VkPhysicalDevice, VkPhysicalDeviceFeatures2*);
+	void (*GetPhysicalDeviceQueueFamilyProperties)(VkPhysicalDevice, uint32_t*, VkQueueFamilyProperties*);
+	void (*GetPhysicalDeviceMemoryProperties)(VkPhysicalDevice, VkPhysicalDeviceMemoryProperties*);
+	VkResult (*EnumerateDeviceExtensionProperties)(VkPhysicalDevice, const char*, uint32_t*, VkExtensionProperties*);
+	VkResult (*CreateDevice)(VkPhysicalDevice, const VkDeviceCreateInfo*, const void*, VkDevice*);
+	PFN_vkGetDeviceProcAddr GetDeviceProcAddr;
+	VkResult (*CreateDebugUtilsMessengerEXT)(VkInstance, const VkDebugUtilsMessengerCreateInfoEXT*, const void*, VkDebugUtilsMessengerEXT*);
+	void (*DestroyDebugUtilsMessengerEXT)(VkInstance, VkDebugUtilsMessengerEXT, const void*);
+} vkz_inst;
+
+// Device-level function table (C memory, one per Device). Entry points
+// are fetched with vkGetDeviceProcAddr so calls skip the loader trampoline.
+typedef struct vkz_dev {
+	VkDevice device;
+	VkQueue queue;
+	uint32_t queueFamily;
+	void (*DestroyDevice)(VkDevice, const void*);
+	void (*GetDeviceQueue)(VkDevice, uint32_t, uint32_t, VkQueue*);
+	VkResult (*DeviceWaitIdle)(VkDevice);
+	VkResult (*QueueSubmit)(VkQueue, uint32_t, const VkSubmitInfo*, VkFence);
+	VkResult (*CreateBuffer)(VkDevice, const VkBufferCreateInfo*, const void*, VkBuffer*);
+	void (*DestroyBuffer)(VkDevice, VkBuffer, const void*);
+	void (*GetBufferMemoryRequirements)(VkDevice, VkBuffer, VkMemoryRequirements*);
+	VkResult (*AllocateMemory)(VkDevice, const VkMemoryAllocateInfo*, const void*, VkDeviceMemory*);
+	void (*FreeMemory)(VkDevice, VkDeviceMemory, const void*);
+	VkResult (*BindBufferMemory)(VkDevice, VkBuffer, VkDeviceMemory, VkDeviceSize);
+	VkResult (*MapMemory)(VkDevice, VkDeviceMemory, VkDeviceSize, VkDeviceSize, VkFlags, void**);
+	void (*UnmapMemory)(VkDevice, VkDeviceMemory);
+	VkResult (*CreateShaderModule)(VkDevice, const VkShaderModuleCreateInfo*, const void*, VkShaderModule*);
+	void (*DestroyShaderModule)(VkDevice, VkShaderModule, const void*);
+	VkResult (*CreatePipelineCache)(VkDevice, const VkPipelineCacheCreateInfo*, const void*, VkPipelineCache*);
+	void (*DestroyPipelineCache)(VkDevice, VkPipelineCache, const void*);
+	VkResult (*GetPipelineCacheData)(VkDevice, VkPipelineCache, size_t*, void*);
+	VkResult (*CreateDescriptorSetLayout)(VkDevice, const VkDescriptorSetLayoutCreateInfo*, const void*, VkDescriptorSetLayout*);
+	void (*DestroyDescriptorSetLayout)(VkDevice, VkDescriptorSetLayout, const void*);
+	VkResult (*CreatePipelineLayout)(VkDevice, const VkPipelineLayoutCreateInfo*, const void*, VkPipelineLayout*);
+	void (*DestroyPipelineLayout)(VkDevice, VkPipelineLayout, const void*);
+	VkResult (*CreateComputePipelines)(VkDevice, VkPipelineCache, uint32_t, const VkComputePipelineCreateInfo*, const void*, VkPipeline*);
+	void (*DestroyPipeline)(VkDevice, VkPipeline, const void*);
+	VkResult (*CreateDescriptorPool)(VkDevice, const VkDescriptorPoolCreateInfo*, const void*, VkDescriptorPool*);
+	void (*DestroyDescriptorPool)(VkDevice, VkDescriptorPool, const void*);
+	VkResult (*AllocateDescriptorSets)(VkDevice, const VkDescriptorSetAllocateInfo*, VkDescriptorSet*);
+	void (*UpdateDescriptorSets)(VkDevice, uint32_t, const VkWriteDescriptorSet*, uint32_t, const void*);
+	VkResult (*CreateCommandPool)(VkDevice, const VkCommandPoolCreateInfo*, const void*, VkCommandPool*);
+	void (*DestroyCommandPool)(VkDevice, VkCommandPool, const void*);
+	VkResult (*ResetCommandPool)(VkDevice, VkCommandPool, VkFlags);
+	VkResult (*AllocateCommandBuffers)(VkDevice, const VkCommandBufferAllocateInfo*, VkCommandBuffer*);
+	VkResult (*BeginCommandBuffer)(VkCommandBuffer, const VkCommandBufferBeginInfo*);
+	VkResult (*EndCommandBuffer)(VkCommandBuffer);
+	VkResult (*CreateFence)(VkDevice, const VkFenceCreateInfo*, const void*, VkFence*);
+	void (*DestroyFence)(VkDevice, VkFence, const void*);
+	VkResult (*ResetFences)(VkDevice, uint32_t, const VkFence*);
+	VkResult (*GetFenceStatus)(VkDevice, VkFence);
+	VkResult (*WaitForFences)(VkDevice, uint32_t, const VkFence*, VkBool32, uint64_t);
+	VkResult (*CreateQueryPool)(VkDevice, const VkQueryPoolCreateInfo*, const void*, VkQueryPool*);
+	void (*DestroyQueryPool)(VkDevice, VkQueryPool, const void*);
+	VkResult (*GetQueryPoolResults)(VkDevice, VkQueryPool, uint32_t, uint32_t, size_t, void*, VkDeviceSize, VkFlags);
+	VkResult (*CreateSemaphore)(VkDevice, const VkSemaphoreCreateInfo*, const void*, VkSemaphore*);
+	void (*DestroySemaphore)(VkDevice, VkSemaphore, const void*);
+	void (*CmdBindPipeline)(VkCommandBuffer, uint32_t, VkPipeline);
+	void (*CmdBindDescriptorSets)(VkCommandBuffer, uint32_t, VkPipelineLayout, uint32_t, uint32_t, const VkDescriptorSet*, uint32_t, const uint32_t*);
+	void (*CmdPushConstants)(VkCommandBuffer, VkPipelineLayout, VkFlags, uint32_t, uint32_t, const void*);
+	void (*CmdDispatch)(VkCommandBuffer, uint32_t, uint32_t, uint32_t);
+	void (*CmdPipelineBarrier)(VkCommandBuffer, VkFlags, VkFlags, VkFlags, uint32_t, const VkMemoryBarrier*, uint32_t, const void*, uint32_t, const void*);
+	void (*CmdFillBuffer)(VkCommandBuffer, VkBuffer, VkDeviceSize, VkDeviceSize, uint32_t);
+	void (*CmdCopyBuffer)(VkCommandBuffer, VkBuffer, VkBuffer, uint32_t, const VkBufferCopy*);
+	void (*CmdResetQueryPool)(VkCommandBuffer, VkQueryPool, uint32_t, uint32_t);
+	void (*CmdWriteTimestamp)(VkCommandBuffer, VkFlags, VkQueryPool, uint32_t);
+	// Optional (extension / newer core); NULL when unavailable.
+	VkResult (*GetMemoryFdKHR)(VkDevice, const VkMemoryGetFdInfoKHR*, int*);
+	VkResult (*GetSemaphoreFdKHR)(VkDevice, const VkSemaphoreGetFdInfoKHR*, int*);
+	VkResult (*GetSemaphoreCounterValue)(VkDevice, VkSemaphore, uint64_t*);
+	VkResult (*WaitSemaphores)(VkDevice, const VkSemaphoreWaitInfo*, uint64_t);
+	VkResult (*SignalSemaphore)(VkDevice, const VkSemaphoreSignalInfo*);
+} vkz_dev;
+
+// Results of one physical-device query, filled in C.
+typedef struct vkz_pdev_info {
+	VkPhysicalDeviceProperties props;
+	int haveProps2;
+	VkPhysicalDeviceSubgroupProperties subgroup;
+	int haveDriver;
+	VkPhysicalDeviceDriverProperties driver;
+	VkPhysicalDeviceIDProperties id;
+	VkPhysicalDeviceMaintenance3Properties maint3;
+	int haveSizeControl;
+	VkPhysicalDeviceSubgroupSizeControlProperties sizeControl;
+	VkPhysicalDeviceSubgroupSizeControlFeatures sizeControlFeatures;
+	int haveTimeline;
+	VkPhysicalDeviceTimelineSemaphoreFeatures timelineFeatures;
+	VkPhysicalDeviceFeatures features;
+	VkPhysicalDeviceMemoryProperties mem;
+	uint32_t queueFamilyCount;
+	VkQueueFamilyProperties queueFamilies[16];
+} vkz_pdev_info;
+
+// Options for device creation, filled in Go.
+typedef struct vkz_dev_opts {
+	uint32_t queueFamily;
+	uint32_t enableSizeControl;    // 1: enable the subgroupSizeControl feature
+	uint32_t enableFullSubgroups;  // 1: enable computeFullSubgroups
+	uint32_t enableTimeline;       // 1: enable timelineSemaphore feature
+	uint32_t extensionCount;
+	const char* extensions[16];
+} vkz_dev_opts;
+
+// Result used when a required entry point is NULL (not a VkResult value).
+#define VKZ_MISSING_ENTRY_POINT (-2147480000)
+
+// Implemented in vkz.c.
+int vkz_load(const char* path, char* err, size_t errLen);
+int vkz_try_load(const char* path, char* err, size_t errLen);
+int vkz_loaded(void);
+void vkz_pin_libraries(void);
+void* vkz_gipa_ptr(void);
+uint32_t vkz_instance_version(void);
+VkResult vkz_enum_instance_layers(uint32_t* count, VkLayerProperties* out);
+VkResult vkz_enum_instance_extensions(uint32_t* count, VkExtensionProperties* out);
+VkResult vkz_create_instance(const char* appName, uint32_t apiVersion, uint32_t flags,
+	const char** layers, uint32_t layerCount, const char** exts, uint32_t extCount,
+	int debugUtils, uintptr_t userData, vkz_inst** out, const char** missing);
+void vkz_destroy_instance(vkz_inst* in);
+VkResult vkz_enum_physical_devices(vkz_inst* in, uint32_t* count, VkPhysicalDevice* out);
+void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int props2Driver, int sizeControl, int timeline, vkz_pdev_info* out);
+VkResult vkz_enum_device_extensions(vkz_inst* in, VkPhysicalDevice pd, uint32_t* count, VkExtensionProperties* out);
+VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts* o, vkz_dev** out, const char** missing);
+void vkz_destroy_device(vkz_dev* d);
+
+VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out, VkMemoryRequirements* req);
+VkResult vkz_alloc_memory(vkz_dev* d, VkDeviceSize size, uint32_t typeIndex, VkBuffer dedicated, VkFlags exportTypes, int importFd, VkDeviceMemory* out);
+VkResult vkz_get_memory_fd(vkz_dev* d, VkDeviceMemory mem, int* fd);
+
+VkResult vkz_create_pipeline_cache(vkz_dev* d, const void* data, size_t size, VkPipelineCache* out);
+VkResult vkz_get_pipeline_cache_data(vkz_dev* d, VkPipelineCache c, size_t* size, void* data);
+VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* code, size_t codeSize,
+	const char* entry, uint32_t bindings, uint32_t pushSize, const uint32_t* specIDs, const uint32_t* specVals,
+	uint32_t specCount, uint32_t requiredSubgroupSize, uint32_t stageFlags,
+	VkDescriptorSetLayout* dsl, VkPipelineLayout* layout, VkPipeline* pipe);
+VkResult vkz_create_descriptor_set(vkz_dev* d, VkDescriptorSetLayout dsl, uint32_t bindings, VkDescriptorPool* pool, VkDescriptorSet* set);
+void vkz_update_descriptor_set(vkz_dev* d, VkDescriptorSet set, uint32_t n, const uint64_t* bufs, const uint64_t* offs, const uint64_t* sizes);
+
+VkResult vkz_create_commands(vkz_dev* d, VkCommandPool* pool, VkCommandBuffer* cb, VkFence* fence);
+VkResult vkz_begin(vkz_dev* d, VkCommandPool pool, VkCommandBuffer cb);
+void vkz_cmd_dispatch(vkz_dev* d, VkCommandBuffer cb, VkPipeline pipe, VkPipelineLayout layout, VkDescriptorSet set,
+	const void* push, uint32_t pushSize, uint32_t x, uint32_t y, uint32_t z);
+void vkz_cmd_barrier(vkz_dev* d, VkCommandBuffer cb, VkFlags srcStage, VkFlags dstStage, VkFlags srcAccess, VkFlags dstAccess);
+VkResult vkz_submit(vkz_dev* d, VkCommandBuffer cb, VkFence fence, uint32_t waitCount, const VkSemaphore* waits, const uint64_t* waitVals,
+	uint32_t signalCount, const VkSemaphore* signals, const uint64_t* signalVals);
+VkResult vkz_query_results(vkz_dev* d, VkQueryPool qp, uint32_t first, uint32_t count, uint64_t* out);
+VkResult vkz_create_query_pool(vkz_dev* d, uint32_t count, VkQueryPool* out);
+VkResult vkz_create_semaphore(vkz_dev* d, int timeline, uint64_t initial, VkFlags exportTypes, VkSemaphore* out);
+VkResult vkz_semaphore_value(vkz_dev* d, VkSemaphore s, uint64_t* v);
+VkResult vkz_semaphore_wait(vkz_dev* d, VkSemaphore s, uint64_t v, uint64_t timeout);
+VkResult vkz_semaphore_signal(vkz_dev* d, VkSemaphore s, uint64_t v);
+VkResult vkz_get_semaphore_fd(vkz_dev* d, VkSemaphore s, int* fd);
+
+// Small wrappers the Go side calls directly.
+static inline void vkz_destroy_buffer(vkz_dev* d, VkBuffer b) { d->DestroyBuffer(d->device, b, NULL); }
+static inline void vkz_free_memory(vkz_dev* d, VkDeviceMemory m) { d->FreeMemory(d->device, m, NULL); }
+static inline VkResult vkz_bind_buffer_memory(vkz_dev* d, VkBuffer b, VkDeviceMemory m) { return d->BindBufferMemory(d->device, b, m, 0); }
+static inline VkResult vkz_map_memory(vkz_dev* d, VkDeviceMemory m, void** p) { return d->MapMemory(d->device, m, 0, ~(VkDeviceSize)0, 0, p); }
+static inline void vkz_unmap_memory(vkz_dev* d, VkDeviceMemory m) { d->UnmapMemory(d->device, m); }
+static inline void vkz_destroy_pipeline_cache(vkz_dev* d, VkPipelineCache c) { d->DestroyPipelineCache(d->device, c, NULL); }
+static inline void vkz_destroy_pipeline(vkz_dev* d, VkPipeline p) { d->DestroyPipeline(d->device, p, NULL); }
+static inline void vkz_destroy_pipeline_layout(vkz_dev* d, VkPipelineLayout l) { d->DestroyPipelineLayout(d->device, l, NULL); }
+static inline void vkz_destroy_dsl(vkz_dev* d, VkDescriptorSetLayout l) { d->DestroyDescriptorSetLayout(d->device, l, NULL); }
+static inline void vkz_destroy_descriptor_pool(vkz_dev* d, VkDescriptorPool p) { d->DestroyDescriptorPool(d->device, p, NULL); }
+static inline void vkz_destroy_command_pool(vkz_dev* d, VkCommandPool p) { d->DestroyCommandPool(d->device, p, NULL); }
+static inline void vkz_destroy_fence(vkz_dev* d, VkFence f) { d->DestroyFence(d->device, f, NULL); }
+static inline void vkz_destroy_query_pool(vkz_dev* d, VkQueryPool q) { d->DestroyQueryPool(d->device, q, NULL); }
+static inline void vkz_destroy_semaphore(vkz_dev* d, VkSemaphore s) { d->DestroySemaphore(d->device, s, NULL); }
+static inline VkResult vkz_device_wait_idle(vkz_dev* d) { return d->DeviceWaitIdle(d->device); }
+static inline VkResult vkz_reset_fence(vkz_dev* d, VkFence f) { return d->ResetFences(d->device, 1, &f); }
+static inline VkResult vkz_fence_status(vkz_dev* d, VkFence f) { return d->GetFenceStatus(d->device, f); }
+static inline VkResult vkz_wait_fence(vkz_dev* d, VkFence f, uint64_t timeout) { return d->WaitForFences(d->device, 1, &f, 1, timeout); }
+static inline VkResult vkz_end(vkz_dev* d, VkCommandBuffer cb) { return d->EndCommandBuffer(cb); }
+static inline void vkz_cmd_fill(vkz_dev* d, VkCommandBuffer cb, VkBuffer b, VkDeviceSize off, VkDeviceSize size, uint32_t v) { d->CmdFillBuffer(cb, b, off, size, v); }
+static inline void vkz_cmd_copy(vkz_dev* d, VkCommandBuffer cb, VkBuffer src, VkBuffer dst, VkDeviceSize so, VkDeviceSize dof, VkDeviceSize size) {
+	VkBufferCopy r = {so, dof, size};
+	d->CmdCopyBuffer(cb, src, dst, 1, &r);
+}
+static inline void vkz_cmd_reset_queries(vkz_dev* d, VkCommandBuffer cb, VkQueryPool q, uint32_t first, uint32_t n) { d->CmdResetQueryPool(cb, q, first, n); }
+static inline void vkz_cmd_timestamp(vkz_dev* d, VkCommandBuffer cb, VkFlags stage, VkQueryPool q, uint32_t i) { d->CmdWriteTimestamp(cb, stage, q, i); }
+
+#endif
