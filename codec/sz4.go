@@ -322,3 +322,10 @@ func sz4CheckTable(body []byte, g *sz4Geom) error {
 	}
 	return nil
 }
+
+// CheckSZ4Table validates a SplitZip-4 body's chunk table structurally (docs/FORMAT.md §5.3): what a GPU backend
+// checks on the host before it dispatches, so its errors read like the reference's.
+func CheckSZ4Table(body []byte, n uint64, shift uint) error {
+	g := newSZ4Geom(n, shift)
+	return sz4CheckTable(body, &g)
+}

@@ -45,6 +45,11 @@ layout(push_constant) uniform PC {
     uint checksums;
     uint sideLen;    // bytes in the side section
     uint statusBase; // this job's first status word
+    uint codeBase;   // word offsets of the segment's code and low pieces, the table and the side section
+    uint lowBase;
+    uint tableBase;
+    uint sideBase;
+    uint dstBase;    // uvec4 offset of the segment's output
 } pc;
 
 #include "common.glsl"
@@ -66,7 +71,7 @@ uint sideWord(uint i) {
         if (DEBUG_BOUNDS != 0u) atomicAdd(status[pc.statusBase + 4u], 1u);
         i = words == 0u ? 0u : words - 1u;
     }
-    return side[i];
+    return side[pc.sideBase + i];
 }
 
 void report(uint bit, uint c) {
@@ -92,12 +97,12 @@ void main() {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
-        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-        uint off = table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint crcField = table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
+        uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint off = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint crcField = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
         uint kind = info >> KIND_SHIFT;
         uint k = info & COUNT_MASK;
-        uint next = last ? pc.sideLen : table[(c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint next = last ? pc.sideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
         uint size = kind == CHUNK_RAW ? rawSide(m) : ESCAPE_SIZE * k;
         barrier();
         // Structure (docs/FORMAT.md §5.3). Neighbouring entries agreeing pairwise is the running-sum rule.
@@ -131,9 +136,9 @@ void main() {
             uint v0 = 8u * s;
             uint cw = 0u, lw0 = 0u, lw1 = 0u;
             if (v0 < m) {
-                cw = codes[lc * SLOTS + s];
-                lw0 = lows[lc * (N / 4u) + 2u * s];
-                if (v0 + 4u < m) lw1 = lows[lc * (N / 4u) + 2u * s + 1u];
+                cw = codes[pc.codeBase + lc * SLOTS + s];
+                lw0 = lows[pc.lowBase + lc * (N / 4u) + 2u * s];
+                if (v0 + 4u < m) lw1 = lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u];
             }
             if (pc.checksums != 0u) {
                 aC = shiftBy(TAB_M4T, aC) ^ cw;
@@ -178,7 +183,7 @@ void main() {
                 o = uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
                 for (uint b = 0u; b < present; b++) {
                     uint v = v0 + b;
-                    uint e = v < h ? (codes[lc * SLOTS + v / 4u] >> (8u * (v & 3u))) & 0xFFu
+                    uint e = v < h ? (codes[pc.codeBase + lc * SLOTS + v / 4u] >> (8u * (v & 3u))) & 0xFFu
                                    : (sideWord(sw + (v - h) / 4u) >> (8u * ((v - h) & 3u))) & 0xFFu;
                     rawEsc += 1u - lut[e];
                     o[b >> 1] |= e << (7u + 16u * (b & 1u));
@@ -191,9 +196,9 @@ void main() {
             }
             uint ow = (lc * N + v0) / 2u;
             if (present == 8u) {
-                dstv[ow / 4u] = o;
+                dstv[pc.dstBase + ow / 4u] = o;
             } else {
-                for (uint q = 0u; 2u * q < present; q++) dstw[ow + q] = o[q];
+                for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
             }
         }
         if (raw) {
@@ -201,7 +206,7 @@ void main() {
             uint h = (m + 1u) / 2u;
             uint pieceWords = last ? (h + 3u) / 4u : N / 8u;
             for (uint q = t; q < pieceWords; q += WG) {
-                uint w = codes[lc * SLOTS + q];
+                uint w = codes[pc.codeBase + lc * SLOTS + q];
                 for (uint b = 0u; b < 4u; b++)
                     if (4u * q + b >= h && ((w >> (8u * b)) & 0xFFu) != 0u) report(STATUS_NONCANONICAL, c);
             }

@@ -38,6 +38,10 @@ layout(push_constant) uniform PC {
     uint shLowFull;    // x^(8 n): shifts a full chunk's code-piece CRC over its low piece
     uint shLowLast;    // x^(8 align4(lastLen)) for the last chunk
     uint checksums;
+    uint srcBase;      // binding 0 starts this many uvec4s before the segment's first value
+    uint codeBase;     // word offsets of the segment (codes, lows) and of the table within their bindings
+    uint lowBase;
+    uint tableBase;
 } pc;
 
 #include "common.glsl"
@@ -52,7 +56,7 @@ uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
 
 // exponent byte of value v (chunk-local) of segment chunk lc, for the rare raw path
 uint expAt(uint lc, uint v) {
-    uint w = srcw[(lc * N + v) >> 1];
+    uint w = srcw[4u * pc.srcBase + ((lc * N + v) >> 1)];
     return ((v & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
 }
 
@@ -84,12 +88,12 @@ void main() {
             uint valid = 0u;  // bit per value present
             uint nmask = 0u;  // nibbles of present values
             if (v0 + 8u <= m) {
-                x = srcv[lc * SLOTS + s];
+                x = srcv[pc.srcBase + lc * SLOTS + s];
                 valid = 0xFFu;
                 nmask = 0xFFFFFFFFu;
             } else if (v0 < m) {
                 for (uint q = 0u; q < 4u; q++) {
-                    if (v0 + 2u * q < m) x[q] = srcw[(lc * N + v0) / 2u + q];
+                    if (v0 + 2u * q < m) x[q] = srcw[4u * pc.srcBase + (lc * N + v0) / 2u + q];
                 }
                 valid = (1u << (m - v0)) - 1u;
                 nmask = (1u << (4u * (m - v0))) - 1u;
@@ -111,9 +115,9 @@ void main() {
             uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
             uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
             if (v0 < m) {
-                codes[lc * SLOTS + s] = cw;
-                lows[lc * (N / 4u) + 2u * s] = lw0;
-                if (v0 + 4u < m) lows[lc * (N / 4u) + 2u * s + 1u] = lw1;
+                codes[pc.codeBase + lc * SLOTS + s] = cw;
+                lows[pc.lowBase + lc * (N / 4u) + 2u * s] = lw0;
+                if (v0 + 4u < m) lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u] = lw1;
             }
             // Escapes: an exclusive prefix sum over the workgroup gives each its place, in value order.
             uint cnt = bitCount(esc);
@@ -161,7 +165,7 @@ void main() {
                     uint v = 4u * q + b;
                     if (v < h) w |= expAt(lc, v) << (8u * b);
                 }
-                if (q < pieceWords) codes[lc * SLOTS + q] = w;
+                if (q < pieceWords) codes[pc.codeBase + lc * SLOTS + q] = w;
                 aC = shiftBy(TAB_M4T, aC) ^ w;
             }
             uint spillWords = rawSide(m) / 4u;
@@ -202,8 +206,8 @@ void main() {
                 linD = mulmod(linC, last ? pc.shLowLast : pc.shLowFull) ^ linL;
             }
             uint info = raw ? (CHUNK_RAW << KIND_SHIFT) : k;
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = linD;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = linD;
             atomicAdd(blockSum[c >> 6], raw ? rawSide(m) : ESCAPE_SIZE * k);
         }
         barrier();

@@ -31,6 +31,8 @@ layout(push_constant) uniform PC {
     uint kdFull;     // x^(8·|dense pieces|) of a full chunk
     uint kdLast;     // the same for the last chunk
     uint checksums;
+    uint tableBase;  // word offsets of the table and the side section within their bindings
+    uint sideBase;
 } pc;
 
 #include "common.glsl"
@@ -59,24 +61,24 @@ void main() {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
-        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
         uint size = sideSize(info, m);
         // Offset: the block's prefix plus the side sizes of the earlier chunks of the block (all full chunks).
         uint c2 = (c & ~63u) + t;
-        uint v = (t < 64u && c2 < c) ? sideSize(table[c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N) : 0u;
+        uint v = (t < 64u && c2 < c) ? sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N) : 0u;
         v = subgroupAdd(v);
         if (subgroupElect()) red[gl_SubgroupID] = v;
         barrier();
         uint off = work[pc.nb + (c >> 6)];
         for (uint s = 0u; s < gl_NumSubgroups; s++) off += red[s];
-        for (uint i = t; i < size / 4u; i += WG) side[off / 4u + i] = scratch[lc * SCRATCH + i];
+        for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = scratch[lc * SCRATCH + i];
         uint words = 2u + size / 4u;
         uint crc = 0u;
         if (pc.checksums != 0u && words <= SERIAL_MAX) {
             if (t == 0u) {
                 uint reg = 0xFFFFFFFFu;
                 for (uint q = 0u; q < words; q++) reg = shiftBy(TAB_M4, reg ^ hword(q, info, off, lc));
-                crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
+                crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
             }
         } else if (pc.checksums != 0u) {
             // Parallel: Horner per thread over words t, t+WG, ..., padded with zero words to a multiple of WG.
@@ -97,12 +99,12 @@ void main() {
                 uint init = 0xFFFFFFFFu;
                 POW_FROM(init, 4u * words, CONST_XPOW); // the standard init register, shifted through the header
                 uint reg = lin ^ init;
-                crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
+                crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
             }
         }
         if (t == 0u) {
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
         }
         barrier();
     }

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+var inspectVerb = &verb{
+	name:    "inspect",
+	args:    "[flags] INPUT",
+	summary: "describe a .vkz payload: containers, codebooks, records, chunks",
+	about: `
+Prints what INPUT (a .vkz path, or - for stdin) holds without decoding it: per container its size, flags and
+codebooks; per record its kind, name, dtype, shape, format, chunk size, chunks, raw chunks, escapes, escape rate,
+coded and decoded bytes and ratio. --chunks adds every chunk's table entry. The metadata checksums and chunk
+tables are verified, the tensor data is not: use 'vkzip decode' for that.`,
+	examples: `  vkzip inspect kv.vkz
+  vkzip inspect --json kv.vkz | jq '.containers[0].records[] | {name, escape_rate}'
+  vkzip inspect --chunks kv.vkz`,
+	run: runInspect,
+}
+
+// The JSON output is codec.Info with the input's name and, with --chunks, each coded record's chunk list.
+type inspectOut struct {
+	Input      string         `json:"input"`
+	Bytes      uint64         `json:"bytes"`
+	RawBytes   uint64         `json:"raw_bytes"`
+	Ratio      float64        `json:"ratio"`
+	Containers []containerOut `json:"containers"`
+}
+
+type containerOut struct {
+	codec.ContainerInfo
+	Records []recordOut `json:"records"` // shadows ContainerInfo.Records
+}
+
+type recordOut struct {
+	codec.RecordInfo
+	ChunkList []chunkOut `json:"chunk_list,omitempty"`
+}
+
+// chunkOut is one SplitZip-4 chunk table entry (docs/FORMAT.md §5.3).
+type chunkOut struct {
+	Index      uint64 `json:"index"`
+	Kind       string `json:"kind"` // "coded" or "raw"
+	Values     uint64 `json:"values"`
+	Escapes    uint64 `json:"escapes"`
+	SideOffset uint32 `json:"side_offset"`
+	CRC        uint32 `json:"crc"`
+}
+
+func runInspect(ctx context.Context, v *verb, args []string) error {
+	fs := newFlags(v)
+	asJSON := fs.Bool("json", false, "print a JSON object instead of tables")
+	chunks := fs.Bool("chunks", false, "also list every chunk of every coded tensor")
+	pos, err := parseArgs(v, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one INPUT, got %d arguments", len(pos))
+	}
+	data, release, err := readInput(pos[0])
+	if err != nil {
+		return err
+	}
+	defer release()
+	info, err := codec.Inspect(data)
+	if err != nil {
+		return err
+	}
+	out := inspectOut{Input: pos[0], Bytes: info.Bytes, RawBytes: info.RawBytes, Ratio: info.Ratio}
+	for _, c := range info.Containers {
+		co := containerOut{ContainerInfo: c}
+		co.ContainerInfo.Records = nil
+		for _, r := range c.Records {
+			co.Records = append(co.Records, recordOut{RecordInfo: r})
+		}
+		out.Containers = append(out.Containers, co)
+	}
+	if *chunks {
+		if err := addChunks(data, &out); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeJSON(os.Stdout, out)
+	}
+	printInspect(os.Stdout, &out)
+	return nil
+}
+
+// addChunks reads the chunk tables of the coded records. Inspect has already checked their structure.
+func addChunks(src []byte, out *inspectOut) error {
+	ci := 0
+	return forContainers(src, func(ct *codec.Container) {
+		co := &out.Containers[ci]
+		base := co.Offset
+		ci++
+		for i := range ct.Recs {
+			r := &ct.Recs[i]
+			if r.Blob || r.Format != layout.FormatSplitZip4 {
+				continue
+			}
+			g := layout.SZ4{N: r.Elements, Shift: uint(r.Shift)}
+			body := src[base+r.BodyOff : base+r.BodyOff+r.BodyLen]
+			if uint64(len(body)) < g.SideOffset() {
+				continue
+			}
+			list := make([]chunkOut, 0, g.Chunks())
+			for c := uint64(0); c < g.Chunks(); c++ {
+				e := body[g.TableOffset()+c*layout.ChunkEntrySize:]
+				w := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
+				ch := chunkOut{Index: c, Kind: "coded", Values: g.ChunkValues(),
+					Escapes:    uint64(w & layout.CountMask),
+					SideOffset: binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:]),
+					CRC:        binary.LittleEndian.Uint32(e[4*layout.EntryCRC:])}
+				if c == g.Chunks()-1 {
+					ch.Values = r.Elements - c*g.ChunkValues()
+				}
+				if w>>layout.KindShift == layout.ChunkRaw {
+					ch.Kind = "raw"
+				}
+				list = append(list, ch)
+			}
+			co.Records[i].ChunkList = list
+		}
+	})
+}
+
+func printInspect(w io.Writer, out *inspectOut) {
+	fmt.Fprintf(w, "%s: %d bytes, %d container(s), decodes to %d bytes, ratio %.4f\n", shown(out.Input, "stdin"),
+		out.Bytes, len(out.Containers), out.RawBytes, out.Ratio)
+	for ci, c := range out.Containers {
+		flags := []string{"checksums off"}
+		if c.Checksums {
+			flags[0] = "checksums on"
+		}
+		if c.Final {
+			flags = append(flags, "final")
+		}
+		fmt.Fprintf(w, "\ncontainer %d: offset %d, %d bytes (metadata %d), %s, %d record(s)\n", ci, c.Offset,
+			c.Bytes, c.MetaBytes, strings.Join(flags, ", "), len(c.Records))
+		for i, cb := range c.Codebooks {
+			fmt.Fprintf(w, "  codebook %d: %s\n", i, joinInts(cb[:]))
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "#\tkind\tname\tdtype\tshape\tformat\tchunk\tchunks\traw\tescapes\tesc %\tbytes\traw bytes\tratio\t")
+		for i, r := range c.Records {
+			if r.Kind == "blob" {
+				fmt.Fprintf(tw, "%d\tblob\t\t\t\t(inline)\t\t\t\t\t\t-\t%d\t\t\n", i, r.RawBytes)
+				continue
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.4f\t\n", i, r.Kind, r.Name, r.DType,
+				shapeString(r.Shape), r.Format, codedCell(&r.RecordInfo, r.ChunkSize), codedCell(&r.RecordInfo, r.Chunks),
+				codedCell(&r.RecordInfo, r.RawChunks), codedCell(&r.RecordInfo, r.Escapes), escPercent(&r.RecordInfo), r.Bytes, r.RawBytes, ratio(int64(r.RawBytes), int64(r.Bytes)))
+		}
+		tw.Flush()
+		for i, r := range c.Records {
+			if len(r.ChunkList) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "\n  record %d %q chunks:\n", i, r.Name)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "  chunk\tkind\tvalues\tescapes\tside offset\tcrc\t")
+			for _, ch := range r.ChunkList {
+				fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%08x\t\n", ch.Index, ch.Kind, ch.Values, ch.Escapes, ch.SideOffset, ch.CRC)
+			}
+			tw.Flush()
+		}
+	}
+}
+
+func escPercent(r *codec.RecordInfo) string {
+	if r.Chunks == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.4f", 100*r.EscapeRate)
+}
+
+// codedCell is n for a coded record and blank for a stored one, which has no chunks.
+func codedCell(r *codec.RecordInfo, n uint64) string {
+	if r.Chunks == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
+}
+
+func shapeString(s []uint64) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func joinInts[T ~uint8 | ~int](xs []T) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,222 @@
+// Command vkzip compresses BF16 LLM KV caches losslessly (SplitZip-4, see docs/FORMAT.md) and restores them byte
+// for byte, on the CPU or on a GPU backend.
+//
+// Every verb parses its own flags (package flag, one FlagSet per verb; -flag and --flag are the same). Failures
+// print one line "vkzip: VERB: message" on stderr and exit 1; usage errors exit 2; an unexpected panic exits 3.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// verb is one subcommand: its help text and what runs it.
+type verb struct {
+	name     string
+	args     string // synopsis after "vkzip NAME"
+	summary  string // one line, for the verb list
+	about    string // paragraph(s) of the verb's --help
+	examples string
+	run      func(ctx context.Context, v *verb, args []string) error
+}
+
+var verbs []*verb
+
+func init() {
+	// Assigned here, not in the declaration: the verbs' run functions print usage from this table.
+	verbs = []*verb{calibrateVerb, encodeVerb, decodeVerb, inspectVerb, demoVerb, devicesVerb, versionVerb}
+}
+
+func findVerb(name string) *verb {
+	for _, v := range verbs {
+		if v.name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitInternal = 3
+)
+
+// usageError is a mistake in the command line; it exits 2 rather than 1.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// errHelp means the verb printed its help as asked: exit 0.
+var errHelp = errors.New("help shown")
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+// run executes one command line and returns the exit code.
+func run(args []string) (code int) {
+	verbName := ""
+	defer func() {
+		// A panic is a bug, never an answer to bad input: say so in one line instead of a stack trace. (Panics
+		// on other goroutines cannot be caught here; the codec and tensorfile never panic on bad input.)
+		if r := recover(); r != nil {
+			prefix := "vkzip: "
+			if verbName != "" {
+				prefix += verbName + ": "
+			}
+			fmt.Fprintf(os.Stderr, "%sinternal error: %s (this is a bug in vkzip; please report it)\n", prefix,
+				oneLine(fmt.Sprint(r)))
+			code = exitInternal
+		}
+	}()
+
+	if len(args) == 0 {
+		printVerbs(os.Stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			v := findVerb(args[1])
+			if v == nil {
+				fmt.Fprintf(os.Stderr, "vkzip: help: unknown verb %q (run 'vkzip help')\n", args[1])
+				return exitUsage
+			}
+			// The verb's own --help: its flags are defined in one place, its run function.
+			_ = v.run(context.Background(), v, []string{"--help"})
+			return exitOK
+		}
+		printVerbs(os.Stdout)
+		return exitOK
+	case "-version", "--version":
+		name = "version"
+	}
+	v := findVerb(name)
+	if v == nil {
+		fmt.Fprintf(os.Stderr, "vkzip: unknown verb %q (run 'vkzip help')\n", name)
+		return exitUsage
+	}
+	verbName = v.name
+
+	// Ctrl-C cancels the codec call, so the deferred clean-up removes temporary files before exit.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// After the first signal, restore the default handling: a second Ctrl-C kills at once.
+		<-ctx.Done()
+		stop()
+	}()
+
+	err := v.run(ctx, v, args[1:])
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "vkzip: %s: %s (see 'vkzip %s --help')\n", v.name, oneLine(ue.msg), v.name)
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(os.Stderr, "vkzip: %s: interrupted\n", v.name)
+		return exitFailure
+	default:
+		fmt.Fprintf(os.Stderr, "vkzip: %s: %s\n", v.name, errMessage(err))
+		return exitFailure
+	}
+}
+
+// errMessage is err as one line, without the package prefixes ("vkzip: ", "tensorfile: ", "calib: ") that the
+// libraries' errors start with: the CLI's line names the verb instead.
+func errMessage(err error) string {
+	s := err.Error()
+	for _, p := range []string{"vkzip: ", "tensorfile: ", "calib: "} {
+		s = strings.TrimPrefix(s, p)
+		s = strings.ReplaceAll(s, ": "+p, ": ") // after a path prefix: "cb.json: calib: ..."
+	}
+	return oneLine(s)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func printVerbs(w io.Writer) {
+	fmt.Fprint(w, `vkzip: lossless compression of BF16 LLM KV caches (SplitZip-4), on the CPU or a GPU.
+
+Usage: vkzip VERB [flags] [arguments]
+
+Verbs:
+`)
+	for _, v := range verbs {
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
+	}
+	fmt.Fprint(w, `
+Run 'vkzip VERB --help' (or 'vkzip help VERB') for a verb's flags and examples. Flags may be written -flag or
+--flag, before or after the arguments; '-' as a file name means stdin or stdout.
+
+Quick start:
+  vkzip calibrate -o cb.json calib.safetensors
+  vkzip encode --codebook cb.json kv.safetensors          # writes kv.safetensors.vkz
+  vkzip decode -o kv2.safetensors kv.safetensors.vkz
+`)
+}
+
+// printUsage writes a verb's help: synopsis, description, flags and examples.
+func printUsage(w io.Writer, v *verb, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: vkzip %s %s\n\n%s\n", v.name, v.args, strings.TrimSpace(v.about))
+	var hasFlags bool
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintf(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	if v.examples != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(v.examples, "\n"))
+	}
+}
+
+// newFlags makes a verb's FlagSet. Its own output is discarded: parse errors come back as usage errors, and
+// --help prints the verb's full help on stdout.
+func newFlags(v *verb) *flag.FlagSet {
+	fs := flag.NewFlagSet(v.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseArgs parses flags given before, between or after the positional arguments (package flag alone stops at
+// the first positional one) and returns the positional arguments. After "--" everything is positional.
+func parseArgs(v *verb, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printUsage(os.Stdout, v, fs)
+				return nil, errHelp
+			}
+			return nil, usagef("%v", err)
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}

@@ -1,0 +1,409 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// Options configures the Vulkan backend.
+type Options struct {
+	Device     string // device selector: index or name substring ("" = $VKZIP_DEVICE, else the best device)
+	Auto       bool   // chosen by "--backend auto": refuse CPU Vulkan implementations (the Go backend is faster)
+	Validation bool   // Khronos validation layers (also $VKZIP_VALIDATE=1)
+	WorkGroup  int    // threads per workgroup of the chunk kernels (default 256)
+	Repl       int    // CRC table replication in shared memory (default 1)
+	Groups     int    // workgroups per dispatch (default: by device type)
+	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
+	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
+	DebugBounds bool
+}
+
+// Backend runs SplitZip-4 on one Vulkan device. It is safe for concurrent use: every call takes its own session
+// (command buffer and buffers), so calls from several goroutines are in flight together.
+type Backend struct {
+	inst    *vk.Instance
+	dev     *vk.Device
+	info    vk.DeviceInfo
+	o       Options
+	unified bool   // device memory is host memory: bind mapped buffers directly, no staging copies
+	slabMax uint64 // largest region one binding can cover
+	groups  uint32
+
+	mu       sync.Mutex
+	pipes    map[pipeKey]*vk.Pipeline
+	consts   map[uint32]*vk.Buffer
+	sessions []*session
+	all      []*session
+	closed   atomic.Bool
+}
+
+type pipeKey struct {
+	name  string
+	wg    uint32
+	shift uint32
+}
+
+// push-constant sizes of the kernels, in bytes
+const (
+	pushEncode = 4 * (4 + 13)
+	pushScan   = 4
+	pushPlace  = 4 * 10
+	pushDecode = 4 * (4 + 18)
+	pushCopy   = 4
+)
+
+func init() {
+	codec.RegisterBackend(codec.BackendFactory{Name: "vulkan", Priority: 10,
+		Open: func(device string, auto bool) (codec.Backend, error) {
+			return Open(Options{Device: device, Auto: auto})
+		}})
+}
+
+// Open opens the backend on a device.
+func Open(o Options) (*Backend, error) {
+	if o.WorkGroup == 0 {
+		o.WorkGroup = 256
+	}
+	if o.Repl == 0 {
+		o.Repl = 1
+	}
+	if o.EscCap == 0 {
+		o.EscCap = 1024
+	}
+	inst, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation, AppName: "vkzip"})
+	if err != nil {
+		return nil, wrapNoDevice(err)
+	}
+	devs, err := inst.Devices()
+	if err != nil {
+		inst.Close()
+		return nil, wrapNoDevice(err)
+	}
+	info, err := vk.SelectDevice(devs, o.Device)
+	if err != nil {
+		inst.Close()
+		return nil, wrapNoDevice(err)
+	}
+	if o.Auto && info.Type == vk.DeviceTypeCPU {
+		inst.Close()
+		return nil, &codec.Error{Class: codec.ErrNoDevice, Chunk: -1,
+			Detail: fmt.Sprintf("only %s, a CPU Vulkan implementation; the Go backend is faster", info.Name)}
+	}
+	dev, err := inst.OpenDevice(info, vk.DeviceOptions{})
+	if err != nil {
+		inst.Close()
+		return nil, wrapNoDevice(err)
+	}
+	b := &Backend{inst: inst, dev: dev, info: info, o: o, pipes: map[pipeKey]*vk.Pipeline{},
+		consts: map[uint32]*vk.Buffer{}}
+	b.unified = info.Type == vk.DeviceTypeCPU
+	lim := info.Limits
+	b.slabMax = min(uint64(lim.MaxStorageBufferRange), lim.MaxMemoryAllocationSize) &^ (regionAlign - 1)
+	maxWG := min(uint32(o.WorkGroup), lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0])
+	b.o.WorkGroup = int(floorPow2(maxWG))
+	b.groups = uint32(o.Groups)
+	if b.groups == 0 {
+		b.groups = 4096
+		if b.unified {
+			b.groups = 256
+		}
+	}
+	b.groups = min(b.groups, lim.MaxComputeWorkGroupCount[0])
+	return b, nil
+}
+
+func floorPow2(x uint32) uint32 {
+	p := uint32(1)
+	for p*2 <= x {
+		p *= 2
+	}
+	return p
+}
+
+func wrapNoDevice(err error) error {
+	if errors.Is(err, vk.ErrNoVulkan) || errors.Is(err, vk.ErrNoDevice) {
+		return &codec.Error{Class: codec.ErrNoDevice, Chunk: -1, Detail: err.Error()}
+	}
+	return err
+}
+
+func (b *Backend) Name() string { return "vulkan" }
+
+// Device describes the device in one line.
+func (b *Backend) Device() string {
+	return fmt.Sprintf("%s (%s, Vulkan %s, %s)", b.info.Name, b.info.Type, b.info.APIVersion, b.info.DriverInfo)
+}
+
+// Info is the device's description.
+func (b *Backend) Info() vk.DeviceInfo { return b.info }
+
+// VK is the underlying device, for counters and for callers that bring their own buffers.
+func (b *Backend) VK() *vk.Device { return b.dev }
+
+// Close releases everything; calls in flight must have returned.
+func (b *Backend) Close() error {
+	if b.closed.Swap(true) {
+		return nil
+	}
+	b.mu.Lock()
+	for _, s := range b.all {
+		s.close()
+	}
+	for _, p := range b.pipes {
+		p.Close()
+	}
+	for _, c := range b.consts {
+		c.Close()
+	}
+	b.mu.Unlock()
+	err := b.dev.Close()
+	if e := b.inst.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// wgFor is the workgroup size of the chunk kernels for chunks of 2^shift values: each thread handles whole 8-value
+// slots, so it must divide n/8.
+func (b *Backend) wgFor(shift uint) uint32 { return min(uint32(b.o.WorkGroup), uint32(1)<<shift/8) }
+
+func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
+	key := pipeKey{name, wg, uint32(shift)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p := b.pipes[key]; p != nil {
+		return p, nil
+	}
+	code, err := shaders.SPIRV(name)
+	if err != nil {
+		return nil, err
+	}
+	desc := vk.PipelineDesc{Name: name, SPIRV: code, Spec: []vk.SpecConst{{ID: 0, Value: wg}}}
+	chunk := []vk.SpecConst{{ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)}}
+	switch name {
+	case "sz4_encode":
+		desc.Bindings, desc.PushConstantSize = 7, pushEncode
+		desc.Spec = append(desc.Spec, chunk...)
+	case "sz4_scan":
+		desc.Bindings, desc.PushConstantSize = 1, pushScan
+	case "sz4_place":
+		desc.Bindings, desc.PushConstantSize = 5, pushPlace
+		desc.Spec = append(desc.Spec, chunk...)
+	case "sz4_decode":
+		desc.Bindings, desc.PushConstantSize = 7, pushDecode
+		desc.Spec = append(desc.Spec, chunk...)
+		debug := uint32(0)
+		if b.o.DebugBounds {
+			debug = 1
+		}
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
+	case "copy":
+		desc.Bindings, desc.PushConstantSize = 2, pushCopy
+	}
+	p, err := b.dev.NewPipeline(desc)
+	if err != nil {
+		return nil, err
+	}
+	b.pipes[key] = p
+	return p, nil
+}
+
+// constsFor returns the device buffer of CRC tables for workgroups of wg threads.
+func (b *Backend) constsFor(ctx context.Context, wg uint32) (*vk.Buffer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c := b.consts[wg]; c != nil {
+		return c, nil
+	}
+	words := CRCConsts(int(wg))
+	raw := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(raw[4*i:], w)
+	}
+	kind := vk.DeviceLocal
+	if b.unified {
+		kind = vk.HostVisible
+	}
+	buf, err := b.dev.NewBuffer(uint64(len(raw)), kind)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.dev.Upload(ctx, buf, 0, raw); err != nil {
+		buf.Close()
+		return nil, err
+	}
+	b.consts[wg] = buf
+	return buf, nil
+}
+
+// session is one call's command buffer and memory; sessions are pooled and reused.
+type session struct {
+	cmd   *vk.Commands
+	dev   arena // regions the kernels use
+	up    arena // host-visible staging for inputs (unused when unified)
+	down  arena // host-visible staging for outputs (unused when unified)
+	binds []*vk.Bindings
+}
+
+func (b *Backend) getSession() (*session, error) {
+	if b.closed.Load() {
+		return nil, &codec.Error{Class: codec.ErrClosed, Chunk: -1, Detail: "vulkan backend closed"}
+	}
+	b.mu.Lock()
+	if n := len(b.sessions); n > 0 {
+		s := b.sessions[n-1]
+		b.sessions = b.sessions[:n-1]
+		b.mu.Unlock()
+		return s, nil
+	}
+	b.mu.Unlock()
+	cmd, err := b.dev.NewCommands()
+	if err != nil {
+		return nil, err
+	}
+	devKind := vk.DeviceLocal
+	if b.unified {
+		devKind = vk.HostVisible
+	}
+	s := &session{cmd: cmd,
+		dev:  arena{dev: b.dev, kind: devKind, slabMax: b.slabMax},
+		up:   arena{dev: b.dev, kind: vk.Upload, slabMax: b.slabMax},
+		down: arena{dev: b.dev, kind: vk.Readback, slabMax: b.slabMax}}
+	b.mu.Lock()
+	b.all = append(b.all, s)
+	b.mu.Unlock()
+	return s, nil
+}
+
+func (b *Backend) putSession(s *session) {
+	for _, x := range s.binds {
+		x.Close()
+	}
+	s.binds = s.binds[:0]
+	// A session that grew very large gives its memory back rather than pinning it.
+	if s.dev.bytes()+s.up.bytes()+s.down.bytes() > 4<<30 {
+		s.dev.close()
+		s.up.close()
+		s.down.close()
+	}
+	b.mu.Lock()
+	b.sessions = append(b.sessions, s)
+	b.mu.Unlock()
+}
+
+func (s *session) reset() {
+	s.dev.reset()
+	s.up.reset()
+	s.down.reset()
+}
+
+func (s *session) close() {
+	for _, x := range s.binds {
+		x.Close()
+	}
+	s.dev.close()
+	s.up.close()
+	s.down.close()
+	s.cmd.Close()
+}
+
+func (s *session) bind(b *Backend, p *vk.Pipeline, locs ...loc) (*vk.Bindings, error) {
+	r := make([]vk.BufferRange, len(locs))
+	for i, l := range locs {
+		r[i] = l.rng()
+	}
+	x, err := b.dev.NewBindings(p, r)
+	if err != nil {
+		return nil, err
+	}
+	s.binds = append(s.binds, x)
+	return x, nil
+}
+
+// staged is a region the kernels use plus, on discrete devices, the host-visible region it is copied from or to.
+type staged struct {
+	dev  loc
+	host loc // == dev when unified
+}
+
+func (s *session) allocIn(b *Backend, size uint64) (staged, error) {
+	d, err := s.dev.alloc(size)
+	if err != nil || b.unified {
+		return staged{d, d}, err
+	}
+	h, err := s.up.alloc(size)
+	return staged{d, h}, err
+}
+
+func (s *session) allocOut(b *Backend, size uint64) (staged, error) {
+	d, err := s.dev.alloc(size)
+	if err != nil || b.unified {
+		return staged{d, d}, err
+	}
+	h, err := s.down.alloc(size)
+	return staged{d, h}, err
+}
+
+// copyUp and copyDown record the staging copies of a discrete device (no-ops when unified).
+func (b *Backend) copyUp(cmd *vk.Commands, x staged) {
+	if !b.unified {
+		cmd.CopyBuffer(x.dev.buf, x.dev.off, x.host.buf, x.host.off, x.dev.size)
+	}
+}
+
+func (b *Backend) copyDown(cmd *vk.Commands, x staged) {
+	if !b.unified {
+		cmd.CopyBuffer(x.host.buf, x.host.off, x.dev.buf, x.dev.off, x.dev.size)
+	}
+}
+
+// segChunks is how many chunks of 2^shift values one segment holds: every per-segment region (the largest is the
+// 2n-byte values of a chunk) must fit one binding.
+func (b *Backend) segChunks(shift uint) uint64 {
+	return max(b.slabMax/(2<<shift), 1)
+}
+
+type pushWriter struct {
+	b []byte
+}
+
+func (p *pushWriter) u32(v ...uint32) *pushWriter {
+	for _, x := range v {
+		p.b = binary.LittleEndian.AppendUint32(p.b, x)
+	}
+	return p
+}
+
+func (p *pushWriter) codebook(cb *codec.Codebook) *pushWriter {
+	p.b = append(p.b, cb[:]...)
+	return p
+}
+
+func errTooBig(size, limit uint64) error {
+	return &codec.Error{Class: codec.ErrTooLarge, Chunk: -1,
+		Detail: fmt.Sprintf("a %d-byte region exceeds this device's %d-byte binding limit; use smaller tensors or the cpu backend", size, limit)}
+}
+
+// checkSZ4 refuses tensors the kernels cannot take on this device.
+func (b *Backend) checkSZ4(format uint8, n uint64, shift uint) error {
+	if format != layout.FormatSplitZip4 {
+		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf("vulkan backend: format %d", format)}
+	}
+	g := layout.SZ4{N: n, Shift: shift}
+	if side := g.MaxBodySize() - g.SideOffset(); side > b.slabMax {
+		return errTooBig(side, b.slabMax)
+	}
+	if t := layout.ChunkEntrySize * g.Chunks(); t > b.slabMax {
+		return errTooBig(t, b.slabMax)
+	}
+	return nil
+}

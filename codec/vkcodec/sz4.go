@@ -1,0 +1,456 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// segment is a run of chunks [first, first+count) whose per-chunk regions fit one binding each.
+type segment struct {
+	first, count uint64
+	src          staged // values (encode input)
+	codes, lows  staged // the segment's pieces of the two dense streams
+	scratch      loc    // escapes / raw spill, per chunk (encode)
+	dst          staged // decoded values (decode output)
+}
+
+// tensorPlan is the device layout of one tensor body.
+type tensorPlan struct {
+	g      layout.SZ4
+	tc     tensorConsts
+	wg     uint32
+	segs   []segment
+	table  staged
+	side   staged
+	work   staged // encode: block sums, prefixes, side total
+	status staged // decode: status words
+	nb     uint64 // 64-chunk blocks
+}
+
+// streamRange is a segment's byte range of the code or low stream: whole chunk pieces, the last one to the padded
+// end of the stream.
+func codeRange(g layout.SZ4, first, count uint64) (lo, hi uint64) {
+	lo = first << g.Shift / 2
+	if first+count == g.Chunks() {
+		return lo, g.CodeBytes()
+	}
+	return lo, (first + count) << g.Shift / 2
+}
+
+func lowRange(g layout.SZ4, first, count uint64) (lo, hi uint64) {
+	lo = first << g.Shift
+	if first+count == g.Chunks() {
+		return lo, g.LowBytes()
+	}
+	return lo, (first + count) << g.Shift
+}
+
+// valueRange is a segment's range of values.
+func valueRange(g layout.SZ4, first, count uint64) (lo, hi uint64) {
+	return first << g.Shift, min((first+count)<<g.Shift, g.N)
+}
+
+func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPlan, error) {
+	p := &tensorPlan{g: layout.SZ4{N: n, Shift: shift}, tc: newTensorConsts(n, shift), wg: b.wgFor(shift)}
+	C := p.g.Chunks()
+	p.nb = (C + 63) / 64
+	per := b.segChunks(shift)
+	var err error
+	for first := uint64(0); first < C; first += per {
+		sg := segment{first: first, count: min(per, C-first)}
+		cl, ch := codeRange(p.g, sg.first, sg.count)
+		ll, lh := lowRange(p.g, sg.first, sg.count)
+		vl, vh := valueRange(p.g, sg.first, sg.count)
+		if encode {
+			if sg.src, err = s.allocIn(b, 2*(vh-vl)); err != nil {
+				return nil, err
+			}
+			if sg.codes, err = s.allocOut(b, ch-cl); err != nil {
+				return nil, err
+			}
+			if sg.lows, err = s.allocOut(b, lh-ll); err != nil {
+				return nil, err
+			}
+			if sg.scratch, err = s.dev.alloc(sg.count << shift / 2); err != nil {
+				return nil, err
+			}
+		} else {
+			if sg.codes, err = s.allocIn(b, ch-cl); err != nil {
+				return nil, err
+			}
+			if sg.lows, err = s.allocIn(b, lh-ll); err != nil {
+				return nil, err
+			}
+			if sg.dst, err = s.allocOut(b, 2*(vh-vl)); err != nil {
+				return nil, err
+			}
+		}
+		p.segs = append(p.segs, sg)
+	}
+	tableBytes := layout.ChunkEntrySize * C
+	sideMax := p.g.MaxBodySize() - p.g.SideOffset()
+	if encode {
+		if p.table, err = s.allocOut(b, tableBytes); err != nil {
+			return nil, err
+		}
+		if p.side, err = s.allocOut(b, max(sideMax, 4)); err != nil {
+			return nil, err
+		}
+		p.work, err = s.allocOut(b, 4*(2*p.nb+1))
+	} else {
+		if p.table, err = s.allocIn(b, tableBytes); err != nil {
+			return nil, err
+		}
+		if p.side, err = s.allocIn(b, max(sideMax, 4)); err != nil {
+			return nil, err
+		}
+		p.status, err = s.allocOut(b, 32)
+	}
+	return p, err
+}
+
+// Encode encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the three passes
+// run for every job, and the outputs come back through staging.
+func (b *Backend) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
+	for i := range jobs {
+		j := &jobs[i]
+		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
+			return err
+		}
+		g := layout.SZ4{N: j.N, Shift: j.Shift}
+		if uint64(len(j.Src)) < 2*j.N || uint64(cap(j.Dst)) < g.MaxBodySize() {
+			return &codec.Error{Class: codec.ErrInvalidInput, Chunk: -1, Detail: "source or destination too small"}
+		}
+	}
+	s, err := b.getSession()
+	if err != nil {
+		return err
+	}
+	defer b.putSession(s)
+	s.reset()
+	plans := make([]*tensorPlan, len(jobs))
+	for i := range jobs {
+		if plans[i], err = b.plan(s, jobs[i].N, jobs[i].Shift, true); err != nil {
+			return err
+		}
+		for _, sg := range plans[i].segs {
+			vl, vh := valueRange(plans[i].g, sg.first, sg.count)
+			h := sg.src.host.bytes()
+			copy(h, jobs[i].Src[2*vl:2*vh])
+			clear(h[2*(vh-vl):]) // the padding to 16 bytes the kernels may read
+		}
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	for i, p := range plans {
+		cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
+		for _, sg := range p.segs {
+			b.copyUp(cmd, sg.src)
+		}
+		_ = i
+	}
+	cmd.Barrier()
+	for i, p := range plans {
+		if err := b.recordEncodeA(ctx, s, &jobs[i], p); err != nil {
+			return err
+		}
+	}
+	cmd.Barrier()
+	for _, p := range plans {
+		if err := b.recordScan(s, p); err != nil {
+			return err
+		}
+	}
+	cmd.Barrier()
+	for i, p := range plans {
+		if err := b.recordPlace(ctx, s, &jobs[i], p); err != nil {
+			return err
+		}
+	}
+	cmd.Barrier()
+	for _, p := range plans {
+		for _, sg := range p.segs {
+			b.copyDown(cmd, sg.codes)
+			b.copyDown(cmd, sg.lows)
+		}
+		b.copyDown(cmd, p.table)
+		b.copyDown(cmd, p.side)
+		b.copyDown(cmd, p.work)
+	}
+	cmd.BarrierToHost()
+	if err := b.run(ctx, cmd); err != nil {
+		return err
+	}
+	for i, p := range plans {
+		j := &jobs[i]
+		out := j.Dst[:cap(j.Dst)]
+		for _, sg := range p.segs {
+			cl, ch := codeRange(p.g, sg.first, sg.count)
+			copy(out[cl:ch], sg.codes.host.bytes())
+			ll, lh := lowRange(p.g, sg.first, sg.count)
+			copy(out[p.g.CodeBytes()+ll:p.g.CodeBytes()+lh], sg.lows.host.bytes())
+		}
+		to := p.g.TableOffset()
+		copy(out[to:p.g.SideOffset()], p.table.host.bytes())
+		total := uint64(binary.LittleEndian.Uint32(p.work.host.bytes()[4*2*p.nb:]))
+		if total > p.side.dev.size {
+			return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1, Detail: "vulkan encode: side total out of range"}
+		}
+		copy(out[p.g.SideOffset():], p.side.host.bytes()[:total])
+		j.Out = out[:p.g.SideOffset()+total]
+	}
+	return nil
+}
+
+func (b *Backend) run(ctx context.Context, cmd *vk.Commands) error {
+	if err := cmd.End(); err != nil {
+		return err
+	}
+	sub, err := b.dev.Submit(cmd)
+	if err != nil {
+		return mapVK(err)
+	}
+	if err := sub.Wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			// The work is still running; it must finish before the session's buffers are reused.
+			_ = sub.Wait(context.Background())
+			return ctx.Err()
+		}
+		return mapVK(err)
+	}
+	return nil
+}
+
+// mapVK turns device loss into the codec's typed error.
+func mapVK(err error) error {
+	if err == nil {
+		return nil
+	}
+	if isDeviceLost(err) {
+		return &codec.Error{Class: codec.ErrDeviceLost, Chunk: -1, Detail: err.Error()}
+	}
+	return err
+}
+
+func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
+	pipe, err := b.pipeline("sz4_encode", p.wg, p.g.Shift)
+	if err != nil {
+		return err
+	}
+	consts, err := b.constsFor(ctx, p.wg)
+	if err != nil {
+		return err
+	}
+	cs := loc{buf: consts, size: consts.Size()}
+	for _, sg := range p.segs {
+		bd, err := s.bind(b, pipe, sg.src.dev, sg.codes.dev, sg.lows.dev, p.table.dev, sg.scratch, cs, p.work.dev)
+		if err != nil {
+			return err
+		}
+		var pw pushWriter
+		pw.codebook(j.Codebook).u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, p.tc.invC,
+			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, b2u(j.Checksums), 0, 0, 0, 0)
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+	}
+	return nil
+}
+
+func (b *Backend) recordScan(s *session, p *tensorPlan) error {
+	wg := b.wgFor(layout.MaxChunkShift)
+	pipe, err := b.pipeline("sz4_scan", wg, 0)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, pipe, p.work.dev)
+	if err != nil {
+		return err
+	}
+	var pw pushWriter
+	s.cmd.Dispatch(pipe, bd, pw.u32(uint32(p.nb)).b, 1, 1, 1)
+	return nil
+}
+
+func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
+	pipe, err := b.pipeline("sz4_place", p.wg, p.g.Shift)
+	if err != nil {
+		return err
+	}
+	consts, err := b.constsFor(ctx, p.wg)
+	if err != nil {
+		return err
+	}
+	cs := loc{buf: consts, size: consts.Size()}
+	for _, sg := range p.segs {
+		bd, err := s.bind(b, pipe, p.table.dev, sg.scratch, p.side.dev, cs, p.work.dev)
+		if err != nil {
+			return err
+		}
+		var pw pushWriter
+		pw.u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, uint32(p.nb), p.tc.kdFull,
+			p.tc.kdLast, b2u(j.Checksums), 0, 0)
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+	}
+	return nil
+}
+
+// Decode decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
+// kernel checks them again, as it must for bodies that never pass through host memory); per-job verdicts come back
+// as status words.
+func (b *Backend) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
+	for i := range jobs {
+		j := &jobs[i]
+		j.Err = nil
+		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
+			return err
+		}
+		if uint64(len(j.Dst)) != 2*j.N {
+			return &codec.Error{Class: codec.ErrInvalidInput, Chunk: -1, Detail: "destination size"}
+		}
+		if err := codec.CheckSZ4Table(j.Body, j.N, j.Shift); err != nil {
+			j.Err = tensorErr(err, j.Name)
+		}
+	}
+	s, err := b.getSession()
+	if err != nil {
+		return err
+	}
+	defer b.putSession(s)
+	s.reset()
+	plans := make([]*tensorPlan, len(jobs))
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Err != nil {
+			continue
+		}
+		p, err := b.plan(s, j.N, j.Shift, false)
+		if err != nil {
+			return err
+		}
+		plans[i] = p
+		for _, sg := range p.segs {
+			cl, ch := codeRange(p.g, sg.first, sg.count)
+			copy(sg.codes.host.bytes(), j.Body[cl:ch])
+			ll, lh := lowRange(p.g, sg.first, sg.count)
+			copy(sg.lows.host.bytes(), j.Body[p.g.CodeBytes()+ll:p.g.CodeBytes()+lh])
+		}
+		copy(p.table.host.bytes(), j.Body[p.g.TableOffset():p.g.SideOffset()])
+		copy(p.side.host.bytes(), j.Body[p.g.SideOffset():])
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if p == nil {
+			continue
+		}
+		st := p.status.dev
+		cmd.FillBuffer(st.buf, st.off, st.size, 0)
+		cmd.FillBuffer(st.buf, st.off+4, 12, 0xFFFFFFFF)
+		for _, sg := range p.segs {
+			b.copyUp(cmd, sg.codes)
+			b.copyUp(cmd, sg.lows)
+		}
+		b.copyUp(cmd, p.table)
+		b.copyUp(cmd, p.side)
+	}
+	cmd.Barrier()
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		if err := b.recordDecode(ctx, s, &jobs[i], p, uint32(len(jobs[i].Body)-int(p.g.SideOffset()))); err != nil {
+			return err
+		}
+	}
+	cmd.Barrier()
+	for _, p := range plans {
+		if p == nil {
+			continue
+		}
+		for _, sg := range p.segs {
+			b.copyDown(cmd, sg.dst)
+		}
+		b.copyDown(cmd, p.status)
+	}
+	cmd.BarrierToHost()
+	if err := b.run(ctx, cmd); err != nil {
+		return err
+	}
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		j := &jobs[i]
+		for _, sg := range p.segs {
+			vl, vh := valueRange(p.g, sg.first, sg.count)
+			copy(j.Dst[2*vl:2*vh], sg.dst.host.bytes())
+		}
+		j.Err = statusErr(p.status.host.bytes(), j.Name)
+	}
+	return nil
+}
+
+func (b *Backend) recordDecode(ctx context.Context, s *session, j *codec.DecodeJob, p *tensorPlan, sideLen uint32) error {
+	pipe, err := b.pipeline("sz4_decode", p.wg, p.g.Shift)
+	if err != nil {
+		return err
+	}
+	consts, err := b.constsFor(ctx, p.wg)
+	if err != nil {
+		return err
+	}
+	cs := loc{buf: consts, size: consts.Size()}
+	for _, sg := range p.segs {
+		bd, err := s.bind(b, pipe, sg.codes.dev, sg.lows.dev, p.table.dev, p.side.dev, sg.dst.dev, cs, p.status.dev)
+		if err != nil {
+			return err
+		}
+		var pw pushWriter
+		pw.codebook(j.Codebook).u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, p.tc.invC,
+			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, p.tc.kdFull, p.tc.kdLast, b2u(j.Checksums), sideLen, 0,
+			0, 0, 0, 0, 0)
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+	}
+	return nil
+}
+
+// statusErr maps a decode status block (flags, lowest chunk per class) to the reference's error class.
+func statusErr(st []byte, name string) error {
+	flags := binary.LittleEndian.Uint32(st)
+	chunk := func(i int) int64 { return int64(binary.LittleEndian.Uint32(st[4*i:])) }
+	switch {
+	case flags&layout.StatusCorrupt != 0:
+		return &codec.Error{Class: codec.ErrCorrupt, Tensor: name, Chunk: chunk(1), Detail: "chunk table inconsistent (GPU check)"}
+	case flags&layout.StatusChecksum != 0:
+		return &codec.Error{Class: codec.ErrChecksum, Tensor: name, Chunk: chunk(2), Detail: "CRC-32C mismatch (GPU check)"}
+	case flags&layout.StatusNonCanonical != 0:
+		return &codec.Error{Class: codec.ErrNonCanonical, Tensor: name, Chunk: chunk(3), Detail: "stream not canonical (GPU check)"}
+	}
+	return nil
+}
+
+func tensorErr(err error, name string) error {
+	if e, ok := err.(*codec.Error); ok && e.Tensor == "" {
+		c := *e
+		c.Tensor = name
+		return &c
+	}
+	return err
+}
+
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func isDeviceLost(err error) bool { return errors.Is(err, vk.ErrDeviceLost) }

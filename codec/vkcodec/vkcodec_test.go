@@ -1,0 +1,133 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk/vktest"
+)
+
+func openTest(t testing.TB, o Options) *Backend {
+	t.Helper()
+	b, err := Open(o)
+	if err != nil {
+		vktest.Unavailable(t, "vulkan backend: %v", err)
+	}
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return b
+}
+
+func kvLike(r *rand.Rand, n int, esc float64) []byte {
+	b := make([]byte, 2*n)
+	for i := 0; i < n; i++ {
+		e := 121 + int(r.NormFloat64()*2.2)
+		if r.Float64() < esc {
+			e = 10 + r.IntN(60)
+		}
+		e = min(max(e, 0), 255)
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(r.Uint32()&0x807F)|uint16(e)<<7)
+	}
+	return b
+}
+
+var testCB = codec.Codebook{126, 127, 125, 128, 124, 123, 122, 129, 121, 120, 119, 118, 117, 116, 115, 130}
+
+func encodeBoth(t *testing.T, vb *Backend, src []byte, shift uint, checksums bool) (cpu, gpu []byte) {
+	n := uint64(len(src) / 2)
+	g := layout.SZ4{N: n, Shift: shift}
+	mk := func() []codec.EncodeJob {
+		return []codec.EncodeJob{{Format: layout.FormatSplitZip4, Src: src, N: n, Shift: shift, Codebook: &testCB,
+			Checksums: checksums, Dst: make([]byte, g.MaxBodySize())}}
+	}
+	cj, gj := mk(), mk()
+	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), cj))
+	require.NoError(t, vb.Encode(context.Background(), gj))
+	return cj[0].Out, gj[0].Out
+}
+
+func TestEncodeMatchesReference(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, shift := range []uint{10, 12, 14} {
+		nv := 1 << shift
+		for _, length := range []int{1, 2, 3, 7, 8, 9, 100, nv - 1, nv, nv + 1, 3*nv + 17} {
+			for _, esc := range []float64{0, 0.001, 0.05, 1} {
+				for _, cs := range []bool{true, false} {
+					src := kvLike(r, length, esc)
+					cpu, gpu := encodeBoth(t, vb, src, shift, cs)
+					require.Equal(t, len(cpu), len(gpu), "shift %d len %d esc %v crc %v", shift, length, esc, cs)
+					require.True(t, string(cpu) == string(gpu), "shift %d len %d esc %v crc %v: bytes differ at %d",
+						shift, length, esc, cs, firstDiff(cpu, gpu))
+				}
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func TestDecodeMatchesReference(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, shift := range []uint{10, 14} {
+		nv := 1 << shift
+		for _, length := range []int{1, 5, 8, nv - 1, nv, 2*nv + 3} {
+			for _, esc := range []float64{0, 0.01, 1} {
+				for _, cs := range []bool{true, false} {
+					src := kvLike(r, length, esc)
+					cpu, _ := encodeBoth(t, vb, src, shift, cs)
+					jobs := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: cpu, N: uint64(length), Shift: shift,
+						Codebook: &testCB, Checksums: cs, Dst: make([]byte, 2*length)}}
+					require.NoError(t, vb.Decode(context.Background(), jobs))
+					require.NoError(t, jobs[0].Err, "shift %d len %d esc %v", shift, length, esc)
+					require.True(t, string(src) == string(jobs[0].Dst), "shift %d len %d esc %v crc %v: differs at %d",
+						shift, length, esc, cs, firstDiff(src, jobs[0].Dst))
+				}
+			}
+		}
+	}
+}
+
+// TestCorruptionClasses flips bits of valid bodies and checks the Vulkan decoder reports the reference's class.
+func TestCorruptionClasses(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(5, 6))
+	src := kvLike(r, 5000, 0.02)
+	for _, cs := range []bool{true, false} {
+		body, _ := encodeBoth(t, vb, src, 10, cs)
+		for i := 0; i < 300; i++ {
+			bad := append([]byte{}, body...)
+			bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
+			mk := func() []codec.DecodeJob {
+				return []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: bad, N: 5000, Shift: 10,
+					Codebook: &testCB, Checksums: cs, Dst: make([]byte, 10000)}}
+			}
+			cj, gj := mk(), mk()
+			require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
+			require.NoError(t, vb.Decode(context.Background(), gj))
+			if cj[0].Err == nil {
+				require.NoError(t, gj[0].Err)
+				require.Equal(t, cj[0].Dst, gj[0].Dst)
+				continue
+			}
+			require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
+			for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
+				require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
+			}
+		}
+	}
+}
