@@ -48,9 +48,9 @@ type result struct {
 	stdout, stderr string
 }
 
-// vk runs the binary in dir with stdin (nil for none) and checks what must hold for every run: no panic, no
+// vkz runs the binary in dir with stdin (nil for none) and checks what must hold for every run: no panic, no
 // stack trace, no internal-error exit.
-func vk(t *testing.T, dir string, stdin []byte, args ...string) result {
+func vkz(t *testing.T, dir string, stdin []byte, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -126,21 +126,21 @@ func TestHelp(t *testing.T) {
 	dir := t.TempDir()
 	for _, v := range verbs {
 		for _, h := range []string{"--help", "-h", "-help"} {
-			r := vk(t, dir, nil, v.name, h)
+			r := vkz(t, dir, nil, v.name, h)
 			require.Equal(t, exitOK, r.code, "%s %s: %s", v.name, h, r.stderr)
 			assert.Contains(t, r.stdout, "Usage: vkzip "+v.name)
 			assert.Contains(t, r.stdout, "Examples:")
 		}
-		r := vk(t, dir, nil, "help", v.name)
+		r := vkz(t, dir, nil, "help", v.name)
 		require.Equal(t, exitOK, r.code)
 		assert.Contains(t, r.stdout, "Usage: vkzip "+v.name)
 	}
-	r := vk(t, dir, nil, "help")
+	r := vkz(t, dir, nil, "help")
 	require.Equal(t, exitOK, r.code)
 	for _, v := range verbs {
 		assert.Contains(t, r.stdout, v.name)
 	}
-	r = vk(t, dir, nil)
+	r = vkz(t, dir, nil)
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, "encode")
 	assert.Empty(t, listDir(t, dir))
@@ -163,7 +163,7 @@ func TestUsageErrors(t *testing.T) {
 		{"demo", "--iters", "0"},
 		{"inspect"},
 	} {
-		r := vk(t, dir, nil, args...)
+		r := vkz(t, dir, nil, args...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
 		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "%v: %q", args, r.stderr)
 	}
@@ -175,7 +175,7 @@ func TestRoundTripSafetensors(t *testing.T) {
 	in := write(t, filepath.Join(dir, "kv.safetensors"), kvSample)
 	cal := write(t, filepath.Join(dir, "calib.safetensors"), kvCalibSample)
 
-	r := vk(t, dir, nil, "calibrate", "--json", "-o", "cb.json", cal)
+	r := vkz(t, dir, nil, "calibrate", "--json", "-o", "cb.json", cal)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var cr struct {
 		Values     uint64  `json:"values"`
@@ -189,19 +189,19 @@ func TestRoundTripSafetensors(t *testing.T) {
 	assert.Less(t, cr.EscapeRate, 0.01)
 	assert.FileExists(t, filepath.Join(dir, "cb.json"))
 
-	r = vk(t, dir, nil, "calibrate", cal)
+	r = vkz(t, dir, nil, "calibrate", cal)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "escape rate")
 	assert.Contains(t, r.stdout, "not saved")
 
 	// Default output name, flags after the argument.
-	r = vk(t, dir, nil, "encode", in, "--codebook", "cb.json")
+	r = vkz(t, dir, nil, "encode", in, "--codebook", "cb.json")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "ratio")
 	payload := read(t, in+".vkz")
 	assert.Greater(t, float64(len(kvSample))/float64(len(payload)), 1.3)
 
-	r = vk(t, dir, nil, "decode", "-o", "out.safetensors", "kv.safetensors.vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "out.safetensors", "kv.safetensors.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, kvSample, read(t, filepath.Join(dir, "out.safetensors")))
 
@@ -209,13 +209,13 @@ func TestRoundTripSafetensors(t *testing.T) {
 	sub := filepath.Join(dir, "sub")
 	require.NoError(t, os.Mkdir(sub, 0o755))
 	write(t, filepath.Join(sub, "x.safetensors.vkz"), payload)
-	r = vk(t, sub, nil, "decode", "--quiet", "x.safetensors.vkz")
+	r = vkz(t, sub, nil, "decode", "--quiet", "x.safetensors.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Empty(t, r.stderr)
 	assert.Equal(t, kvSample, read(t, filepath.Join(sub, "x.safetensors")))
 
 	// Calibrated on the input itself, with --json.
-	r = vk(t, dir, nil, "encode", "--json", "-o", "self.vkz", in)
+	r = vkz(t, dir, nil, "encode", "--json", "-o", "self.vkz", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var er encodeResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &er), r.stdout)
@@ -225,7 +225,7 @@ func TestRoundTripSafetensors(t *testing.T) {
 	assert.Equal(t, "cpu", er.Backend)
 	assert.NotEmpty(t, er.Device)
 	assert.Less(t, er.EscapeRate, 0.01)
-	r = vk(t, dir, nil, "decode", "-o", "self.safetensors", "self.vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "self.safetensors", "self.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, kvSample, read(t, filepath.Join(dir, "self.safetensors")))
 
@@ -239,21 +239,21 @@ func TestRoundTripRaw(t *testing.T) {
 	raw := sampleData()
 	in := write(t, filepath.Join(dir, "cache.bin"), raw)
 
-	r := vk(t, dir, nil, "encode", in)
+	r := vkz(t, dir, nil, "encode", in)
 	requireFailure(t, r, "encode")
 	assert.Contains(t, r.stderr, "dtype")
 
-	r = vk(t, dir, nil, "calibrate", "-o", "cb.json", in) // raw inputs are BF16 for calibrate
+	r = vkz(t, dir, nil, "calibrate", "-o", "cb.json", in) // raw inputs are BF16 for calibrate
 	require.Equal(t, exitOK, r.code, r.stderr)
-	r = vk(t, dir, nil, "encode", "--dtype", "bf16", "--codebook", "cb.json", "--chunk", "1024", in)
+	r = vkz(t, dir, nil, "encode", "--dtype", "bf16", "--codebook", "cb.json", "--chunk", "1024", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	payload := read(t, in+".vkz")
 	assert.Greater(t, float64(len(raw))/float64(len(payload)), 1.3)
-	r = vk(t, dir, nil, "decode", "-o", "cache.out", in+".vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "cache.out", in+".vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, raw, read(t, filepath.Join(dir, "cache.out")))
 
-	r = vk(t, dir, nil, "inspect", "--json", in+".vkz")
+	r = vkz(t, dir, nil, "inspect", "--json", in+".vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var info inspectOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info))
@@ -267,9 +267,9 @@ func TestRoundTripNPY(t *testing.T) {
 	npy := npyFile(sampleData())
 	in := write(t, filepath.Join(dir, "kv.npy"), npy)
 
-	r := vk(t, dir, nil, "encode", "--dtype", "bf16", in)
+	r := vkz(t, dir, nil, "encode", "--dtype", "bf16", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	r = vk(t, dir, nil, "inspect", "--json", "kv.npy.vkz")
+	r = vkz(t, dir, nil, "inspect", "--json", "kv.npy.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var info inspectOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info))
@@ -279,40 +279,40 @@ func TestRoundTripNPY(t *testing.T) {
 	assert.Equal(t, "BF16", recs[1].DType)
 	assert.Equal(t, "splitzip4", recs[1].Format)
 	assert.Greater(t, info.Ratio, 1.3)
-	r = vk(t, dir, nil, "decode", "-o", "out.npy", "kv.npy.vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "out.npy", "kv.npy.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, npy, read(t, filepath.Join(dir, "out.npy")))
 
 	// Without --dtype the array is uint16: stored, and still restored exactly.
-	r = vk(t, dir, nil, "encode", "-o", "u16.vkz", in)
+	r = vkz(t, dir, nil, "encode", "-o", "u16.vkz", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	r = vk(t, dir, nil, "decode", "-o", "u16.npy", "u16.vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "u16.npy", "u16.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, npy, read(t, filepath.Join(dir, "u16.npy")))
 }
 
 func TestStdio(t *testing.T) {
 	dir := t.TempDir()
-	r := vk(t, dir, kvSample, "encode", "-")
+	r := vkz(t, dir, kvSample, "encode", "-")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	payload := []byte(r.stdout)
 	assert.Greater(t, float64(len(kvSample))/float64(len(payload)), 1.3)
 
-	r = vk(t, dir, payload, "decode", "-")
+	r = vkz(t, dir, payload, "decode", "-")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, kvSample, []byte(r.stdout))
 
 	// Explicit "-" outputs, --json with the payload on stdout: the report goes to stderr.
-	r = vk(t, dir, kvSample, "encode", "--json", "-o", "-", "-")
+	r = vkz(t, dir, kvSample, "encode", "--json", "-o", "-", "-")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, payload, []byte(r.stdout))
 	assert.Contains(t, r.stderr, `"output_bytes"`)
 	write(t, filepath.Join(dir, "p.vkz"), payload)
-	r = vk(t, dir, nil, "decode", "-o", "-", "p.vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "-", "p.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, kvSample, []byte(r.stdout))
 
-	r = vk(t, dir, kvCalibSample, "calibrate", "-o", "-", "-")
+	r = vkz(t, dir, kvCalibSample, "calibrate", "-o", "-", "-")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"vkzip-codebook"`)
 	assert.Contains(t, r.stderr, "escape rate")
@@ -322,15 +322,15 @@ func TestStdio(t *testing.T) {
 func TestNoChecksum(t *testing.T) {
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "kv.safetensors"), kvSample)
-	r := vk(t, dir, nil, "encode", "--no-checksum", "-o", "nc.vkz", in)
+	r := vkz(t, dir, nil, "encode", "--no-checksum", "-o", "nc.vkz", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "undetected")
-	r = vk(t, dir, nil, "inspect", "--json", "nc.vkz")
+	r = vkz(t, dir, nil, "inspect", "--json", "nc.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var info inspectOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info))
 	assert.False(t, info.Containers[0].Checksums)
-	r = vk(t, dir, nil, "decode", "-q", "-o", "out.safetensors", "nc.vkz")
+	r = vkz(t, dir, nil, "decode", "-q", "-o", "out.safetensors", "nc.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "no checksums")
 	assert.Equal(t, 1, strings.Count(r.stderr, "\n"))
@@ -340,10 +340,10 @@ func TestNoChecksum(t *testing.T) {
 func TestInspect(t *testing.T) {
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "kv.safetensors"), kvSample)
-	r := vk(t, dir, nil, "encode", "-q", in)
+	r := vkz(t, dir, nil, "encode", "-q", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
 
-	r = vk(t, dir, nil, "inspect", "--json", "--chunks", "kv.safetensors.vkz")
+	r = vkz(t, dir, nil, "inspect", "--json", "--chunks", "kv.safetensors.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var info inspectOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info), r.stdout)
@@ -368,12 +368,12 @@ func TestInspect(t *testing.T) {
 	assert.Equal(t, []string{"seq0.layer0.k", "seq0.layer0.v", "seq0.layer1.k", "seq0.layer1.v",
 		"seq0.layer2.k", "seq0.layer2.v", "seq0.layer3.k", "seq0.layer3.v"}, names)
 
-	r = vk(t, dir, nil, "inspect", "kv.safetensors.vkz")
+	r = vkz(t, dir, nil, "inspect", "kv.safetensors.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "seq0.layer3.v")
 	assert.Contains(t, r.stdout, "codebook 0:")
 
-	r = vk(t, dir, nil, "inspect", "kv.safetensors")
+	r = vkz(t, dir, nil, "inspect", "kv.safetensors")
 	requireFailure(t, r, "inspect")
 	assert.Contains(t, r.stderr, "not a vkzip payload")
 }
@@ -383,7 +383,7 @@ func TestInspect(t *testing.T) {
 func TestBadPayloads(t *testing.T) {
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "kv.safetensors"), kvSample)
-	r := vk(t, dir, nil, "encode", "-q", "-o", "good.vkz", in)
+	r := vkz(t, dir, nil, "encode", "-q", "-o", "good.vkz", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	good := read(t, filepath.Join(dir, "good.vkz"))
 	require.NoError(t, os.Remove(in))
@@ -415,20 +415,20 @@ func TestBadPayloads(t *testing.T) {
 			d := t.TempDir()
 			write(t, filepath.Join(d, "bad.vkz"), tc.data)
 
-			r := vk(t, d, nil, "decode", "-o", "out", "bad.vkz")
+			r := vkz(t, d, nil, "decode", "-o", "out", "bad.vkz")
 			requireFailure(t, r, "decode")
 			assert.Contains(t, r.stderr, tc.want)
 			assert.Equal(t, []string{"bad.vkz"}, listDir(t, d), "output or temporary file left behind")
 
-			r = vk(t, d, nil, "decode", "bad.vkz") // default output name "bad"
+			r = vkz(t, d, nil, "decode", "bad.vkz") // default output name "bad"
 			requireFailure(t, r, "decode")
 			assert.Equal(t, []string{"bad.vkz"}, listDir(t, d))
 
-			r = vk(t, d, nil, "decode", "-o", "-", "bad.vkz")
+			r = vkz(t, d, nil, "decode", "-o", "-", "bad.vkz")
 			requireFailure(t, r, "decode")
 			assert.Empty(t, r.stdout, "bytes reached stdout before verification")
 
-			r = vk(t, d, tc.data, "decode", "-")
+			r = vkz(t, d, tc.data, "decode", "-")
 			requireFailure(t, r, "decode")
 			assert.Empty(t, r.stdout)
 			assert.Equal(t, []string{"bad.vkz"}, listDir(t, d))
@@ -439,21 +439,21 @@ func TestBadPayloads(t *testing.T) {
 func TestDecodeRefusesToOverwriteInput(t *testing.T) {
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "kv.safetensors"), kvSample)
-	r := vk(t, dir, nil, "encode", "-q", "-o", "kv.vkz", in)
+	r := vkz(t, dir, nil, "encode", "-q", "-o", "kv.vkz", in)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	payload := read(t, filepath.Join(dir, "kv.vkz"))
 
-	r = vk(t, dir, nil, "decode", "-o", "kv.vkz", "kv.vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "kv.vkz", "kv.vkz")
 	requireFailure(t, r, "decode")
 	assert.Contains(t, r.stderr, "overwrite")
-	r = vk(t, dir, nil, "decode", "-o", "./kv.vkz", filepath.Join(dir, "kv.vkz"))
+	r = vkz(t, dir, nil, "decode", "-o", "./kv.vkz", filepath.Join(dir, "kv.vkz"))
 	requireFailure(t, r, "decode")
 	require.NoError(t, os.Symlink("kv.vkz", filepath.Join(dir, "link")))
-	r = vk(t, dir, nil, "decode", "-o", "link", "kv.vkz")
+	r = vkz(t, dir, nil, "decode", "-o", "link", "kv.vkz")
 	requireFailure(t, r, "decode")
 	assert.Equal(t, payload, read(t, filepath.Join(dir, "kv.vkz")))
 
-	r = vk(t, dir, nil, "encode", "-o", "kv.safetensors", "kv.safetensors")
+	r = vkz(t, dir, nil, "encode", "-o", "kv.safetensors", "kv.safetensors")
 	requireFailure(t, r, "encode")
 	assert.Equal(t, kvSample, read(t, in))
 }
@@ -474,22 +474,22 @@ func TestEncodeInvalidInput(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := t.TempDir()
 			write(t, filepath.Join(d, name), data)
-			r := vk(t, d, nil, "encode", name)
+			r := vkz(t, d, nil, "encode", name)
 			requireFailure(t, r, "encode")
 			assert.Contains(t, r.stderr, name)
 			assert.Equal(t, []string{name}, listDir(t, d))
 
-			r = vk(t, d, nil, "calibrate", name)
+			r = vkz(t, d, nil, "calibrate", name)
 			requireFailure(t, r, "calibrate")
 		})
 	}
-	r := vk(t, dir, nil, "encode", "missing.safetensors")
+	r := vkz(t, dir, nil, "encode", "missing.safetensors")
 	requireFailure(t, r, "encode")
-	r = vk(t, dir, nil, "encode", "--codebook", "missing.json", "missing.safetensors")
+	r = vkz(t, dir, nil, "encode", "--codebook", "missing.json", "missing.safetensors")
 	requireFailure(t, r, "encode")
 	write(t, filepath.Join(dir, "kv.safetensors"), kvSample)
 	write(t, filepath.Join(dir, "cb.json"), []byte(`{"format":"vkzip-codebook","version":1,"dtype":"BF16","exponents":[1,1]}`))
-	r = vk(t, dir, nil, "encode", "--codebook", "cb.json", "kv.safetensors")
+	r = vkz(t, dir, nil, "encode", "--codebook", "cb.json", "kv.safetensors")
 	requireFailure(t, r, "encode")
 	assert.Contains(t, r.stderr, "codebook")
 	assert.Equal(t, []string{"cb.json", "kv.safetensors"}, listDir(t, dir))
@@ -497,17 +497,17 @@ func TestEncodeInvalidInput(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	dir := t.TempDir()
-	r := vk(t, dir, nil, "version", "--json")
+	r := vkz(t, dir, nil, "version", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var vi versionInfo
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &vi), r.stdout)
 	assert.NotEmpty(t, vi.Version)
 	assert.True(t, strings.HasPrefix(vi.Go, "go"), vi.Go)
 	assert.Contains(t, vi.Backends, "cpu")
-	r = vk(t, dir, nil, "version")
+	r = vkz(t, dir, nil, "version")
 	require.Equal(t, exitOK, r.code)
 	assert.True(t, strings.HasPrefix(r.stdout, "vkzip "), r.stdout)
-	r = vk(t, dir, nil, "--version")
+	r = vkz(t, dir, nil, "--version")
 	require.Equal(t, exitOK, r.code)
 
 	// The link-time override.
@@ -524,7 +524,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	r := vk(t, t.TempDir(), nil, "demo", "--json", "--backend", "cpu")
+	r := vkz(t, t.TempDir(), nil, "demo", "--json", "--backend", "cpu")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var res demoResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
@@ -539,22 +539,22 @@ func TestDemo(t *testing.T) {
 	assert.Equal(t, len(kvSample), res.InputBytes)
 	assert.Len(t, res.Codebook, 16)
 
-	r = vk(t, t.TempDir(), nil, "demo", "--iters", "2")
+	r = vkz(t, t.TempDir(), nil, "demo", "--iters", "2")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "cpu")
 	assert.Contains(t, r.stdout, "yes")
 
-	r = vk(t, t.TempDir(), nil, "demo", "--backend", "no-such-backend")
+	r = vkz(t, t.TempDir(), nil, "demo", "--backend", "no-such-backend")
 	requireFailure(t, r, "demo")
 }
 
 func TestDevices(t *testing.T) {
-	r := vk(t, t.TempDir(), nil, "devices", "--json")
+	r := vkz(t, t.TempDir(), nil, "devices", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var out devicesOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	assert.Contains(t, out.Backends, "cpu")
-	r = vk(t, t.TempDir(), nil, "devices")
+	r = vkz(t, t.TempDir(), nil, "devices")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "cpu")
 }
@@ -629,10 +629,10 @@ func TestDecodeStream(t *testing.T) {
 	require.NoError(t, w.Close())
 	write(t, filepath.Join(dir, "s.vkz"), buf.Bytes())
 
-	r := vk(t, dir, nil, "decode", "-q", "s.vkz")
+	r := vkz(t, dir, nil, "decode", "-q", "s.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, raw, read(t, filepath.Join(dir, "s")))
-	r = vk(t, dir, nil, "inspect", "--json", "s.vkz")
+	r = vkz(t, dir, nil, "inspect", "--json", "s.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var info inspectOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info))
@@ -641,7 +641,7 @@ func TestDecodeStream(t *testing.T) {
 	// Cut after a whole frame: the stream has no final container.
 	first := info.Containers[1].Offset
 	write(t, filepath.Join(dir, "cut.vkz"), buf.Bytes()[:first])
-	r = vk(t, dir, nil, "decode", "cut.vkz")
+	r = vkz(t, dir, nil, "decode", "cut.vkz")
 	requireFailure(t, r, "decode")
 	assert.Contains(t, r.stderr, "truncated")
 	assert.NoFileExists(t, filepath.Join(dir, "cut"))
