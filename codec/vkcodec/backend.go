@@ -407,3 +407,7 @@ func (b *Backend) checkSZ4(format uint8, n uint64, shift uint) error {
 	}
 	return nil
 }
+
+// ValidationMessages returns what the Khronos validation layers reported, when they are on ($VKZIP_VALIDATE=1 or
+// Options.Validation).
+func (b *Backend) ValidationMessages() []string { return b.inst.ValidationMessages() }

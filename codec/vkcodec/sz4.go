@@ -17,6 +17,23 @@ type segment struct {
 	codes, lows  staged // the segment's pieces of the two dense streams
 	scratch      loc    // escapes / raw spill, per chunk (encode)
 	dst          staged // decoded values (decode output)
+	// What the kernels bind: set from the staged regions (host calls) or from caller buffers (device calls).
+	vSrc, vCodes, vLows, vDst view
+}
+
+// view is a binding range plus the offset of the data within it: bindings must start at aligned offsets, data in
+// a caller's buffer need not.
+type view struct {
+	l    loc
+	base uint64 // bytes from the binding's start to the data
+}
+
+func viewOf(l loc) view { return view{l: l} }
+
+// viewAt binds size bytes at off of buf, starting the binding at the aligned offset below.
+func viewAt(buf *vk.Buffer, off, size uint64) view {
+	a := off &^ (regionAlign - 1)
+	return view{l: loc{buf: buf, off: a, size: max(size+off-a, 16)}, base: off - a}
 }
 
 // tensorPlan is the device layout of one tensor body.
@@ -27,6 +44,8 @@ type tensorPlan struct {
 	segs   []segment
 	table  staged
 	side   staged
+	vTable view
+	vSide  view
 	work   staged // encode: block sums, prefixes, side total
 	status staged // decode: status words
 	nb     uint64 // 64-chunk blocks
@@ -111,6 +130,11 @@ func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPl
 		}
 		p.status, err = s.allocOut(b, 32)
 	}
+	for i := range p.segs {
+		sg := &p.segs[i]
+		sg.vSrc, sg.vCodes, sg.vLows, sg.vDst = viewOf(sg.src.dev), viewOf(sg.codes.dev), viewOf(sg.lows.dev), viewOf(sg.dst.dev)
+	}
+	p.vTable, p.vSide = viewOf(p.table.dev), viewOf(p.side.dev)
 	return p, err
 }
 
@@ -213,19 +237,7 @@ func (b *Backend) run(ctx context.Context, cmd *vk.Commands) error {
 	if err := cmd.End(); err != nil {
 		return err
 	}
-	sub, err := b.dev.Submit(cmd)
-	if err != nil {
-		return mapVK(err)
-	}
-	if err := sub.Wait(ctx); err != nil {
-		if ctx.Err() != nil {
-			// The work is still running; it must finish before the session's buffers are reused.
-			_ = sub.Wait(context.Background())
-			return ctx.Err()
-		}
-		return mapVK(err)
-	}
-	return nil
+	return b.submit(ctx, cmd)
 }
 
 // mapVK turns device loss into the codec's typed error.
@@ -250,13 +262,14 @@ func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.Encode
 	}
 	cs := loc{buf: consts, size: consts.Size()}
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, sg.src.dev, sg.codes.dev, sg.lows.dev, p.table.dev, sg.scratch, cs, p.work.dev)
+		bd, err := s.bind(b, pipe, sg.vSrc.l, sg.vCodes.l, sg.vLows.l, p.vTable.l, sg.scratch, cs, p.work.dev)
 		if err != nil {
 			return err
 		}
 		var pw pushWriter
 		pw.codebook(j.Codebook).u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, p.tc.invC,
-			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, b2u(j.Checksums), 0, 0, 0, 0)
+			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, b2u(j.Checksums), uint32(sg.vSrc.base/16),
+			uint32(sg.vCodes.base/4), uint32(sg.vLows.base/4), uint32(p.vTable.base/4))
 		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil
@@ -288,13 +301,13 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 	}
 	cs := loc{buf: consts, size: consts.Size()}
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, p.table.dev, sg.scratch, p.side.dev, cs, p.work.dev)
+		bd, err := s.bind(b, pipe, p.vTable.l, sg.scratch, p.vSide.l, cs, p.work.dev)
 		if err != nil {
 			return err
 		}
 		var pw pushWriter
 		pw.u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, uint32(p.nb), p.tc.kdFull,
-			p.tc.kdLast, b2u(j.Checksums), 0, 0)
+			p.tc.kdLast, b2u(j.Checksums), uint32(p.vTable.base/4), uint32(p.vSide.base/4))
 		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil
@@ -409,14 +422,15 @@ func (b *Backend) recordDecode(ctx context.Context, s *session, j *codec.DecodeJ
 	}
 	cs := loc{buf: consts, size: consts.Size()}
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, sg.codes.dev, sg.lows.dev, p.table.dev, p.side.dev, sg.dst.dev, cs, p.status.dev)
+		bd, err := s.bind(b, pipe, sg.vCodes.l, sg.vLows.l, p.vTable.l, p.vSide.l, sg.vDst.l, cs, p.status.dev)
 		if err != nil {
 			return err
 		}
 		var pw pushWriter
 		pw.codebook(j.Codebook).u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, p.tc.invC,
 			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, p.tc.kdFull, p.tc.kdLast, b2u(j.Checksums), sideLen, 0,
-			0, 0, 0, 0, 0)
+			uint32(sg.vCodes.base/4), uint32(sg.vLows.base/4), uint32(p.vTable.base/4), uint32(p.vSide.base/4),
+			uint32(sg.vDst.base/16))
 		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil

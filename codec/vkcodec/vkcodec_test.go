@@ -20,7 +20,11 @@ func openTest(t testing.TB, o Options) *Backend {
 	if err != nil {
 		vktest.Unavailable(t, "vulkan backend: %v", err)
 	}
-	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	t.Cleanup(func() {
+		// With VKZIP_VALIDATE=1 every test is also a validation run: any message fails it.
+		require.Empty(t, b.ValidationMessages(), "validation layer messages")
+		require.NoError(t, b.Close())
+	})
 	return b
 }
 

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/synth"
+	"github.com/vkzip/vkzip/tensorfile"
+	"github.com/vkzip/vkzip/vk"
+)
+
+var benchVerb = &verb{
+	name:    "bench",
+	args:    "[flags]",
+	summary: "measure encode/decode throughput against an in-run copy roofline",
+	about: `
+Measures SplitZip-4 encode and decode on one tensor. On the Vulkan backend the tensor stays in device memory: GPU
+time comes from timestamps around the whole operation (every pass, checksums included), wall time adds submission,
+synchronisation and the read-back of the size. A 16-byte copy kernel over the same bytes, in the same run, gives
+the bandwidth roofline; the codec ceiling derived from it is copy bandwidth × 2 / (2 + 2/ratio) bytes of input per
+byte moved. GB/s are 1e9 bytes of uncompressed BF16 per second. The last iteration is checked bit for bit: the
+encoded body against the Go reference, the decoded values against the input.
+
+Data: kvlike (the exponent distribution of the shared KV corpus; no file needed), gauss (standard normal),
+escapes=P (kvlike with a fraction P of values escaped), or a file (its BF16 tensors, tiled to --size).`,
+	examples: `  vkzip bench --backend vulkan --size 512MiB --data kvlike --json
+  vkzip bench --backend cpu --size 64MiB
+  vkzip bench --backend vulkan --data escapes=0.01`,
+	run: runBench,
+}
+
+type spread struct {
+	Min    float64 `json:"min"`
+	P10    float64 `json:"p10"`
+	Median float64 `json:"median"`
+	P90    float64 `json:"p90"`
+	Max    float64 `json:"max"`
+}
+
+func spreadOf(x []float64) spread {
+	if len(x) == 0 {
+		return spread{}
+	}
+	s := append([]float64{}, x...)
+	sort.Float64s(s)
+	q := func(p float64) float64 { return s[int(math.Round(p*float64(len(s)-1)))] }
+	return spread{Min: s[0], P10: q(0.1), Median: q(0.5), P90: q(0.9), Max: s[len(s)-1]}
+}
+
+type benchOut struct {
+	Backend        string  `json:"backend"`
+	Device         string  `json:"device"`
+	Data           string  `json:"data"`
+	SizeBytes      int64   `json:"size_bytes"`
+	Chunk          int     `json:"chunk"`
+	Checksums      bool    `json:"checksums"`
+	Ratio          float64 `json:"ratio"`
+	EscapeRate     float64 `json:"escape_rate"`
+	EncodeGBps     float64 `json:"encode_gbps"`
+	EncodeWallGBps float64 `json:"encode_wall_gbps"`
+	DecodeGBps     float64 `json:"decode_gbps"`
+	DecodeWallGBps float64 `json:"decode_wall_gbps"`
+	CopyGBps       float64 `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
+	CeilingGBps    float64 `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
+	EncodeOfCeil   float64 `json:"encode_of_ceiling,omitempty"`
+	DecodeOfCeil   float64 `json:"decode_of_ceiling,omitempty"`
+	EncodeSpread   spread  `json:"encode_gbps_spread"`
+	DecodeSpread   spread  `json:"decode_gbps_spread"`
+	EncodeWall     spread  `json:"encode_wall_gbps_spread"`
+	DecodeWall     spread  `json:"decode_wall_gbps_spread"`
+	CopySpread     spread  `json:"copy_gbps_spread"`
+	Latency1MiBUs  *spread `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
+	BitExact       bool    `json:"bit_exact"`
+	MatchesCPU     bool    `json:"matches_cpu"`
+	Iters          int     `json:"iters"`
+	Warmup         int     `json:"warmup"`
+	Variant        string  `json:"variant,omitempty"`
+}
+
+// parseSize reads sizes like 512MiB, 1GiB, 64MB, 1000000.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suf string
+		m   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suf) {
+			f, err := strconv.ParseFloat(strings.TrimSuffix(s, u.suf), 64)
+			if err != nil || f <= 0 {
+				return 0, fmt.Errorf("bad size %q", s)
+			}
+			return int64(f * float64(u.m)), nil
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n, nil
+}
+
+func benchData(spec string, values int, seed uint64) ([]byte, error) {
+	cb := synth.KVCodebook()
+	switch {
+	case spec == "kvlike":
+		return synth.KVLike(values, seed), nil
+	case spec == "gauss":
+		return synth.Gauss(values, seed), nil
+	case strings.HasPrefix(spec, "escapes="):
+		p, err := strconv.ParseFloat(strings.TrimPrefix(spec, "escapes="), 64)
+		if err != nil || p < 0 || p > 1 {
+			return nil, fmt.Errorf("bad escape fraction in %q", spec)
+		}
+		return synth.Mixed(values, seed, p, &cb), nil
+	}
+	f, err := tensorfile.Open(spec, tensorfile.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var src []byte
+	for _, t := range f.Tensors {
+		if t.DType == layout.DTypeBF16 {
+			src = append(src, t.Data...)
+		}
+	}
+	if len(src) < 2 {
+		return nil, fmt.Errorf("%s has no BF16 values", spec)
+	}
+	out := make([]byte, 2*values)
+	for i := 0; i < len(out); i += copy(out[i:], src) {
+	}
+	return out, nil
+}
+
+func runBench(ctx context.Context, v *verb, args []string) error {
+	fs := newFlags(v)
+	bf := addBackendFlags(fs, "auto")
+	data := fs.String("data", "kvlike", "kvlike, gauss, escapes=P or a file")
+	sizeS := fs.String("size", "512MiB", "uncompressed BF16 bytes")
+	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values")
+	noCRC := fs.Bool("no-checksum", false, "measure without chunk checksums")
+	iters := fs.Int("iters", 20, "measured iterations")
+	warm := fs.Int("warmup", 3, "warm-up iterations")
+	asJSON := fs.Bool("json", false, "print a JSON object")
+	seed := fs.Uint64("seed", 1, "data seed")
+	wg := fs.Int("wg", 0, "vulkan: threads per workgroup (tuning)")
+	repl := fs.Int("repl", 0, "vulkan: CRC table replication (tuning)")
+	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
+	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
+	if _, err := parseArgs(v, fs, args); err != nil {
+		return err
+	}
+	size, err := parseSize(*sizeS)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	shift := uint(0)
+	for s := uint(layout.MinChunkShift); s <= layout.MaxChunkShift; s++ {
+		if *chunk == 1<<s {
+			shift = s
+		}
+	}
+	if shift == 0 || *iters < 1 || *warm < 0 {
+		return usagef("--chunk must be a power of two in [1024, 65536] and --iters ≥ 1")
+	}
+	values := int(size / 2)
+	src, err := benchData(*data, values, *seed)
+	if err != nil {
+		return err
+	}
+	out := benchOut{Data: *data, SizeBytes: int64(2 * values), Chunk: *chunk, Checksums: !*noCRC, Iters: *iters,
+		Warmup: *warm}
+	cb := synth.KVCodebook()
+	if *data != "kvlike" && !strings.HasPrefix(*data, "escapes=") {
+		var h codec.ExpHistogram
+		h.Add(src)
+		cb = codec.CodebookFromHistogram(&h)
+	}
+	// The reference body: for the CPU backend the measurement itself, for Vulkan the bit-exactness check.
+	cpu := codec.NewCPUBackend(0)
+	g := layout.SZ4{N: uint64(values), Shift: shift}
+	ref := []codec.EncodeJob{{Format: layout.FormatSplitZip4, Src: src, N: g.N, Shift: shift, Codebook: &cb,
+		Checksums: out.Checksums, Dst: make([]byte, g.MaxBodySize())}}
+	name := bf.name
+	if name == "auto" {
+		name = "vulkan"
+		if b, err := vkcodec.Open(vkcodec.Options{Device: bf.device, Auto: true}); err != nil {
+			name = "cpu"
+		} else {
+			b.Close()
+		}
+	}
+	switch name {
+	case "cpu":
+		err = benchCPU(ctx, cpu, ref, src, &out)
+	case "vulkan":
+		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups},
+			ref, src, cb, &out, *latency)
+	default:
+		return usagef("--backend must be cpu, vulkan or auto")
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(os.Stdout, out)
+	}
+	printBench(&out)
+	if !out.BitExact || !out.MatchesCPU {
+		return fmt.Errorf("results were not bit-exact")
+	}
+	return nil
+}
+
+func gbps(bytes int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(bytes) / d.Seconds() / 1e9
+}
+
+func escapeRateOf(body []byte, g layout.SZ4) float64 {
+	var k uint64
+	for c := uint64(0); c < g.Chunks(); c++ {
+		w := uint64(body[g.TableOffset()+c*layout.ChunkEntrySize]) | uint64(body[g.TableOffset()+c*layout.ChunkEntrySize+1])<<8 |
+			uint64(body[g.TableOffset()+c*layout.ChunkEntrySize+2])<<16
+		k += w
+	}
+	return float64(k) / float64(g.N)
+}
+
+func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob, src []byte, out *benchOut) error {
+	out.Backend, out.Device = "cpu", cpu.Device()
+	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
+	var enc, dec []float64
+	dst := make([]byte, len(src))
+	for i := 0; i < out.Warmup+out.Iters; i++ {
+		t0 := time.Now()
+		if err := cpu.Encode(ctx, ref); err != nil {
+			return err
+		}
+		te := time.Since(t0)
+		jobs := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: ref[0].Out, N: g.N, Shift: g.Shift,
+			Codebook: ref[0].Codebook, Checksums: ref[0].Checksums, Dst: dst}}
+		t0 = time.Now()
+		if err := cpu.Decode(ctx, jobs); err != nil {
+			return err
+		}
+		if jobs[0].Err != nil {
+			return jobs[0].Err
+		}
+		td := time.Since(t0)
+		if i >= out.Warmup {
+			enc = append(enc, gbps(out.SizeBytes, te))
+			dec = append(dec, gbps(out.SizeBytes, td))
+		}
+	}
+	out.EncodeWall, out.DecodeWall = spreadOf(enc), spreadOf(dec)
+	out.EncodeWallGBps, out.DecodeWallGBps = out.EncodeWall.Median, out.DecodeWall.Median
+	out.Ratio = float64(len(src)) / float64(len(ref[0].Out))
+	out.EscapeRate = escapeRateOf(ref[0].Out, g)
+	out.BitExact, out.MatchesCPU = bytes.Equal(dst, src), true
+	return nil
+}
+
+func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, src []byte, cb codec.Codebook,
+	out *benchOut, latency bool) error {
+	b, err := vkcodec.Open(o)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	dev := b.VK()
+	out.Backend, out.Device = "vulkan", b.Device()
+	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d", o.WorkGroup, o.Repl, o.Groups)
+	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
+	n := uint64(len(src))
+	pad := (n + 255) &^ 255
+	bufs := map[string]uint64{"in": pad, "body": g.MaxBodySize(), "out": pad, "copy": pad}
+	buf := map[string]*vk.Buffer{}
+	for k, sz := range bufs {
+		x, err := dev.NewBuffer(sz, vk.DeviceLocal)
+		if err != nil {
+			return fmt.Errorf("allocating %d bytes: %w", sz, err)
+		}
+		defer x.Close()
+		buf[k] = x
+	}
+	if err := dev.Upload(ctx, buf["in"], 0, src); err != nil {
+		return err
+	}
+	whole := func(k string) vk.BufferRange { return vk.BufferRange{Buf: buf[k]} }
+	enc, err := b.PrepareEncode(ctx, whole("in"), g.N, g.Shift, cb, ref[0].Checksums, whole("body"))
+	if err != nil {
+		return err
+	}
+	defer enc.Close()
+	bodyLen, err := enc.Run(ctx)
+	if err != nil {
+		return err
+	}
+	dec, err := b.PrepareDecode(ctx, whole("body"), bodyLen, g.N, g.Shift, cb, ref[0].Checksums, whole("out"))
+	if err != nil {
+		return err
+	}
+	defer dec.Close()
+	cp, err := b.PrepareCopy(whole("in"), whole("copy"), pad)
+	if err != nil {
+		return err
+	}
+	defer cp.Close()
+	var encG, encW, decG, decW, cpy []float64
+	for i := 0; i < out.Warmup+out.Iters; i++ {
+		if err := cp.Run(ctx); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if bodyLen, err = enc.Run(ctx); err != nil {
+			return err
+		}
+		te := time.Since(t0)
+		t0 = time.Now()
+		if err := dec.Run(ctx); err != nil {
+			return err
+		}
+		td := time.Since(t0)
+		if i >= out.Warmup {
+			cpy = append(cpy, gbps(2*int64(pad), cp.GPUTime()))
+			encG = append(encG, gbps(out.SizeBytes, enc.GPUTime()))
+			encW = append(encW, gbps(out.SizeBytes, te))
+			decG = append(decG, gbps(out.SizeBytes, dec.GPUTime()))
+			decW = append(decW, gbps(out.SizeBytes, td))
+		}
+	}
+	out.EncodeSpread, out.EncodeWall, out.DecodeSpread, out.DecodeWall, out.CopySpread =
+		spreadOf(encG), spreadOf(encW), spreadOf(decG), spreadOf(decW), spreadOf(cpy)
+	out.EncodeGBps, out.EncodeWallGBps = out.EncodeSpread.Median, out.EncodeWall.Median
+	out.DecodeGBps, out.DecodeWallGBps = out.DecodeSpread.Median, out.DecodeWall.Median
+	out.CopyGBps = out.CopySpread.Median
+	out.Ratio = float64(n) / float64(bodyLen)
+	out.CeilingGBps = out.CopyGBps * 2 / (2 + 2/out.Ratio)
+	if out.CeilingGBps > 0 {
+		out.EncodeOfCeil, out.DecodeOfCeil = out.EncodeGBps/out.CeilingGBps, out.DecodeGBps/out.CeilingGBps
+	}
+	// Bit-exactness of the last iteration: the body against the reference, the output against the input.
+	body := make([]byte, bodyLen)
+	if err := dev.Download(ctx, body, buf["body"], 0); err != nil {
+		return err
+	}
+	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
+		return err
+	}
+	out.MatchesCPU = bytes.Equal(body, ref[0].Out)
+	out.EscapeRate = escapeRateOf(body, g)
+	got := make([]byte, n)
+	if err := dev.Download(ctx, got, buf["out"], 0); err != nil {
+		return err
+	}
+	out.BitExact = bytes.Equal(got, src)
+	if latency {
+		l, err := benchLatency(ctx, b, src, ref[0].Checksums, cb)
+		if err != nil {
+			return err
+		}
+		out.Latency1MiBUs = &l
+	}
+	return nil
+}
+
+// benchLatency times encode+decode of a resident 1 MiB tensor, wall clock, as a serving stack would see it.
+func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, checksums bool, cb codec.Codebook) (spread, error) {
+	dev := b.VK()
+	const n = 1 << 19 // values: 1 MiB
+	g := layout.SZ4{N: n, Shift: layout.DefaultChunkShift}
+	in, err := dev.NewBuffer(2*n, vk.DeviceLocal)
+	if err != nil {
+		return spread{}, err
+	}
+	defer in.Close()
+	body, err := dev.NewBuffer(g.MaxBodySize(), vk.DeviceLocal)
+	if err != nil {
+		return spread{}, err
+	}
+	defer body.Close()
+	outb, err := dev.NewBuffer(2*n, vk.DeviceLocal)
+	if err != nil {
+		return spread{}, err
+	}
+	defer outb.Close()
+	if err := dev.Upload(ctx, in, 0, src[:min(len(src), 2*n)]); err != nil {
+		return spread{}, err
+	}
+	enc, err := b.PrepareEncode(ctx, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
+	if err != nil {
+		return spread{}, err
+	}
+	defer enc.Close()
+	size, err := enc.Run(ctx)
+	if err != nil {
+		return spread{}, err
+	}
+	dec, err := b.PrepareDecode(ctx, vk.BufferRange{Buf: body}, size, n, g.Shift, cb, checksums, vk.BufferRange{Buf: outb})
+	if err != nil {
+		return spread{}, err
+	}
+	defer dec.Close()
+	var us []float64
+	for i := 0; i < 220; i++ {
+		t0 := time.Now()
+		if _, err := enc.Run(ctx); err != nil {
+			return spread{}, err
+		}
+		if err := dec.Run(ctx); err != nil {
+			return spread{}, err
+		}
+		if i >= 20 {
+			us = append(us, float64(time.Since(t0).Nanoseconds())/1e3)
+		}
+	}
+	return spreadOf(us), nil
+}
+
+func printBench(o *benchOut) {
+	fmt.Printf("bench: %s on %s\n", o.Backend, o.Device)
+	fmt.Printf("  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f, escape rate %.4f%%\n", o.Data,
+		float64(o.SizeBytes)/(1<<20), o.Chunk, o.Checksums, o.Ratio, 100*o.EscapeRate)
+	if o.CopyGBps > 0 {
+		fmt.Printf("  copy roofline %.0f GB/s (read+write) -> codec ceiling %.0f GB/s\n", o.CopyGBps, o.CeilingGBps)
+		fmt.Printf("  encode %.0f GB/s GPU (%.0f%% of ceiling), %.0f GB/s wall\n", o.EncodeGBps, 100*o.EncodeOfCeil, o.EncodeWallGBps)
+		fmt.Printf("  decode %.0f GB/s GPU (%.0f%% of ceiling), %.0f GB/s wall\n", o.DecodeGBps, 100*o.DecodeOfCeil, o.DecodeWallGBps)
+	} else {
+		fmt.Printf("  encode %.2f GB/s, decode %.2f GB/s (wall, median of %d)\n", o.EncodeWallGBps, o.DecodeWallGBps, o.Iters)
+	}
+	if o.Latency1MiBUs != nil {
+		fmt.Printf("  1 MiB encode+decode, resident: %.0f µs median (p90 %.0f)\n", o.Latency1MiBUs.Median, o.Latency1MiBUs.P90)
+	}
+	fmt.Printf("  bit-exact %v, matches the Go reference %v\n", o.BitExact, o.MatchesCPU)
+}

@@ -1,0 +1,323 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// Device-resident operations: tensors that already live in device buffers (a serving stack's KV blocks, CUDA
+// memory imported through cudabridge, benchmark inputs) are encoded and decoded in place. An operation is
+// prepared once — plan, bindings, recorded command buffer — and run many times: one queue submission per run,
+// no allocation, and the only host read-back is the body size (encode) or the verdict (decode).
+
+// EncodeOp encodes n BF16 values at src into a SplitZip-4 body at dst.
+type EncodeOp struct {
+	b     *Backend
+	s     *session
+	p     *tensorPlan
+	total loc // host-visible word receiving the side section size
+	qp    *vk.QueryPool
+	gpuNs uint64
+}
+
+// DecodeOp decodes a SplitZip-4 body at body into n BF16 values at dst.
+type DecodeOp struct {
+	b      *Backend
+	s      *session
+	p      *tensorPlan
+	status loc // host-visible status words
+	qp     *vk.QueryPool
+	gpuNs  uint64
+	name   string
+}
+
+func invalid(f string, a ...any) error {
+	return &codec.Error{Class: codec.ErrInvalidInput, Chunk: -1, Detail: fmt.Sprintf(f, a...)}
+}
+
+// within checks that [off, off+n) lies in r.
+func within(r vk.BufferRange, off, n uint64, what string) error {
+	size := r.Size
+	if size == 0 && r.Buf != nil {
+		size = r.Buf.Size() - r.Offset
+	}
+	if r.Buf == nil || off+n > size || r.Offset+size > r.Buf.Size() {
+		return invalid("%s: %d bytes at %d do not fit the given buffer range", what, n, off)
+	}
+	return nil
+}
+
+// bufView binds [r.Offset+off, +size) of a caller's buffer, clipped to the buffer's end.
+func bufView(r vk.BufferRange, off, size uint64) view {
+	v := viewAt(r.Buf, r.Offset+off, size)
+	if end := v.l.off + v.l.size; end > r.Buf.Size() {
+		v.l.size = r.Buf.Size() - v.l.off
+	}
+	return v
+}
+
+func (b *Backend) opSession() (*session, error) {
+	s, err := b.getSession()
+	if err != nil {
+		return nil, err
+	}
+	s.reset()
+	return s, nil
+}
+
+// PrepareEncode records the encode of n values at src (16-byte aligned offset; the range must hold
+// align4(2n) bytes) into dst (4-byte aligned; room for layout.SZ4.MaxBodySize bytes).
+func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint64, shift uint, cb codec.Codebook,
+	checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+	if err := b.checkSZ4(layout.FormatSplitZip4, n, shift); err != nil {
+		return nil, err
+	}
+	g := layout.SZ4{N: n, Shift: shift}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
+		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
+	}
+	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &EncodeOp{b: b, s: s}
+	if err := op.prepare(ctx, src, g, &cb, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
+	dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift)}
+	C := g.Chunks()
+	p.nb = (C + 63) / 64
+	per := b.segChunks(g.Shift)
+	var err error
+	for first := uint64(0); first < C; first += per {
+		sg := segment{first: first, count: min(per, C-first)}
+		cl, ch := codeRange(g, sg.first, sg.count)
+		ll, lh := lowRange(g, sg.first, sg.count)
+		vl, vh := valueRange(g, sg.first, sg.count)
+		sg.vSrc = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
+		sg.vCodes = bufView(dst, cl, ch-cl)
+		sg.vLows = bufView(dst, g.CodeBytes()+ll, lh-ll)
+		if sg.scratch, err = s.dev.alloc(sg.count << g.Shift / 2); err != nil {
+			return err
+		}
+		p.segs = append(p.segs, sg)
+	}
+	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
+	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
+	if p.work, err = s.allocOut(b, 4*(2*p.nb+1)); err != nil {
+		return err
+	}
+	op.p = p
+	op.total = p.work.host
+	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+		return err
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	cmd.ResetQueries(op.qp, 0, 2)
+	cmd.Timestamp(op.qp, 0)
+	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
+	cmd.Barrier()
+	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
+	if err := b.recordEncodeA(ctx, s, &job, p); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	if err := b.recordScan(s, p); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	if err := b.recordPlace(ctx, s, &job, p); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	b.copyDown(cmd, p.work)
+	cmd.BarrierToHost()
+	return cmd.End()
+}
+
+// Run encodes once and returns the body's length in bytes.
+func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
+	if err := op.b.submit(ctx, op.s.cmd); err != nil {
+		return 0, err
+	}
+	op.b.dev.CountReadback(4)
+	side := uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.p.nb:]))
+	op.gpuNs = 0
+	if ns, err := op.qp.Nanos(0, 2); err == nil && len(ns) == 2 && ns[1] >= ns[0] {
+		op.gpuNs = ns[1] - ns[0]
+	}
+	return op.p.g.SideOffset() + side, nil
+}
+
+// GPUTime is the device time of the last Run, from timestamps around all its passes.
+func (op *EncodeOp) GPUTime() time.Duration { return time.Duration(op.gpuNs) }
+
+// Close releases the operation's resources (not the caller's buffers).
+func (op *EncodeOp) Close() {
+	if op.qp != nil {
+		op.qp.Close()
+		op.qp = nil
+	}
+	if op.s != nil {
+		op.b.putSession(op.s)
+		op.s = nil
+	}
+}
+
+// PrepareDecode records the decode of a body of bodyLen bytes at body (4-byte aligned offset) into n values at dst
+// (16-byte aligned; room for align4(2n) bytes). The kernel validates the chunk table itself: the body is never
+// read by the host.
+func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
+	cb codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	if err := b.checkSZ4(layout.FormatSplitZip4, n, shift); err != nil {
+		return nil, err
+	}
+	g := layout.SZ4{N: n, Shift: shift}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if bodyLen < g.MinBodySize() || bodyLen > g.MaxBodySize() || bodyLen%4 != 0 {
+		return nil, &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
+			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, g.MinBodySize(), g.MaxBodySize())}
+	}
+	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
+		return nil, invalid("body offset must be a multiple of 4 and destination offset of 16")
+	}
+	if err := within(body, 0, bodyLen, "body"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, layout.Align4(2*n), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &DecodeOp{b: b, s: s}
+	if err := op.prepare(ctx, body, bodyLen, g, &cb, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.SZ4,
+	cb *codec.Codebook, checksums bool, dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift)}
+	C := g.Chunks()
+	per := b.segChunks(g.Shift)
+	for first := uint64(0); first < C; first += per {
+		sg := segment{first: first, count: min(per, C-first)}
+		cl, ch := codeRange(g, sg.first, sg.count)
+		ll, lh := lowRange(g, sg.first, sg.count)
+		vl, vh := valueRange(g, sg.first, sg.count)
+		sg.vCodes = bufView(body, cl, ch-cl)
+		sg.vLows = bufView(body, g.CodeBytes()+ll, lh-ll)
+		sg.vDst = bufView(dst, 2*vl, layout.Align4(2*(vh-vl)))
+		p.segs = append(p.segs, sg)
+	}
+	sideLen := bodyLen - g.SideOffset()
+	p.vTable = bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
+	p.vSide = bufView(body, g.SideOffset(), max(sideLen, 4))
+	var err error
+	if p.status, err = s.allocOut(b, 32); err != nil {
+		return err
+	}
+	op.p, op.status = p, p.status.host
+	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+		return err
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	cmd.ResetQueries(op.qp, 0, 2)
+	cmd.Timestamp(op.qp, 0)
+	st := p.status.dev
+	cmd.FillBuffer(st.buf, st.off, st.size, 0)
+	cmd.FillBuffer(st.buf, st.off+4, 12, 0xFFFFFFFF)
+	cmd.Barrier()
+	job := codec.DecodeJob{Codebook: cb, Checksums: checksums}
+	if err := b.recordDecode(ctx, s, &job, p, uint32(sideLen)); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	b.copyDown(cmd, p.status)
+	cmd.BarrierToHost()
+	return cmd.End()
+}
+
+// Run decodes once; an invalid body gives the reference's error class.
+func (op *DecodeOp) Run(ctx context.Context) error {
+	if err := op.b.submit(ctx, op.s.cmd); err != nil {
+		return err
+	}
+	op.b.dev.CountReadback(32)
+	op.gpuNs = 0
+	if ns, err := op.qp.Nanos(0, 2); err == nil && len(ns) == 2 && ns[1] >= ns[0] {
+		op.gpuNs = ns[1] - ns[0]
+	}
+	return statusErr(op.status.bytes(), op.name)
+}
+
+// Clamps is the number of indices the debug build of the decoder had to clamp in the last Run (Options.DebugBounds).
+func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
+
+// GPUTime is the device time of the last Run.
+func (op *DecodeOp) GPUTime() time.Duration { return time.Duration(op.gpuNs) }
+
+// Close releases the operation's resources.
+func (op *DecodeOp) Close() {
+	if op.qp != nil {
+		op.qp.Close()
+		op.qp = nil
+	}
+	if op.s != nil {
+		op.b.putSession(op.s)
+		op.s = nil
+	}
+}
+
+// submit runs a recorded command buffer and waits for it.
+func (b *Backend) submit(ctx context.Context, cmd *vk.Commands) error {
+	sub, err := b.dev.Submit(cmd)
+	if err != nil {
+		return mapVK(err)
+	}
+	if err := sub.Wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			_ = sub.Wait(context.Background())
+			return ctx.Err()
+		}
+		return mapVK(err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package vkcodec
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// TestDeviceOpsOneSubmission encodes and decodes between device buffers and checks, with the vk counters, that each
+// run is exactly one queue submission whose only host read is a size or a verdict.
+func TestDeviceOpsOneSubmission(t *testing.T) {
+	vb := openTest(t, Options{})
+	dev := vb.VK()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{5000, 1 << 16, 3*(1<<14) + 11} {
+		src := kvLike(r, n, 0.002)
+		shift := uint(layout.DefaultChunkShift)
+		g := layout.SZ4{N: uint64(n), Shift: shift}
+		in, err := dev.NewBuffer(layout.Align4(uint64(2*n))+64, vk.DeviceLocal)
+		require.NoError(t, err)
+		defer in.Close()
+		body, err := dev.NewBuffer(g.MaxBodySize()+64, vk.DeviceLocal)
+		require.NoError(t, err)
+		defer body.Close()
+		out, err := dev.NewBuffer(layout.Align4(uint64(2*n))+64, vk.DeviceLocal)
+		require.NoError(t, err)
+		defer out.Close()
+		// Offsets that are not binding-aligned exercise the base offsets of the kernels.
+		require.NoError(t, dev.Upload(ctx, in, 48, src))
+		enc, err := vb.PrepareEncode(ctx, vk.BufferRange{Buf: in, Offset: 48}, uint64(n), shift, testCB, true,
+			vk.BufferRange{Buf: body, Offset: 20})
+		require.NoError(t, err)
+		defer enc.Close()
+		before := dev.Stats()
+		size, err := enc.Run(ctx)
+		require.NoError(t, err)
+		after := dev.Stats()
+		require.Equal(t, uint64(1), after.Submissions-before.Submissions, "encode is one submission")
+		require.Equal(t, uint64(1), after.Readbacks-before.Readbacks, "encode reads back only the size")
+		want, _ := encodeBoth(t, vb, src, shift, true)
+		require.Equal(t, uint64(len(want)), size)
+		got := make([]byte, size)
+		require.NoError(t, dev.Download(ctx, got, body, 20))
+		require.True(t, string(want) == string(got), "device encode differs from the reference at %d", firstDiff(want, got))
+
+		dec, err := vb.PrepareDecode(ctx, vk.BufferRange{Buf: body, Offset: 20}, size, uint64(n), shift, testCB, true,
+			vk.BufferRange{Buf: out, Offset: 32})
+		require.NoError(t, err)
+		defer dec.Close()
+		before = dev.Stats()
+		require.NoError(t, dec.Run(ctx))
+		after = dev.Stats()
+		require.Equal(t, uint64(1), after.Submissions-before.Submissions, "decode is one submission")
+		back := make([]byte, 2*n)
+		require.NoError(t, dev.Download(ctx, back, out, 32))
+		require.True(t, string(src) == string(back))
+		require.Positive(t, int64(enc.GPUTime()), "timestamps bracket the encode")
+		// Corrupt the body in place: the kernel alone (no host check) must report a checksum error.
+		bad := append([]byte{}, want...)
+		bad[len(bad)/3] ^= 0x10
+		require.NoError(t, dev.Upload(ctx, body, 20, bad))
+		err = dec.Run(ctx)
+		require.Error(t, err)
+		require.True(t, errors.Is(err, codec.ErrChecksum) || errors.Is(err, codec.ErrCorrupt), "%v", err)
+	}
+}
