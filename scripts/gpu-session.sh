@@ -13,23 +13,24 @@ if [[ $what == all || $what == tests ]]; then
 fi
 if [[ $what == all || $what == bench ]]; then
   : > "$OUT/bench.jsonl"
-  b() { bash .devbin/gpu.sh vkzip bench --backend vulkan --json "$@" 2>>"$OUT/bench.err" | tr -d '\n' >> "$OUT/bench.jsonl"; echo >> "$OUT/bench.jsonl"; }
-  for v in "" "--repl 2" "--wg 128" "--wg 512" "--groups 1024" "--groups 16384"; do b --size 512MiB --data kvlike $v; done
-  b --size 512MiB --data escapes=0.01
-  b --size 512MiB --data gauss
-  b --size 512MiB --data kvlike --no-checksum
-  b --size 64MiB --data escapes=1 --iters 3
+  bash .devbin/gpu.sh true >/dev/null 2>&1 # unpacks the Vulkan loader
+  icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  [ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+  b() { echo "bench $*" >> "$OUT/bench.err"; .devbin/vkzip bench --backend vulkan --json "$@" 2>>"$OUT/bench.err" | tr -d '\n' >> "$OUT/bench.jsonl"; echo >> "$OUT/bench.jsonl"; }
+  IFS=';' read -ra variants <<< "${BENCH_VARIANTS:---size 512MiB --data kvlike}"
+  for v in "${variants[@]}"; do b $v; done
   python3 - "$OUT/bench.jsonl" <<'PY'
 import json,sys
 for l in open(sys.argv[1]):
-    l=l.strip()
-    if not l: continue
-    try: r=json.loads(l)
-    except Exception as e: print("bad line", l[:200]); continue
+    i=l.find('{')
+    if i<0: continue
+    r=json.loads(l[i:])
     lat=r.get("latency_1mib_us") or {}
-    print(f"{r['data']:>14} {r.get('variant',''):>26} crc={int(r['checksums'])} ratio={r['ratio']:.4f} esc={r['escape_rate']*100:.3f}% "
+    ps=r.get("encode_pass_us") or []
+    print(f"{r['data']:>12} c{r['chunk']:<6}{r.get('variant',''):>24} crc={int(r['checksums'])} ratio={r['ratio']:.4f} esc={r['escape_rate']*100:.3f}% "
           f"enc={r['encode_gbps']:.0f}/{r['encode_wall_gbps']:.0f} dec={r['decode_gbps']:.0f}/{r['decode_wall_gbps']:.0f} "
-          f"copy={r.get('copy_gbps',0):.0f} lat={lat.get('median',0):.0f}us exact={r['bit_exact']} ref={r['matches_cpu']}")
+          f"copy={r.get('copy_gbps',0):.0f} ceil={r.get('ceiling_gbps',0):.0f} lat={lat.get('median',0):.0f}us "
+          f"pass={'/'.join(f'{x:.0f}' for x in ps)} ok={r['bit_exact'] and r['matches_cpu']}")
 PY
 fi
 if [[ $what == all || $what == cli ]]; then

@@ -23,6 +23,7 @@ const uint SERIAL_MAX = 64u;
 
 layout(std430, binding = 0) readonly buffer Codes { uint codes[]; };  // segment's code stream
 layout(std430, binding = 1) readonly buffer Lows { uint lows[]; };    // segment's low stream
+layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; };
 layout(std430, binding = 2) readonly buffer Table { uint table[]; };  // the whole chunk table
 layout(std430, binding = 3) readonly buffer Side { uint side[]; };    // the whole side section (≥ 1 word)
 layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; };  // segment's output
@@ -120,7 +121,7 @@ void main() {
             // Stage the escapes and check each against the rules of §5.7.
             for (uint i = t; i < k; i += WG) {
                 uint w = sideWord(sw + i);
-                if (i < ESC_CAP) escs[i] = w;
+                if (k <= ESC_CAP) escs[i] = w;
                 uint pos = w & ESCAPE_POS_MASK;
                 bool bad = (w >> 24) != 0u || pos >= m || lut[(w >> ESCAPE_EXP_SHIFT) & 0xFFu] != 0u
                     || (i > 0u && pos <= (sideWord(sw + i - 1u) & ESCAPE_POS_MASK));
@@ -131,11 +132,17 @@ void main() {
 
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         uint rawEsc = 0u;
+        uint cur = 0u; // escapes before this thread's next slot: slots only move forward, so a cursor beats a search
         for (uint j = 0u; j < ITERS; j++) {
             uint s = j * WG + t;
             uint v0 = 8u * s;
             uint cw = 0u, lw0 = 0u, lw1 = 0u;
-            if (v0 < m) {
+            if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
+                cw = codes[pc.codeBase + lc * SLOTS + s];
+                uvec2 l = lowsv[pc.lowBase / 2u + lc * (N / 8u) + s];
+                lw0 = l.x;
+                lw1 = l.y;
+            } else if (v0 < m) {
                 cw = codes[pc.codeBase + lc * SLOTS + s];
                 lw0 = lows[pc.lowBase + lc * (N / 4u) + 2u * s];
                 if (v0 + 4u < m) lw1 = lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u];
@@ -160,15 +167,22 @@ void main() {
                 o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
                 o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
                 if (k > 0u) {
-                    // First escape at or after v0 (binary search), then every one inside the slot.
-                    uint lo = 0u, hi = k;
-                    while (lo < hi) {
-                        uint mid = (lo + hi) / 2u;
-                        uint p = (mid < ESC_CAP ? escs[mid] : sideWord(sw + mid)) & ESCAPE_POS_MASK;
-                        if (p < v0) lo = mid + 1u; else hi = mid;
+                    // First escape at or after v0, then every one inside the slot. Staged escapes are walked with
+                    // the cursor; a list too long for shared memory is binary-searched in place.
+                    uint i = cur;
+                    if (k <= ESC_CAP) {
+                        while (i < k && (escs[i] & ESCAPE_POS_MASK) < v0) i++;
+                    } else {
+                        uint lo = 0u, hi = k;
+                        while (lo < hi) {
+                            uint mid = (lo + hi) / 2u;
+                            if ((sideWord(sw + mid) & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
+                        }
+                        i = lo;
                     }
-                    for (uint i = lo; i < k; i++) {
-                        uint w = i < ESC_CAP ? escs[i] : sideWord(sw + i);
+                    cur = i;
+                    for (; i < k; i++) {
+                        uint w = k <= ESC_CAP ? escs[i] : sideWord(sw + i);
                         uint p = w & ESCAPE_POS_MASK;
                         if (p >= v0 + 8u || p < v0) break;
                         uint b = p - v0;
@@ -246,7 +260,7 @@ void main() {
                     linC = mulmod(linC, pc.invC);
                     linL = mulmod(linL, pc.invL);
                 }
-                linD = mulmod(linC, last ? pc.shLowLast : pc.shLowFull) ^ linL;
+                linD = (last ? mulmod(linC, pc.shLowLast) : shiftBy(TAB_ML, linC)) ^ linL;
             }
             barrier();
             uint words = 2u + size / 4u;
@@ -279,7 +293,7 @@ void main() {
                 }
             }
             if (t == 0u) {
-                uint crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ linD ^ 0xFFFFFFFFu;
+                uint crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg))) ^ linD ^ 0xFFFFFFFFu;
                 if (crc != crcField) report(STATUS_CHECKSUM, c);
             }
         } else if (t == 0u && crcField != 0u) {

@@ -22,6 +22,7 @@ layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; };  // segment'
 layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
 layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; // segment's code stream
 layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; };   // segment's low stream
+layout(std430, binding = 2) writeonly buffer LowsV { uvec2 lowsv[]; };
 layout(std430, binding = 3) buffer Table { uint table[]; };           // the whole chunk table
 layout(std430, binding = 4) writeonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
 layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
@@ -48,7 +49,7 @@ layout(push_constant) uniform PC {
 #include "crc_tables.glsl"
 
 shared uint lut[256];       // exponent -> code, | 0x10 when escaped
-shared uint sgSum[WG];      // per-subgroup escape totals (one per subgroup is enough; WG bounds the count)
+shared uint sgSum[2u * WG]; // per-subgroup escape totals, double-buffered by iteration parity
 shared uint sgX[2u * WG];   // per-subgroup CRC XORs
 shared uint kShared;
 
@@ -114,7 +115,10 @@ void main() {
             cw &= nmask;
             uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
             uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
-            if (v0 < m) {
+            if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
+                codes[pc.codeBase + lc * SLOTS + s] = cw;
+                lowsv[pc.lowBase / 2u + lc * (N / 8u) + s] = uvec2(lw0, lw1);
+            } else if (v0 < m) {
                 codes[pc.codeBase + lc * SLOTS + s] = cw;
                 lows[pc.lowBase + lc * (N / 4u) + 2u * s] = lw0;
                 if (v0 + 4u < m) lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u] = lw1;
@@ -123,15 +127,15 @@ void main() {
             uint cnt = bitCount(esc);
             uint off = subgroupExclusiveAdd(cnt);
             uint tot = subgroupAdd(cnt);
-            if (subgroupElect()) sgSum[gl_SubgroupID] = tot;
+            uint buf = (j & 1u) * WG; // the other half is still being read by slower subgroups of the last iteration
+            if (subgroupElect()) sgSum[buf + gl_SubgroupID] = tot;
             barrier();
             uint base = k, all = 0u;
             for (uint i = 0u; i < gl_NumSubgroups; i++) {
-                uint v = sgSum[i];
+                uint v = sgSum[buf + i];
                 base += i < gl_SubgroupID ? v : 0u;
                 all += v;
             }
-            barrier();
             uint idx = base + off;
             while (esc != 0u) {
                 uint b = findLSB(esc);
@@ -203,7 +207,7 @@ void main() {
                     linC = mulmod(linC, pc.invC);
                     linL = mulmod(linL, pc.invL);
                 }
-                linD = mulmod(linC, last ? pc.shLowLast : pc.shLowFull) ^ linL;
+                linD = (last ? mulmod(linC, pc.shLowLast) : shiftBy(TAB_ML, linC)) ^ linL;
             }
             uint info = raw ? (CHUNK_RAW << KIND_SHIFT) : k;
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;

@@ -78,7 +78,8 @@ void main() {
             if (t == 0u) {
                 uint reg = 0xFFFFFFFFu;
                 for (uint q = 0u; q < words; q++) reg = shiftBy(TAB_M4, reg ^ hword(q, info, off, lc));
-                crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
+                crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg)))
+                    ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
             }
         } else if (pc.checksums != 0u) {
             // Parallel: Horner per thread over words t, t+WG, ..., padded with zero words to a multiple of WG.
@@ -99,7 +100,8 @@ void main() {
                 uint init = 0xFFFFFFFFu;
                 POW_FROM(init, 4u * words, CONST_XPOW); // the standard init register, shifted through the header
                 uint reg = lin ^ init;
-                crc = mulmod(reg, last ? pc.kdLast : pc.kdFull) ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
+                crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg)))
+                    ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
             }
         }
         if (t == 0u) {

@@ -58,33 +58,34 @@ func spreadOf(x []float64) spread {
 }
 
 type benchOut struct {
-	Backend        string  `json:"backend"`
-	Device         string  `json:"device"`
-	Data           string  `json:"data"`
-	SizeBytes      int64   `json:"size_bytes"`
-	Chunk          int     `json:"chunk"`
-	Checksums      bool    `json:"checksums"`
-	Ratio          float64 `json:"ratio"`
-	EscapeRate     float64 `json:"escape_rate"`
-	EncodeGBps     float64 `json:"encode_gbps"`
-	EncodeWallGBps float64 `json:"encode_wall_gbps"`
-	DecodeGBps     float64 `json:"decode_gbps"`
-	DecodeWallGBps float64 `json:"decode_wall_gbps"`
-	CopyGBps       float64 `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
-	CeilingGBps    float64 `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
-	EncodeOfCeil   float64 `json:"encode_of_ceiling,omitempty"`
-	DecodeOfCeil   float64 `json:"decode_of_ceiling,omitempty"`
-	EncodeSpread   spread  `json:"encode_gbps_spread"`
-	DecodeSpread   spread  `json:"decode_gbps_spread"`
-	EncodeWall     spread  `json:"encode_wall_gbps_spread"`
-	DecodeWall     spread  `json:"decode_wall_gbps_spread"`
-	CopySpread     spread  `json:"copy_gbps_spread"`
-	Latency1MiBUs  *spread `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
-	BitExact       bool    `json:"bit_exact"`
-	MatchesCPU     bool    `json:"matches_cpu"`
-	Iters          int     `json:"iters"`
-	Warmup         int     `json:"warmup"`
-	Variant        string  `json:"variant,omitempty"`
+	Backend        string    `json:"backend"`
+	Device         string    `json:"device"`
+	Data           string    `json:"data"`
+	SizeBytes      int64     `json:"size_bytes"`
+	Chunk          int       `json:"chunk"`
+	Checksums      bool      `json:"checksums"`
+	Ratio          float64   `json:"ratio"`
+	EscapeRate     float64   `json:"escape_rate"`
+	EncodeGBps     float64   `json:"encode_gbps"`
+	EncodeWallGBps float64   `json:"encode_wall_gbps"`
+	DecodeGBps     float64   `json:"decode_gbps"`
+	DecodeWallGBps float64   `json:"decode_wall_gbps"`
+	CopyGBps       float64   `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
+	CeilingGBps    float64   `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
+	EncodeOfCeil   float64   `json:"encode_of_ceiling,omitempty"`
+	DecodeOfCeil   float64   `json:"decode_of_ceiling,omitempty"`
+	EncodeSpread   spread    `json:"encode_gbps_spread"`
+	DecodeSpread   spread    `json:"decode_gbps_spread"`
+	EncodeWall     spread    `json:"encode_wall_gbps_spread"`
+	DecodeWall     spread    `json:"decode_wall_gbps_spread"`
+	CopySpread     spread    `json:"copy_gbps_spread"`
+	Latency1MiBUs  *spread   `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
+	EncodePassUs   []float64 `json:"encode_pass_us,omitempty"`  // last iteration: dense pass, prefix sum, placement
+	BitExact       bool      `json:"bit_exact"`
+	MatchesCPU     bool      `json:"matches_cpu"`
+	Iters          int       `json:"iters"`
+	Warmup         int       `json:"warmup"`
+	Variant        string    `json:"variant,omitempty"`
 }
 
 // parseSize reads sizes like 512MiB, 1GiB, 64MB, 1000000.
@@ -348,6 +349,9 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	out.EncodeGBps, out.EncodeWallGBps = out.EncodeSpread.Median, out.EncodeWall.Median
 	out.DecodeGBps, out.DecodeWallGBps = out.DecodeSpread.Median, out.DecodeWall.Median
 	out.CopyGBps = out.CopySpread.Median
+	for _, d := range enc.PassTimes() {
+		out.EncodePassUs = append(out.EncodePassUs, float64(d.Nanoseconds())/1e3)
+	}
 	out.Ratio = float64(n) / float64(bodyLen)
 	out.CeilingGBps = out.CopyGBps * 2 / (2 + 2/out.Ratio)
 	if out.CeilingGBps > 0 {

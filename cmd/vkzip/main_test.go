@@ -225,7 +225,8 @@ func TestRoundTripSafetensors(t *testing.T) {
 	assert.Equal(t, int64(len(kvSample)), er.InputBytes)
 	assert.Equal(t, int64(len(read(t, filepath.Join(dir, "self.vkz")))), er.OutputBytes)
 	assert.Greater(t, er.Ratio, 1.3)
-	assert.Equal(t, "cpu", er.Backend)
+	// auto picks a GPU where one works and the CPU otherwise (never a CPU Vulkan implementation).
+	assert.Contains(t, []string{"cpu", "vulkan"}, er.Backend)
 	assert.NotEmpty(t, er.Device)
 	assert.Less(t, er.EscapeRate, 0.01)
 	r = vkz(t, dir, nil, "decode", "-o", "self.safetensors", "self.vkz")
@@ -513,8 +514,8 @@ func TestVersion(t *testing.T) {
 	r = vkz(t, dir, nil, "--version")
 	require.Equal(t, exitOK, r.code)
 
-	// The link-time override.
-	if testing.Short() {
+	// The link-time override needs a Go toolchain (absent on the GPU machine).
+	if _, err := exec.LookPath("go"); testing.Short() || err != nil {
 		return
 	}
 	b2 := filepath.Join(binDir, "vkzip-versioned")

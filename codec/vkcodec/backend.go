@@ -40,7 +40,7 @@ type Backend struct {
 
 	mu       sync.Mutex
 	pipes    map[pipeKey]*vk.Pipeline
-	consts   map[uint32]*vk.Buffer
+	consts   map[[2]uint32]*vk.Buffer
 	sessions []*session
 	all      []*session
 	closed   atomic.Bool
@@ -104,7 +104,7 @@ func Open(o Options) (*Backend, error) {
 		return nil, wrapNoDevice(err)
 	}
 	b := &Backend{inst: inst, dev: dev, info: info, o: o, pipes: map[pipeKey]*vk.Pipeline{},
-		consts: map[uint32]*vk.Buffer{}}
+		consts: map[[2]uint32]*vk.Buffer{}}
 	b.unified = info.Type == vk.DeviceTypeCPU
 	lim := info.Limits
 	b.slabMax = min(uint64(lim.MaxStorageBufferRange), lim.MaxMemoryAllocationSize) &^ (regionAlign - 1)
@@ -217,14 +217,15 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	return p, nil
 }
 
-// constsFor returns the device buffer of CRC tables for workgroups of wg threads.
-func (b *Backend) constsFor(ctx context.Context, wg uint32) (*vk.Buffer, error) {
+// constsFor returns the device buffer of CRC tables for workgroups of wg threads and chunks of 2^shift values.
+func (b *Backend) constsFor(ctx context.Context, wg uint32, shift uint) (*vk.Buffer, error) {
+	key := [2]uint32{wg, uint32(shift)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if c := b.consts[wg]; c != nil {
+	if c := b.consts[key]; c != nil {
 		return c, nil
 	}
-	words := CRCConsts(int(wg))
+	words := CRCConsts(int(wg), shift)
 	raw := make([]byte, 4*len(words))
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(raw[4*i:], w)
@@ -241,7 +242,7 @@ func (b *Backend) constsFor(ctx context.Context, wg uint32) (*vk.Buffer, error) 
 		buf.Close()
 		return nil, err
 	}
-	b.consts[wg] = buf
+	b.consts[key] = buf
 	return buf, nil
 }
 

@@ -24,6 +24,7 @@ type EncodeOp struct {
 	total loc // host-visible word receiving the side section size
 	qp    *vk.QueryPool
 	gpuNs uint64
+	pass  [3]uint64 // device time of the three passes in the last Run
 }
 
 // DecodeOp decodes a SplitZip-4 body at body into n BF16 values at dst.
@@ -131,14 +132,14 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 	}
 	op.p = p
 	op.total = p.work.host
-	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+	if op.qp, err = b.dev.NewQueryPool(4); err != nil {
 		return err
 	}
 	cmd := s.cmd
 	if err := cmd.Begin(); err != nil {
 		return err
 	}
-	cmd.ResetQueries(op.qp, 0, 2)
+	cmd.ResetQueries(op.qp, 0, 4)
 	cmd.Timestamp(op.qp, 0)
 	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
 	cmd.Barrier()
@@ -147,15 +148,17 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 		return err
 	}
 	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
 	if err := b.recordScan(s, p); err != nil {
 		return err
 	}
 	cmd.Barrier()
+	cmd.Timestamp(op.qp, 2)
 	if err := b.recordPlace(ctx, s, &job, p); err != nil {
 		return err
 	}
 	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
+	cmd.Timestamp(op.qp, 3)
 	b.copyDown(cmd, p.work)
 	cmd.BarrierToHost()
 	return cmd.End()
@@ -169,14 +172,22 @@ func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
 	op.b.dev.CountReadback(4)
 	side := uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.p.nb:]))
 	op.gpuNs = 0
-	if ns, err := op.qp.Nanos(0, 2); err == nil && len(ns) == 2 && ns[1] >= ns[0] {
-		op.gpuNs = ns[1] - ns[0]
+	if ns, err := op.qp.Nanos(0, 4); err == nil && len(ns) == 4 && ns[3] >= ns[0] {
+		op.gpuNs = ns[3] - ns[0]
+		for i := range op.pass {
+			op.pass[i] = ns[i+1] - ns[i]
+		}
 	}
 	return op.p.g.SideOffset() + side, nil
 }
 
 // GPUTime is the device time of the last Run, from timestamps around all its passes.
 func (op *EncodeOp) GPUTime() time.Duration { return time.Duration(op.gpuNs) }
+
+// PassTimes is the device time of each pass (dense + escapes, prefix sum, placement) in the last Run.
+func (op *EncodeOp) PassTimes() [3]time.Duration {
+	return [3]time.Duration{time.Duration(op.pass[0]), time.Duration(op.pass[1]), time.Duration(op.pass[2])}
+}
 
 // Close releases the operation's resources (not the caller's buffers).
 func (op *EncodeOp) Close() {

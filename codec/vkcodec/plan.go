@@ -45,18 +45,26 @@ func shiftTable(dst []uint32, d uint64) {
 	}
 }
 
-// CRCConsts builds the consts buffer of the kernels for workgroups of wg threads (shaders/crc_tables.glsl):
-// M^4, M^(4wg), M^(8wg) tables, per-thread final shifts KC and KL, and x^(±8·2^k).
-func CRCConsts(wg int) []uint32 {
-	c := make([]uint32, 3072+2*wg+64)
+// nTables is the number of 1024-word shift tables at the start of the consts buffer.
+const nTables = 5
+
+// CRCConsts builds the consts buffer of the kernels for workgroups of wg threads and chunks of 2^shift values
+// (shaders/crc_tables.glsl): M^4, M^(4wg), M^(8wg), M^(n/2), M^n tables, per-thread final shifts KC and KL, and
+// x^(±8·2^k).
+func CRCConsts(wg int, shift uint) []uint32 {
+	const t0 = nTables * 1024
+	c := make([]uint32, t0+2*wg+64)
+	n := uint64(1) << shift
 	shiftTable(c[0:1024], 4)
 	shiftTable(c[1024:2048], 4*uint64(wg))
 	shiftTable(c[2048:3072], 8*uint64(wg))
+	shiftTable(c[3072:4096], n/2)
+	shiftTable(c[4096:5120], n)
 	for t := 0; t < wg; t++ {
-		c[3072+t] = crc32c.XPow(32 * uint64(wg-t))
-		c[3072+wg+t] = crc32c.XPow(8 * (8*uint64(wg-t) - 4))
+		c[t0+t] = crc32c.XPow(32 * uint64(wg-t))
+		c[t0+wg+t] = crc32c.XPow(8 * (8*uint64(wg-t) - 4))
 	}
-	base := 3072 + 2*wg
+	base := t0 + 2*wg
 	for k := 0; k < 32; k++ {
 		c[base+k] = crc32c.XPow(8 << k)
 		c[base+32+k] = xInvPow(8 << k)

@@ -25,7 +25,7 @@ func shift(tab []uint32, r uint32) uint32 {
 }
 
 func TestShiftTables(t *testing.T) {
-	c := CRCConsts(64)
+	c := CRCConsts(64, 10)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 100; i++ {
 		w := r.Uint32()
@@ -35,13 +35,15 @@ func TestShiftTables(t *testing.T) {
 		require.Equal(t, crc32c.Linear(0, b[:]), shift(c[0:1024], w))
 		require.Equal(t, crc32c.Shift(w, 4*64), shift(c[1024:2048], w))
 		require.Equal(t, crc32c.Shift(w, 8*64), shift(c[2048:3072], w))
+		require.Equal(t, crc32c.Shift(w, 512), shift(c[3072:4096], w))
+		require.Equal(t, crc32c.Shift(w, 1024), shift(c[4096:5120], w))
 	}
 }
 
 // emulateChunkCRC computes a chunk's CRC the way sz4_encode/sz4_place/sz4_decode do: Horner sums per thread over
 // strided words, per-thread shifts, an XOR reduction, the last chunk's zero-padding correction, then the header.
 func emulateChunkCRC(wg int, shift_ uint, last bool, m int, code, low, head []byte) uint32 {
-	c := CRCConsts(wg)
+	c := CRCConsts(wg, shift_)
 	n := 1 << shift_
 	slots := n / 8
 	iters := slots / wg
@@ -60,8 +62,8 @@ func emulateChunkCRC(wg int, shift_ uint, last bool, m int, code, low, head []by
 			aL0 = shift(c[2048:3072], aL0) ^ word(low, 2*s)
 			aL1 = shift(c[2048:3072], aL1) ^ word(low, 2*s+1)
 		}
-		linC ^= crc32c.MulMod(aC, c[3072+t])
-		linL ^= crc32c.MulMod(shift(c[0:1024], aL0)^aL1, c[3072+wg+t])
+		linC ^= crc32c.MulMod(aC, c[nTables*1024+t])
+		linL ^= crc32c.MulMod(shift(c[0:1024], aL0)^aL1, c[nTables*1024+wg+t])
 	}
 	g := layout.SZ4{N: uint64(m), Shift: shift_}
 	tc := newTensorConsts(g.N, shift_)
@@ -73,11 +75,14 @@ func emulateChunkCRC(wg int, shift_ uint, last bool, m int, code, low, head []by
 	if last {
 		sh, kd = tc.shLowLast, tc.kdLast
 	}
-	linD := crc32c.MulMod(linC, sh) ^ linL
 	reg := uint32(0xFFFFFFFF)
 	for q := 0; q < len(head)/4; q++ {
 		reg = shift(c[0:1024], reg^word(head, q))
 	}
+	if !last { // full chunks use the M^(n/2) and M^n tables, as the kernels do
+		return shift(c[4096:5120], shift(c[3072:4096], reg)^linC) ^ linL ^ 0xFFFFFFFF
+	}
+	linD := crc32c.MulMod(linC, sh) ^ linL
 	return crc32c.MulMod(reg, kd) ^ linD ^ 0xFFFFFFFF
 }
 

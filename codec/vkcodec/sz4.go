@@ -256,7 +256,7 @@ func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.Encode
 	if err != nil {
 		return err
 	}
-	consts, err := b.constsFor(ctx, p.wg)
+	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 	if err != nil {
 		return err
 	}
-	consts, err := b.constsFor(ctx, p.wg)
+	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
 	if err != nil {
 		return err
 	}
@@ -416,7 +416,7 @@ func (b *Backend) recordDecode(ctx context.Context, s *session, j *codec.DecodeJ
 	if err != nil {
 		return err
 	}
-	consts, err := b.constsFor(ctx, p.wg)
+	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
 	if err != nil {
 		return err
 	}

@@ -135,3 +135,24 @@ func TestCorruptionClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestVariantsMatchReference runs the kernels' tuning variants (workgroup size, table replication, grid size):
+// every variant must produce the reference bytes.
+func TestVariantsMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}} {
+		vb := openTest(t, o)
+		for _, shift := range []uint{10, 14, 16} {
+			for _, length := range []int{1<<shift + 5, 3 << shift} {
+				src := kvLike(r, length, 0.003)
+				cpu, gpu := encodeBoth(t, vb, src, shift, true)
+				require.True(t, string(cpu) == string(gpu), "%+v shift %d len %d: differs at %d", o, shift, length, firstDiff(cpu, gpu))
+				jobs := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: gpu, N: uint64(length), Shift: shift,
+					Codebook: &testCB, Checksums: true, Dst: make([]byte, 2*length)}}
+				require.NoError(t, vb.Decode(context.Background(), jobs))
+				require.NoError(t, jobs[0].Err)
+				require.True(t, string(src) == string(jobs[0].Dst))
+			}
+		}
+	}
+}
