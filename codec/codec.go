@@ -40,7 +40,7 @@ func WithFormat(name string) Option {
 	}
 }
 
-// WithChunkSize sets the chunk size in values: a power of two from 1,024 to 65,536 (default 16,384).
+// WithChunkSize sets the chunk size in values: a power of two from 1,024 to 65,536 (default 65,536).
 func WithChunkSize(values int) Option {
 	return func(o *options) error {
 		for s := uint(layout.MinChunkShift); s <= layout.MaxChunkShift; s++ {

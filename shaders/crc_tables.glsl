@@ -15,6 +15,15 @@
 #define CONST_XPOW (NTAB * 1024u + 2u * WG)
 #define CONST_XINV (NTAB * 1024u + 2u * WG + 32u)
 
+#ifdef NO_SHARED_TABLES
+// Kernels that shift only a few registers per chunk read the tables straight from the consts buffer (cached):
+// loading 20 KiB into shared memory per workgroup would cost more than it saves.
+uint shiftBy(uint t, uint r) {
+    uint b = t * 1024u;
+    return consts[b + (r & 255u)] ^ consts[b + 256u + ((r >> 8) & 255u)]
+         ^ consts[b + 512u + ((r >> 16) & 255u)] ^ consts[b + 768u + (r >> 24)];
+}
+#else
 shared uint tabs[NTAB * 1024u * REPL];
 
 void loadTables() {
@@ -30,3 +39,4 @@ uint shiftBy(uint t, uint r) {
     return tabs[b + (r & 255u) * REPL] ^ tabs[b + (256u + ((r >> 8) & 255u)) * REPL]
          ^ tabs[b + (512u + ((r >> 16) & 255u)) * REPL] ^ tabs[b + (768u + (r >> 24)) * REPL];
 }
+#endif

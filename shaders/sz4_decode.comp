@@ -16,6 +16,7 @@ layout(constant_id = 1) const uint SHIFT = 14;
 layout(constant_id = 2) const uint REPL = 1;
 layout(constant_id = 3) const uint ESC_CAP = 1024;   // escapes staged in shared memory; more are searched in place
 layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count indices that had to be clamped
+layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together (memory-level parallelism)
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
@@ -83,7 +84,7 @@ void report(uint bit, uint c) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
-    loadTables();
+    if (pc.checksums != 0u) loadTables();
     for (uint b = t; b < 256u; b += WG) {
         pairExp[b] = (cbExp(b & 15u) << 7) | (cbExp(b >> 4) << 23);
         uint has = 0u;
@@ -133,20 +134,27 @@ void main() {
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         uint rawEsc = 0u;
         uint cur = 0u; // escapes before this thread's next slot: slots only move forward, so a cursor beats a search
-        for (uint j = 0u; j < ITERS; j++) {
+        for (uint j0 = 0u; j0 < ITERS; j0 += U) {
+          // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them.
+          uvec3 in3[U];
+          for (uint u = 0u; u < U; u++) {
+            uint s = (j0 + u) * WG + t;
+            uint v0 = 8u * s;
+            in3[u] = uvec3(0u);
+            if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
+                in3[u].x = codes[pc.codeBase + lc * SLOTS + s];
+                in3[u].yz = lowsv[pc.lowBase / 2u + lc * (N / 8u) + s];
+            } else if (v0 < m) {
+                in3[u].x = codes[pc.codeBase + lc * SLOTS + s];
+                in3[u].y = lows[pc.lowBase + lc * (N / 4u) + 2u * s];
+                if (v0 + 4u < m) in3[u].z = lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u];
+            }
+          }
+          for (uint u = 0u; u < U; u++) {
+            uint j = j0 + u;
             uint s = j * WG + t;
             uint v0 = 8u * s;
-            uint cw = 0u, lw0 = 0u, lw1 = 0u;
-            if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
-                cw = codes[pc.codeBase + lc * SLOTS + s];
-                uvec2 l = lowsv[pc.lowBase / 2u + lc * (N / 8u) + s];
-                lw0 = l.x;
-                lw1 = l.y;
-            } else if (v0 < m) {
-                cw = codes[pc.codeBase + lc * SLOTS + s];
-                lw0 = lows[pc.lowBase + lc * (N / 4u) + 2u * s];
-                if (v0 + 4u < m) lw1 = lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u];
-            }
+            uint cw = in3[u].x, lw0 = in3[u].y, lw1 = in3[u].z;
             if (pc.checksums != 0u) {
                 aC = shiftBy(TAB_M4T, aC) ^ cw;
                 aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
@@ -214,6 +222,7 @@ void main() {
             } else {
                 for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
             }
+          }
         }
         if (raw) {
             // Padding of the raw pieces, and whether the chunk should have been coded.

@@ -13,9 +13,10 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;        // threads per workgroup
 layout(constant_id = 1) const uint SHIFT = 14;      // chunk = 2^SHIFT values
 layout(constant_id = 2) const uint REPL = 1;        // CRC table replication
+layout(constant_id = 5) const uint U = 2;           // slots per thread loaded together (memory-level parallelism)
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;                          // 8 values per slot
-const uint ITERS = SLOTS / WG;                      // slots per thread (WG divides SLOTS: host checks)
+const uint ITERS = SLOTS / WG;                      // slots per thread (WG·U divides SLOTS: host checks)
 const uint SCRATCH = N / 8u;                        // scratch words per chunk: rawSide(N)/4
 
 layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; };  // segment's values, 8 per uvec4
@@ -49,7 +50,7 @@ layout(push_constant) uniform PC {
 #include "crc_tables.glsl"
 
 shared uint lut[256];       // exponent -> code, | 0x10 when escaped
-shared uint sgSum[2u * WG]; // per-subgroup escape totals, double-buffered by iteration parity
+shared uint sgSum[2u * U * WG]; // per-slot-group, per-subgroup escape totals, double-buffered by iteration parity
 shared uint sgX[2u * WG];   // per-subgroup CRC XORs
 shared uint kShared;
 
@@ -82,76 +83,90 @@ void main() {
         uint capWords = rawSide(m) == 0u ? 0u : (rawSide(m) - 1u) / 4u; // escapes a coded chunk can hold
         uint k = 0u;
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
-        for (uint j = 0u; j < ITERS; j++) {
-            uint s = j * WG + t;
-            uint v0 = 8u * s;
-            uvec4 x = uvec4(0u);
-            uint valid = 0u;  // bit per value present
-            uint nmask = 0u;  // nibbles of present values
-            if (v0 + 8u <= m) {
-                x = srcv[pc.srcBase + lc * SLOTS + s];
-                valid = 0xFFu;
-                nmask = 0xFFFFFFFFu;
-            } else if (v0 < m) {
-                for (uint q = 0u; q < 4u; q++) {
-                    if (v0 + 2u * q < m) x[q] = srcw[4u * pc.srcBase + (lc * N + v0) / 2u + q];
+        for (uint j = 0u; j < ITERS; j += U) {
+            // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
+            uvec4 xs[U];
+            uint valid[U];
+            for (uint u = 0u; u < U; u++) {
+                uint s = (j + u) * WG + t;
+                uint v0 = 8u * s;
+                xs[u] = uvec4(0u);
+                valid[u] = 0u;
+                if (v0 + 8u <= m) {
+                    xs[u] = srcv[pc.srcBase + lc * SLOTS + s];
+                    valid[u] = 0xFFu;
+                } else if (v0 < m) {
+                    for (uint q = 0u; q < 4u; q++) {
+                        if (v0 + 2u * q < m) xs[u][q] = srcw[4u * pc.srcBase + (lc * N + v0) / 2u + q];
+                    }
+                    valid[u] = (1u << (m - v0)) - 1u;
+                    // Values past the end are not part of the tensor: clear them.
+                    for (uint q = 0u; q < 4u; q++) {
+                        uint keep = ((valid[u] >> (2u * q)) & 1u) * 0xFFFFu | ((valid[u] >> (2u * q + 1u)) & 1u) * 0xFFFF0000u;
+                        xs[u][q] &= keep;
+                    }
                 }
-                valid = (1u << (m - v0)) - 1u;
-                nmask = (1u << (4u * (m - v0))) - 1u;
-                // Values past the end are not part of the tensor: clear them.
+            }
+            uint escs[U];
+            uint buf = ((j / U) & 1u) * U * WG; // the other half may still be read by slower subgroups
+            for (uint u = 0u; u < U; u++) {
+                uint s = (j + u) * WG + t;
+                uint v0 = 8u * s;
+                uvec4 x = xs[u];
+                uint cw = 0u, esc = 0u;
                 for (uint q = 0u; q < 4u; q++) {
-                    uint keep = ((valid >> (2u * q)) & 1u) * 0xFFFFu | ((valid >> (2u * q + 1u)) & 1u) * 0xFFFF0000u;
-                    x[q] &= keep;
+                    uint c0 = lut[(x[q] >> 7) & 0xFFu];
+                    uint c1 = lut[(x[q] >> 23) & 0xFFu];
+                    cw |= ((c0 & 15u) << (8u * q)) | ((c1 & 15u) << (8u * q + 4u));
+                    esc |= ((c0 >> 4) << (2u * q)) | ((c1 >> 4) << (2u * q + 1u));
                 }
+                uint vm = valid[u];
+                esc &= vm;
+                cw &= vm == 0xFFu ? 0xFFFFFFFFu : (1u << (4u * bitCount(vm))) - 1u;
+                uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
+                uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
+                if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
+                    codes[pc.codeBase + lc * SLOTS + s] = cw;
+                    lowsv[pc.lowBase / 2u + lc * (N / 8u) + s] = uvec2(lw0, lw1);
+                } else if (v0 < m) {
+                    codes[pc.codeBase + lc * SLOTS + s] = cw;
+                    lows[pc.lowBase + lc * (N / 4u) + 2u * s] = lw0;
+                    if (v0 + 4u < m) lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u] = lw1;
+                }
+                if (pc.checksums != 0u) {
+                    aC = shiftBy(TAB_M4T, aC) ^ cw;
+                    aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
+                    aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
+                }
+                escs[u] = esc;
+                uint tot = subgroupAdd(bitCount(esc));
+                if (subgroupElect()) sgSum[buf + u * WG + gl_SubgroupID] = tot;
             }
-            uint cw = 0u, esc = 0u;
-            for (uint q = 0u; q < 4u; q++) {
-                uint c0 = lut[(x[q] >> 7) & 0xFFu];
-                uint c1 = lut[(x[q] >> 23) & 0xFFu];
-                cw |= ((c0 & 15u) << (8u * q)) | ((c1 & 15u) << (8u * q + 4u));
-                esc |= ((c0 >> 4) << (2u * q)) | ((c1 >> 4) << (2u * q + 1u));
-            }
-            esc &= valid;
-            cw &= nmask;
-            uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
-            uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
-            if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
-                codes[pc.codeBase + lc * SLOTS + s] = cw;
-                lowsv[pc.lowBase / 2u + lc * (N / 8u) + s] = uvec2(lw0, lw1);
-            } else if (v0 < m) {
-                codes[pc.codeBase + lc * SLOTS + s] = cw;
-                lows[pc.lowBase + lc * (N / 4u) + 2u * s] = lw0;
-                if (v0 + 4u < m) lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u] = lw1;
-            }
-            // Escapes: an exclusive prefix sum over the workgroup gives each its place, in value order.
-            uint cnt = bitCount(esc);
-            uint off = subgroupExclusiveAdd(cnt);
-            uint tot = subgroupAdd(cnt);
-            uint buf = (j & 1u) * WG; // the other half is still being read by slower subgroups of the last iteration
-            if (subgroupElect()) sgSum[buf + gl_SubgroupID] = tot;
+            // Escapes: exclusive prefix sums over (slot group, thread) give each its place, in value order.
             barrier();
-            uint base = k, all = 0u;
-            for (uint i = 0u; i < gl_NumSubgroups; i++) {
-                uint v = sgSum[buf + i];
-                base += i < gl_SubgroupID ? v : 0u;
-                all += v;
-            }
-            uint idx = base + off;
-            while (esc != 0u) {
-                uint b = findLSB(esc);
-                esc &= esc - 1u;
-                if (idx < capWords) {
-                    uint w = x[b >> 1];
-                    uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
-                    scratch[lc * SCRATCH + idx] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
+            for (uint u = 0u; u < U; u++) {
+                uint esc = escs[u];
+                uint base = k, all = 0u;
+                for (uint i = 0u; i < gl_NumSubgroups; i++) {
+                    uint v = sgSum[buf + u * WG + i];
+                    base += i < gl_SubgroupID ? v : 0u;
+                    all += v;
                 }
-                idx++;
-            }
-            k += all;
-            if (pc.checksums != 0u) {
-                aC = shiftBy(TAB_M4T, aC) ^ cw;
-                aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
-                aL1 = shiftBy(TAB_M8T, aL1) ^ (v0 + 4u < m ? lw1 : 0u);
+                uint idx = base + subgroupExclusiveAdd(bitCount(esc));
+                if (esc != 0u) {
+                    uint v0 = 8u * ((j + u) * WG + t);
+                    while (esc != 0u) {
+                        uint b = findLSB(esc);
+                        esc &= esc - 1u;
+                        if (idx < capWords) {
+                            uint w = xs[u][b >> 1];
+                            uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
+                            scratch[lc * SCRATCH + idx] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
+                        }
+                        idx++;
+                    }
+                }
+                k += all;
             }
         }
         bool raw = !(ESCAPE_SIZE * k < rawSide(m));

@@ -36,6 +36,7 @@ layout(push_constant) uniform PC {
 } pc;
 
 #include "common.glsl"
+#define NO_SHARED_TABLES
 #include "crc_tables.glsl"
 
 shared uint red[WG];
@@ -54,9 +55,7 @@ uint hword(uint q, uint info, uint off, uint lc) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
-    loadTables();
     uint kc = consts[CONST_KC + t];
-    barrier();
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;

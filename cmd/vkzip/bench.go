@@ -158,6 +158,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	wg := fs.Int("wg", 0, "vulkan: threads per workgroup (tuning)")
 	repl := fs.Int("repl", 0, "vulkan: CRC table replication (tuning)")
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
+	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
 	if _, err := parseArgs(v, fs, args); err != nil {
 		return err
@@ -206,7 +207,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	case "cpu":
 		err = benchCPU(ctx, cpu, ref, src, &out)
 	case "vulkan":
-		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups},
+		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll},
 			ref, src, cb, &out, *latency)
 	default:
 		return usagef("--backend must be cpu, vulkan or auto")
@@ -284,7 +285,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	defer b.Close()
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
-	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d", o.WorkGroup, o.Repl, o.Groups)
+	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll)
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	n := uint64(len(src))
 	pad := (n + 255) &^ 255

@@ -50,7 +50,7 @@ const (
 const (
 	MinChunkShift     = 10        // 1,024 values
 	MaxChunkShift     = 16        // 65,536 values: a chunk-local position fits in 16 bits
-	DefaultChunkShift = 14        // 16,384 values
+	DefaultChunkShift = 16        // 65,536 values: fewest per-chunk costs on GPUs
 	MaxCodedValues    = 1<<32 - 1 // side offsets are 32-bit: larger tensors are stored
 )
 

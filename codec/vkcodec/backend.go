@@ -23,6 +23,7 @@ type Options struct {
 	Repl       int    // CRC table replication in shared memory (default 1)
 	Groups     int    // workgroups per dispatch (default: by device type)
 	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
+	Unroll     int    // slots each thread loads together in the chunk kernels (default 2)
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
 }
@@ -78,6 +79,9 @@ func Open(o Options) (*Backend, error) {
 	}
 	if o.EscCap == 0 {
 		o.EscCap = 1024
+	}
+	if o.Unroll == 0 {
+		o.Unroll = 2
 	}
 	inst, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation, AppName: "vkzip"})
 	if err != nil {
@@ -188,7 +192,15 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 		return nil, err
 	}
 	desc := vk.PipelineDesc{Name: name, SPIRV: code, Spec: []vk.SpecConst{{ID: 0, Value: wg}}}
-	chunk := []vk.SpecConst{{ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)}}
+	// Unroll must divide the slots each thread handles per chunk.
+	unroll := uint32(1)
+	for u := uint32(b.o.Unroll); u > 1; u /= 2 {
+		if (uint32(1)<<shift/8/wg)%u == 0 {
+			unroll = u
+			break
+		}
+	}
+	chunk := []vk.SpecConst{{ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)}, {ID: 5, Value: unroll}}
 	switch name {
 	case "sz4_encode":
 		desc.Bindings, desc.PushConstantSize = 7, pushEncode
