@@ -6,6 +6,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 
 #include "layout.glsl"
 
@@ -14,6 +15,7 @@ layout(constant_id = 0) const uint WG = 256;        // threads per workgroup
 layout(constant_id = 1) const uint SHIFT = 14;      // chunk = 2^SHIFT values
 layout(constant_id = 2) const uint REPL = 1;        // CRC table replication
 layout(constant_id = 5) const uint U = 2;           // slots per thread loaded together (memory-level parallelism)
+layout(constant_id = 6) const uint LIST_CAP = 1024; // escapes held in shared memory per chunk (all subgroups)
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;                          // 8 values per slot
 const uint ITERS = SLOTS / WG;                      // slots per thread (WG·U divides SLOTS: host checks)
@@ -50,9 +52,11 @@ layout(push_constant) uniform PC {
 #include "crc_tables.glsl"
 
 shared uint lut[256];       // exponent -> code, | 0x10 when escaped
-shared uint sgSum[2u * U * WG]; // per-slot-group, per-subgroup escape totals, double-buffered by iteration parity
+shared uint escList[LIST_CAP]; // escapes, one sorted run per subgroup: no workgroup barrier while scanning
+shared uint sgCount[WG];    // escapes each subgroup found in the current chunk
+shared uint sgSum[WG];      // per-subgroup totals for the ordered fallback scan
 shared uint sgX[2u * WG];   // per-subgroup CRC XORs
-shared uint kShared;
+shared uint overflow;       // a subgroup's run outgrew its share of escList
 
 uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
 
@@ -60,6 +64,16 @@ uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
 uint expAt(uint lc, uint v) {
     uint w = srcw[4u * pc.srcBase + ((lc * N + v) >> 1)];
     return ((v & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
+}
+
+// escBits returns the escape bits of the 8 values of slot s of segment chunk lc (values at or past m excluded).
+uint escBits(uint lc, uint s, uint m) {
+    uint esc = 0u;
+    uint v0 = 8u * s;
+    for (uint b = 0u; b < 8u; b++) {
+        if (v0 + b < m) esc |= (lut[expAt(lc, v0 + b)] >> 4) << b;
+    }
+    return esc;
 }
 
 void main() {
@@ -76,13 +90,16 @@ void main() {
     uint kl = consts[CONST_KL + t];
     barrier();
 
+    uint share = LIST_CAP / gl_NumSubgroups; // list entries per subgroup
+    uint listBase = gl_SubgroupID * share;
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint capWords = rawSide(m) == 0u ? 0u : (rawSide(m) - 1u) / 4u; // escapes a coded chunk can hold
-        uint k = 0u;
+        uint kSG = 0u; // escapes this subgroup found (uniform within the subgroup)
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
+        if (t == 0u) overflow = 0u;
         for (uint j = 0u; j < ITERS; j += U) {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
             uvec4 xs[U];
@@ -107,8 +124,6 @@ void main() {
                     }
                 }
             }
-            uint escs[U];
-            uint buf = ((j / U) & 1u) * U * WG; // the other half may still be read by slower subgroups
             for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
                 uint v0 = 8u * s;
@@ -138,35 +153,79 @@ void main() {
                     aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
                     aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
                 }
-                escs[u] = esc;
-                uint tot = subgroupAdd(bitCount(esc));
-                if (subgroupElect()) sgSum[buf + u * WG + gl_SubgroupID] = tot;
-            }
-            // Escapes: exclusive prefix sums over (slot group, thread) give each its place, in value order.
-            barrier();
-            for (uint u = 0u; u < U; u++) {
-                uint esc = escs[u];
-                uint base = k, all = 0u;
-                for (uint i = 0u; i < gl_NumSubgroups; i++) {
-                    uint v = sgSum[buf + u * WG + i];
-                    base += i < gl_SubgroupID ? v : 0u;
-                    all += v;
-                }
-                uint idx = base + subgroupExclusiveAdd(bitCount(esc));
-                if (esc != 0u) {
-                    uint v0 = 8u * ((j + u) * WG + t);
+                // Escapes go to this subgroup's run, in value order (slot, then lane); rare, so mostly skipped.
+                if (subgroupBallot(esc != 0u) != uvec4(0u)) {
+                    uint idx = kSG + subgroupExclusiveAdd(bitCount(esc));
+                    kSG += subgroupAdd(bitCount(esc));
                     while (esc != 0u) {
                         uint b = findLSB(esc);
                         esc &= esc - 1u;
-                        if (idx < capWords) {
-                            uint w = xs[u][b >> 1];
+                        if (idx < share) {
+                            uint w = x[b >> 1];
                             uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
-                            scratch[lc * SCRATCH + idx] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
+                            escList[listBase + idx] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
+                        } else {
+                            overflow = 1u;
                         }
                         idx++;
                     }
                 }
-                k += all;
+            }
+        }
+        if (subgroupElect()) sgCount[gl_SubgroupID] = kSG;
+        barrier();
+        uint k = 0u;
+        for (uint i = 0u; i < gl_NumSubgroups; i++) k += sgCount[i];
+        if (ESCAPE_SIZE * k < rawSide(m)) {
+            if (overflow == 0u) {
+                // Merge the sorted runs: an escape's place is its index in its run plus, for every other run, how
+                // many of that run's escapes come before it (binary search).
+                uint total = k;
+                for (uint i = t; i < total; i += WG) {
+                    // Locate flat index i in the runs.
+                    uint r = 0u, left = i;
+                    while (left >= sgCount[r]) { left -= sgCount[r]; r++; }
+                    uint w = escList[r * share + left];
+                    uint pos = w & ESCAPE_POS_MASK;
+                    uint rank = left;
+                    for (uint o = 0u; o < gl_NumSubgroups; o++) {
+                        if (o == r) continue;
+                        uint lo = 0u, hi = sgCount[o];
+                        while (lo < hi) {
+                            uint mid = (lo + hi) / 2u;
+                            if ((escList[o * share + mid] & ESCAPE_POS_MASK) < pos) lo = mid + 1u; else hi = mid;
+                        }
+                        rank += lo;
+                    }
+                    scratch[lc * SCRATCH + rank] = w;
+                }
+            } else {
+                // A subgroup found more escapes than its share of shared memory: rescan the chunk in order with a
+                // workgroup-wide prefix sum per slot row (slow, for unusual inputs only).
+                uint kk = 0u;
+                for (uint j = 0u; j < ITERS; j++) {
+                    uint s = j * WG + t;
+                    uint esc = 8u * s < m ? escBits(lc, s, m) : 0u;
+                    uint tot = subgroupAdd(bitCount(esc));
+                    if (subgroupElect()) sgSum[gl_SubgroupID] = tot;
+                    barrier();
+                    uint base = kk, all = 0u;
+                    for (uint i = 0u; i < gl_NumSubgroups; i++) {
+                        uint v = sgSum[i];
+                        base += i < gl_SubgroupID ? v : 0u;
+                        all += v;
+                    }
+                    barrier();
+                    uint idx = base + subgroupExclusiveAdd(bitCount(esc));
+                    while (esc != 0u) {
+                        uint b = findLSB(esc);
+                        esc &= esc - 1u;
+                        uint v = 8u * s + b;
+                        scratch[lc * SCRATCH + idx] = v | (expAt(lc, v) << ESCAPE_EXP_SHIFT);
+                        idx++;
+                    }
+                    kk += all;
+                }
             }
         }
         bool raw = !(ESCAPE_SIZE * k < rawSide(m));

@@ -24,6 +24,7 @@ type Options struct {
 	Groups     int    // workgroups per dispatch (default: by device type)
 	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
 	Unroll     int    // slots each thread loads together in the chunk kernels (default 2)
+	ListCap    int    // escapes the encoder keeps in shared memory per chunk before its slow ordered path (default 1024)
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
 }
@@ -82,6 +83,9 @@ func Open(o Options) (*Backend, error) {
 	}
 	if o.Unroll == 0 {
 		o.Unroll = 2
+	}
+	if o.ListCap == 0 {
+		o.ListCap = 1024
 	}
 	inst, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation, AppName: "vkzip"})
 	if err != nil {
@@ -201,6 +205,9 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 		}
 	}
 	chunk := []vk.SpecConst{{ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)}, {ID: 5, Value: unroll}}
+	if name == "sz4_encode" {
+		chunk = append(chunk, vk.SpecConst{ID: 6, Value: uint32(b.o.ListCap)})
+	}
 	switch name {
 	case "sz4_encode":
 		desc.Bindings, desc.PushConstantSize = 7, pushEncode

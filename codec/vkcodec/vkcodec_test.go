@@ -140,7 +140,7 @@ func TestCorruptionClasses(t *testing.T) {
 // every variant must produce the reference bytes.
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 4}} {
+	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 4}, {ListCap: 16}} {
 		vb := openTest(t, o)
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
