@@ -160,49 +160,63 @@ void main() {
                 aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
                 aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
             }
-            if (v0 >= m) continue;
+            if (v0 >= m || raw) continue; // raw chunks are decoded by their own loop below
             uint present = min(m - v0, 8u); // values of this slot inside the chunk
             uvec4 o;
-            if (!raw) {
-                // Padding after the last value must be zero, in both streams.
-                if (present < 8u) {
-                    uint nmask = (1u << (4u * present)) - 1u;
-                    uint lmask0 = present >= 4u ? 0xFFFFFFFFu : (1u << (8u * present)) - 1u;
-                    uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
-                    if ((cw & ~nmask) != 0u || (lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u)
-                        report(STATUS_NONCANONICAL, c);
-                }
-                o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
-                o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
-                if (k > 0u) {
-                    // First escape at or after v0, then every one inside the slot. Staged escapes are walked with
-                    // the cursor; a list too long for shared memory is binary-searched in place.
-                    uint i = cur;
-                    if (k <= ESC_CAP) {
-                        while (i < k && (escs[i] & ESCAPE_POS_MASK) < v0) i++;
-                    } else {
-                        uint lo = 0u, hi = k;
-                        while (lo < hi) {
-                            uint mid = (lo + hi) / 2u;
-                            if ((sideWord(sw + mid) & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
-                        }
-                        i = lo;
+            // Padding after the last value must be zero, in both streams.
+            if (present < 8u) {
+                uint nmask = (1u << (4u * present)) - 1u;
+                uint lmask0 = present >= 4u ? 0xFFFFFFFFu : (1u << (8u * present)) - 1u;
+                uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
+                if ((cw & ~nmask) != 0u || (lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u)
+                    report(STATUS_NONCANONICAL, c);
+            }
+            o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
+            o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
+            if (k > 0u) {
+                // First escape at or after v0, then every one inside the slot. Staged escapes are walked with
+                // the cursor; a list too long for shared memory is binary-searched in place.
+                uint i = cur;
+                if (k <= ESC_CAP) {
+                    while (i < k && (escs[i] & ESCAPE_POS_MASK) < v0) i++;
+                } else {
+                    uint lo = 0u, hi = k;
+                    while (lo < hi) {
+                        uint mid = (lo + hi) / 2u;
+                        if ((sideWord(sw + mid) & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
                     }
-                    cur = i;
-                    for (; i < k; i++) {
-                        uint w = k <= ESC_CAP ? escs[i] : sideWord(sw + i);
-                        uint p = w & ESCAPE_POS_MASK;
-                        if (p >= v0 + 8u || p < v0) break;
-                        uint b = p - v0;
-                        if (((cw >> (4u * b)) & 15u) != 0u) report(STATUS_NONCANONICAL, c);
-                        uint sh = 7u + 16u * (b & 1u);
-                        o[b >> 1] = (o[b >> 1] & ~(0xFFu << sh)) | (((w >> ESCAPE_EXP_SHIFT) & 0xFFu) << sh);
-                    }
+                    i = lo;
                 }
+                cur = i;
+                for (; i < k; i++) {
+                    uint w = k <= ESC_CAP ? escs[i] : sideWord(sw + i);
+                    uint p = w & ESCAPE_POS_MASK;
+                    if (p >= v0 + 8u || p < v0) break;
+                    uint b = p - v0;
+                    if (((cw >> (4u * b)) & 15u) != 0u) report(STATUS_NONCANONICAL, c);
+                    uint sh = 7u + 16u * (b & 1u);
+                    o[b >> 1] = (o[b >> 1] & ~(0xFFu << sh)) | (((w >> ESCAPE_EXP_SHIFT) & 0xFFu) << sh);
+                }
+            }
+            uint ow = (lc * N + v0) / 2u;
+            if (present == 8u) {
+                dstv[pc.dstBase + ow / 4u] = o;
             } else {
-                // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.
-                uint h = (m + 1u) / 2u;
-                o = uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
+                for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
+            }
+          }
+        }
+        if (raw) {
+            // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.
+            uint h = (m + 1u) / 2u;
+            for (uint j = 0u; j < ITERS; j++) {
+                uint s = j * WG + t;
+                uint v0 = 8u * s;
+                if (v0 >= m) continue;
+                uint present = min(m - v0, 8u);
+                uint lw0 = lows[pc.lowBase + lc * (N / 4u) + 2u * s];
+                uint lw1 = v0 + 4u < m ? lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u] : 0u;
+                uvec4 o = uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
                 for (uint b = 0u; b < present; b++) {
                     uint v = v0 + b;
                     uint e = v < h ? (codes[pc.codeBase + lc * SLOTS + v / 4u] >> (8u * (v & 3u))) & 0xFFu
@@ -215,14 +229,13 @@ void main() {
                     uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
                     if ((lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u) report(STATUS_NONCANONICAL, c);
                 }
+                uint ow = (lc * N + v0) / 2u;
+                if (present == 8u) {
+                    dstv[pc.dstBase + ow / 4u] = o;
+                } else {
+                    for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
+                }
             }
-            uint ow = (lc * N + v0) / 2u;
-            if (present == 8u) {
-                dstv[pc.dstBase + ow / 4u] = o;
-            } else {
-                for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
-            }
-          }
         }
         if (raw) {
             // Padding of the raw pieces, and whether the chunk should have been coded.
