@@ -90,6 +90,7 @@ type apiPipeline interface {
 	Close() error
 	Name() string
 	PushConstantSize() uint32
+	Statistics() ([]PipelineStat, error)
 	SubgroupSize() uint32
 }
 

@@ -122,6 +122,10 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 		exts = append(exts, "VK_KHR_external_semaphore_fd")
 		feats.ExternalSemaphoreFD = true
 	}
+	if fresh.PipelineExecutableInfo {
+		exts = append(exts, extPipelineExecProps)
+		feats.PipelineStatistics = true
+	}
 
 	o := (*C.vkz_dev_opts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_dev_opts{}))))
 	defer C.free(unsafe.Pointer(o))
@@ -129,6 +133,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	o.enableSizeControl = C.uint32_t(b2u(feats.SubgroupSizeControl))
 	o.enableFullSubgroups = C.uint32_t(b2u(feats.ComputeFullSubgroups))
 	o.enableTimeline = C.uint32_t(b2u(feats.TimelineSemaphore))
+	o.enableExecProps = C.uint32_t(b2u(feats.PipelineStatistics))
 	o.extensionCount = C.uint32_t(len(exts))
 	for i, e := range exts {
 		cs := C.CString(e)
@@ -143,6 +148,10 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	}
 	if r != ResultSuccess {
 		return nil, checkDetail("vkCreateDevice", r, fresh.Name)
+	}
+	if feats.PipelineStatistics && (cdev.GetPipelineExecutablePropertiesKHR == nil || cdev.GetPipelineExecutableStatisticsKHR == nil) {
+		// Enabled but not callable: behave as if the feature were absent.
+		feats.PipelineStatistics = false
 	}
 	d := &Device{
 		inst:        in,

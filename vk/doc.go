@@ -38,6 +38,16 @@
 //	err = sub.Wait(ctx)
 //	_ = dev.Download(ctx, result, out, 0)
 //
+// # Compiler statistics
+//
+// Where the device has VK_KHR_pipeline_executable_properties (NVIDIA,
+// RADV, ANV; not lavapipe), OpenDevice enables it and reports
+// EnabledFeatures.PipelineStatistics. A pipeline created with
+// PipelineDesc.CaptureStatistics then returns the driver's compiler
+// statistics (register count, shared memory, spills, ... as the driver
+// names them) from Pipeline.Statistics; elsewhere the flag is ignored and
+// Statistics returns ErrUnsupported.
+//
 // # Concurrency
 //
 // Instances, devices and all objects may be used from several goroutines.

@@ -12,3 +12,8 @@ func ProbeLoaderForTest(path string) error { return probeLoader(path) }
 
 // TicksToNanosForTest exposes the timestamp conversion.
 func TicksToNanosForTest(ticks uint64, period float32) uint64 { return ticksToNanos(ticks, period) }
+
+// MakePipelineStatForTest exposes the statistic value conversion.
+func MakePipelineStatForTest(format int32, raw uint64) PipelineStat {
+	return makePipelineStat("exe", "name", "desc", format, raw)
+}

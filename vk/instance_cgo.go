@@ -27,7 +27,9 @@ const (
 	extDebugUtils      = "VK_EXT_debug_utils"
 	extPortabilityEnum = "VK_KHR_portability_enumeration"
 	extProps2          = "VK_KHR_get_physical_device_properties2"
-	maxStoredMessages  = 1000
+	// Device extension for compiler statistics (Pipeline.Statistics).
+	extPipelineExecProps = "VK_KHR_pipeline_executable_properties"
+	maxStoredMessages    = 1000
 )
 
 // vulkanGoMu serialises vulkan.InitInstance, whose function table is
@@ -449,13 +451,14 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	p := (*C.vkz_pdev_info)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_pdev_info{}))))
 	defer C.free(unsafe.Pointer(p))
 	// Ask only for structs the device (and our instance version) support.
-	C.vkz_query_pdev(in.c, pd, 0, 0, 0, p) // first pass for apiVersion
+	C.vkz_query_pdev(in.c, pd, 0, 0, 0, 0, p) // first pass for apiVersion
 	devAPI := uint32(p.props.apiVersion)
 	eff := min(devAPI, in.apiVersion)
 	driverProps := eff >= MakeVersion(1, 2, 0) || info.HasExtension("VK_KHR_driver_properties")
 	sizeControl := eff >= MakeVersion(1, 3, 0) || info.HasExtension("VK_EXT_subgroup_size_control")
 	timeline := eff >= MakeVersion(1, 2, 0) || info.HasExtension("VK_KHR_timeline_semaphore")
-	C.vkz_query_pdev(in.c, pd, boolInt(driverProps), boolInt(sizeControl), boolInt(timeline), p)
+	execProps := info.HasExtension(extPipelineExecProps)
+	C.vkz_query_pdev(in.c, pd, boolInt(driverProps), boolInt(sizeControl), boolInt(timeline), boolInt(execProps), p)
 	props := p.props
 
 	info.Name = C.GoString(&props.deviceName[0])
@@ -510,6 +513,9 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	}
 	if p.haveTimeline != 0 {
 		info.TimelineSemaphore = p.timelineFeatures.timelineSemaphore != 0
+	}
+	if p.haveExecProps != 0 {
+		info.PipelineExecutableInfo = p.execPropsFeatures.pipelineExecutableInfo != 0
 	}
 	info.ExternalMemoryFD = info.HasExtension("VK_KHR_external_memory_fd")
 	info.ExternalSemaphoreFD = info.HasExtension("VK_KHR_external_semaphore_fd")

@@ -9,6 +9,7 @@ package vk
 import "C"
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
@@ -31,6 +32,7 @@ type Pipeline struct {
 	pushSize     uint32
 	name         string
 	subgroupSize uint32
+	stats        bool // created with CAPTURE_STATISTICS
 	closed       atomic.Bool
 }
 
@@ -93,6 +95,12 @@ func (d *Device) NewPipeline(desc PipelineDesc) (*Pipeline, error) {
 		stageFlags |= 0x2 // VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT
 	}
 
+	var pipeFlags uint32
+	capture := desc.CaptureStatistics && d.features.PipelineStatistics
+	if capture {
+		pipeFlags |= 0x40 // VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
+	}
+
 	// Copy inputs to C memory: the driver may read them on other threads
 	// only during the call, but C memory keeps the cgo rules trivial.
 	ccode := C.CBytes(code)
@@ -110,10 +118,11 @@ func (d *Device) NewPipeline(desc PipelineDesc) (*Pipeline, error) {
 			idv[i], valv[i] = C.uint32_t(s.ID), C.uint32_t(s.Value)
 		}
 	}
-	p := &Pipeline{dev: d, bindings: desc.Bindings, pushSize: desc.PushConstantSize, name: name, subgroupSize: subgroup}
+	p := &Pipeline{dev: d, bindings: desc.Bindings, pushSize: desc.PushConstantSize, name: name, subgroupSize: subgroup,
+		stats: capture}
 	r := Result(C.vkz_create_pipeline(d.c, d.cache, (*C.uint32_t)(ccode), C.size_t(len(code)), centry,
 		C.uint32_t(desc.Bindings), C.uint32_t(desc.PushConstantSize), ids, vals, C.uint32_t(len(desc.Spec)),
-		C.uint32_t(required), C.uint32_t(stageFlags), &p.dsl, &p.layout, &p.pipe))
+		C.uint32_t(required), C.uint32_t(stageFlags), C.VkFlags(pipeFlags), &p.dsl, &p.layout, &p.pipe))
 	if r != ResultSuccess {
 		return nil, checkDetail("vkCreateComputePipelines", r, name)
 	}
@@ -133,6 +142,103 @@ func (p *Pipeline) SubgroupSize() uint32 { return p.subgroupSize }
 
 // Name returns PipelineDesc.Name.
 func (p *Pipeline) Name() string { return p.name }
+
+// Statistics returns the compiler statistics of every executable of the
+// pipeline (VK_KHR_pipeline_executable_properties), flattened in driver
+// order. It fails with ErrUnsupported unless the device enabled
+// EnabledFeatures.PipelineStatistics and the pipeline was created with
+// PipelineDesc.CaptureStatistics. It must not race with Close.
+func (p *Pipeline) Statistics() ([]PipelineStat, error) {
+	if p == nil || p.closed.Load() {
+		return nil, ErrClosed
+	}
+	d := p.dev
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if !d.features.PipelineStatistics {
+		return nil, fmt.Errorf("%w: %s: %s (feature pipelineExecutableInfo) not enabled on %s",
+			ErrUnsupported, p.name, extPipelineExecProps, d.info.Name)
+	}
+	if !p.stats {
+		return nil, fmt.Errorf("%w: %s: pipeline was not created with CaptureStatistics", ErrUnsupported, p.name)
+	}
+
+	const opProps = "vkGetPipelineExecutablePropertiesKHR"
+	var n C.uint32_t
+	if r := Result(C.vkz_pipeline_executables(d.c, p.pipe, &n, nil)); r != ResultSuccess {
+		return nil, checkDetail(opProps, r, p.name)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	exes := (*C.VkPipelineExecutablePropertiesKHR)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.VkPipelineExecutablePropertiesKHR{}))))
+	if exes == nil {
+		return nil, &Error{Op: opProps, Result: ResultOutOfHostMemory}
+	}
+	defer C.free(unsafe.Pointer(exes))
+	r := Result(C.vkz_pipeline_executables(d.c, p.pipe, &n, exes))
+	if r != ResultSuccess && r != ResultIncomplete {
+		return nil, checkDetail(opProps, r, p.name)
+	}
+
+	var out []PipelineStat
+	for i, exe := range unsafe.Slice(exes, int(n)) {
+		exeName := fixedString(exe.name[:])
+		stats, err := p.executableStatistics(uint32(i), exeName)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, stats...)
+	}
+	return out, nil
+}
+
+// executableStatistics reads the statistics of executable index.
+func (p *Pipeline) executableStatistics(index uint32, exeName string) ([]PipelineStat, error) {
+	const op = "vkGetPipelineExecutableStatisticsKHR"
+	d := p.dev
+	var n C.uint32_t
+	if r := Result(C.vkz_pipeline_statistics(d.c, p.pipe, C.uint32_t(index), &n, nil)); r != ResultSuccess {
+		return nil, checkDetail(op, r, p.name+"/"+exeName)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	arr := (*C.VkPipelineExecutableStatisticKHR)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.VkPipelineExecutableStatisticKHR{}))))
+	if arr == nil {
+		return nil, &Error{Op: op, Result: ResultOutOfHostMemory}
+	}
+	defer C.free(unsafe.Pointer(arr))
+	r := Result(C.vkz_pipeline_statistics(d.c, p.pipe, C.uint32_t(index), &n, arr))
+	if r != ResultSuccess && r != ResultIncomplete {
+		return nil, checkDetail(op, r, p.name+"/"+exeName)
+	}
+	out := make([]PipelineStat, 0, int(n))
+	view := unsafe.Slice(arr, int(n))
+	for i := range view {
+		s := &view[i]
+		format := int32(s.format)
+		var raw uint64
+		if format == statFormatBool32 {
+			raw = uint64(C.vkz_stat_b32(s))
+		} else {
+			raw = uint64(C.vkz_stat_u64(s))
+		}
+		out = append(out, makePipelineStat(exeName, fixedString(s.name[:]), fixedString(s.description[:]), format, raw))
+	}
+	return out, nil
+}
+
+// fixedString converts a char[N] field, stopping at the first NUL or at
+// the end of the array should a driver not terminate it.
+func fixedString(a []C.char) string {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a))
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
 
 // Close destroys the pipeline. It must not be in use by a pending submission.
 func (p *Pipeline) Close() error {

@@ -101,6 +101,11 @@ func (p *Pipeline) SubgroupSize() uint32     { return 0 }
 func (p *Pipeline) Name() string             { return "" }
 func (p *Pipeline) Close() error             { return nil }
 
+// Statistics fails with an error matching both ErrNoVulkan and ErrUnsupported.
+func (p *Pipeline) Statistics() ([]PipelineStat, error) {
+	return nil, fmt.Errorf("%w: %w", ErrUnsupported, errNoCgo)
+}
+
 // Bindings is an empty shell in builds without cgo.
 type Bindings struct{}
 

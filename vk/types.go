@@ -2,6 +2,7 @@ package vk
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -159,6 +160,10 @@ type DeviceInfo struct {
 	TimelineSemaphore           bool // feature available
 	ExternalMemoryFD            bool // VK_KHR_external_memory_fd available
 	ExternalSemaphoreFD         bool // VK_KHR_external_semaphore_fd available
+	// PipelineExecutableInfo: VK_KHR_pipeline_executable_properties with
+	// its pipelineExecutableInfo feature is available (compiler statistics,
+	// see PipelineDesc.CaptureStatistics).
+	PipelineExecutableInfo bool
 
 	ComputeQueueFamily int // family OpenDevice will use; -1 if none
 
@@ -347,6 +352,10 @@ type EnabledFeatures struct {
 	TimelineSemaphore    bool
 	ExternalMemoryFD     bool
 	ExternalSemaphoreFD  bool
+	// PipelineStatistics: VK_KHR_pipeline_executable_properties and its
+	// pipelineExecutableInfo feature are enabled, so pipelines created
+	// with PipelineDesc.CaptureStatistics report Pipeline.Statistics.
+	PipelineStatistics bool
 }
 
 // BufferKind selects memory placement and usage of a Buffer.
@@ -429,6 +438,58 @@ type PipelineDesc struct {
 	Spec                 []SpecConst
 	RequiredSubgroupSize uint32 // 0: driver default
 	RequireFullSubgroups bool   // needs ComputeFullSubgroups
+	// CaptureStatistics creates the pipeline with
+	// VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR so Pipeline.Statistics
+	// can report the driver's compiler statistics (registers, shared
+	// memory, spills, ... as the driver names them). Ignored when the
+	// device lacks EnabledFeatures.PipelineStatistics.
+	CaptureStatistics bool
+}
+
+// PipelineStat is one compiler statistic of a pipeline executable
+// (VkPipelineExecutableStatisticKHR). Names, descriptions and the set of
+// statistics are driver-specific.
+type PipelineStat struct {
+	Executable  string  // name of the pipeline executable (e.g. "Compute Shader")
+	Name        string  // statistic name (e.g. "Register Count")
+	Description string  // driver's description of the statistic
+	Value       float64 // the value converted: bool 0/1, integers, floats
+	Text        string  // the value formatted exactly ("true", "42", "1.5")
+}
+
+func (s PipelineStat) String() string {
+	return s.Executable + ": " + s.Name + " = " + s.Text
+}
+
+// VkPipelineExecutableStatisticFormatKHR values.
+const (
+	statFormatBool32  = 0
+	statFormatInt64   = 1
+	statFormatUint64  = 2
+	statFormatFloat64 = 3
+)
+
+// makePipelineStat converts a statistic value: raw is the union read as
+// b32 (format bool32) or as u64 (the 64-bit formats).
+func makePipelineStat(exe, name, desc string, format int32, raw uint64) PipelineStat {
+	s := PipelineStat{Executable: exe, Name: name, Description: desc}
+	switch format {
+	case statFormatBool32:
+		s.Text = "false"
+		if raw != 0 {
+			s.Value, s.Text = 1, "true"
+		}
+	case statFormatInt64:
+		s.Value, s.Text = float64(int64(raw)), strconv.FormatInt(int64(raw), 10)
+	case statFormatUint64:
+		s.Value, s.Text = float64(raw), strconv.FormatUint(raw, 10)
+	case statFormatFloat64:
+		f := math.Float64frombits(raw)
+		s.Value, s.Text = f, strconv.FormatFloat(f, 'g', -1, 64)
+	default:
+		s.Text = fmt.Sprintf("%#x (unknown format %d)", raw, format)
+	}
+	return s
 }
 
 // SemaphoreOptions are optional NewTimelineSemaphore settings.

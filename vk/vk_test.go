@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1201,4 +1202,131 @@ func TestManyInstances(t *testing.T) {
 		require.NoError(t, inst.Close())
 	}
 	assert.Equal(t, baseline, vk.LiveObjects())
+}
+
+func TestPipelineStatConversion(t *testing.T) {
+	for _, c := range []struct {
+		format int32
+		raw    uint64
+		value  float64
+		text   string
+	}{
+		{0, 0, 0, "false"},
+		{0, 1, 1, "true"},
+		{1, uint64(0xffffffffffffffd6), -42, "-42"}, // int64 -42
+		{1, 96, 96, "96"},
+		{2, 1 << 40, 1 << 40, "1099511627776"},
+		{2, ^uint64(0), float64(^uint64(0)), "18446744073709551615"},
+		{3, math.Float64bits(1.5), 1.5, "1.5"},
+		{3, math.Float64bits(-0.25), -0.25, "-0.25"},
+		{7, 0x2a, 0, "0x2a (unknown format 7)"},
+	} {
+		s := vk.MakePipelineStatForTest(c.format, c.raw)
+		assert.Equal(t, c.value, s.Value, "format %d raw %#x", c.format, c.raw)
+		assert.Equal(t, c.text, s.Text, "format %d raw %#x", c.format, c.raw)
+		assert.Equal(t, "exe", s.Executable)
+		assert.Equal(t, "name", s.Name)
+		assert.Equal(t, "desc", s.Description)
+		assert.Equal(t, "exe: name = "+c.text, s.String())
+	}
+}
+
+// TestPipelineStatisticsUnsupported covers devices without
+// VK_KHR_pipeline_executable_properties (lavapipe) and the error paths
+// every device shares.
+func TestPipelineStatisticsUnsupported(t *testing.T) {
+	dev := vktest.OpenTestDevice(t)
+	info, feats := dev.Info(), dev.Features()
+	assert.Equal(t, info.PipelineExecutableInfo, feats.PipelineStatistics)
+	if info.PipelineExecutableInfo {
+		assert.True(t, info.HasExtension("VK_KHR_pipeline_executable_properties"))
+		assert.Contains(t, dev.EnabledExtensions(), "VK_KHR_pipeline_executable_properties")
+	} else {
+		assert.NotContains(t, dev.EnabledExtensions(), "VK_KHR_pipeline_executable_properties")
+	}
+
+	// Without CaptureStatistics there are never statistics.
+	plain := newPipeline(t, dev, vk.PipelineDesc{Name: "plain", SPIRV: addSPV, Bindings: 2, PushConstantSize: 8})
+	_, err := plain.Statistics()
+	require.ErrorIs(t, err, vk.ErrUnsupported)
+	assert.Contains(t, err.Error(), "plain")
+
+	// CaptureStatistics is accepted everywhere; the pipeline works.
+	const n, local = 1000, 64
+	p := newPipeline(t, dev, vk.PipelineDesc{
+		Name: "add-stats", SPIRV: addSPV, Bindings: 2, PushConstantSize: 8, CaptureStatistics: true,
+		Spec: []vk.SpecConst{{ID: 0, Value: local}, {ID: 1, Value: 2}},
+	})
+	stats, err := p.Statistics()
+	if feats.PipelineStatistics {
+		require.NoError(t, err)
+	} else {
+		require.ErrorIs(t, err, vk.ErrUnsupported)
+		assert.Contains(t, err.Error(), "VK_KHR_pipeline_executable_properties")
+		assert.Empty(t, stats)
+	}
+
+	ctx := context.Background()
+	buf, err := dev.NewBuffer(8*n, vk.HostVisible)
+	require.NoError(t, err)
+	defer buf.Close()
+	require.NoError(t, dev.Upload(ctx, buf, 0, u32s(n, func(i int) uint32 { return uint32(i) })))
+	b, err := dev.NewBindings(p, []vk.BufferRange{{Buf: buf, Size: 4 * n}, {Buf: buf, Offset: 4 * n}})
+	require.NoError(t, err)
+	defer b.Close()
+	cmd, err := dev.NewCommands()
+	require.NoError(t, err)
+	defer cmd.Close()
+	require.NoError(t, cmd.Begin())
+	cmd.Dispatch(p, b, push32(n, 3), (n+local-1)/local, 1, 1)
+	cmd.BarrierToHost()
+	require.NoError(t, cmd.End())
+	sub, err := dev.Submit(cmd)
+	require.NoError(t, err)
+	require.NoError(t, sub.Wait(ctx))
+	got := make([]byte, 4*n)
+	require.NoError(t, dev.Download(ctx, got, buf, 4*n))
+	for i := 0; i < n; i++ {
+		require.Equal(t, uint32(i+5), binary.LittleEndian.Uint32(got[4*i:]), "out[%d]", i)
+	}
+
+	require.NoError(t, p.Close())
+	_, err = p.Statistics()
+	assert.ErrorIs(t, err, vk.ErrClosed)
+	var nilPipe *vk.Pipeline
+	_, err = nilPipe.Statistics()
+	assert.ErrorIs(t, err, vk.ErrClosed)
+}
+
+// TestPipelineStatistics reads compiler statistics where the device has
+// VK_KHR_pipeline_executable_properties (NVIDIA, RADV, ANV, recent
+// lavapipe); it skips elsewhere.
+func TestPipelineStatistics(t *testing.T) {
+	dev := vktest.OpenTestDevice(t)
+	info := dev.Info()
+	if !info.HasExtension("VK_KHR_pipeline_executable_properties") {
+		t.Skipf("%s (%s) lacks VK_KHR_pipeline_executable_properties", info.Name, info.DriverInfo)
+	}
+	if !dev.Features().PipelineStatistics {
+		t.Skipf("%s reports VK_KHR_pipeline_executable_properties without the pipelineExecutableInfo feature", info.Name)
+	}
+	for _, desc := range []vk.PipelineDesc{
+		{Name: "add", SPIRV: addSPV, Bindings: 2, PushConstantSize: 8, CaptureStatistics: true,
+			Spec: []vk.SpecConst{{ID: 0, Value: 128}, {ID: 1, Value: 1}}},
+		{Name: "subgroup", SPIRV: subgroupSPV, Bindings: 1, CaptureStatistics: true},
+	} {
+		p := newPipeline(t, dev, desc)
+		stats, err := p.Statistics()
+		require.NoError(t, err, desc.Name)
+		require.NotEmpty(t, stats, "%s: no statistics", desc.Name)
+		for _, s := range stats {
+			t.Logf("%s: %s (%s)", desc.Name, s, s.Description)
+			assert.NotEmpty(t, s.Name, "%s: statistic name", desc.Name)
+			assert.NotEmpty(t, s.Text, "%s: %s text", desc.Name, s.Name)
+		}
+		// Repeated queries give the same answer.
+		again, err := p.Statistics()
+		require.NoError(t, err)
+		assert.Equal(t, stats, again)
+	}
 }

@@ -18,6 +18,27 @@
 
 #define VKZ_MAX_BINDINGS 64
 
+// Layouts of the VK_KHR_pipeline_executable_properties structs (see
+// vkz.h), as fixed by the Vulkan headers for LP64 ABIs.
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__powerpc64__) || (defined(__riscv) && __riscv_xlen == 64)
+_Static_assert(offsetof(VkPipelineExecutablePropertiesKHR, stages) == 16, "stages offset");
+_Static_assert(offsetof(VkPipelineExecutablePropertiesKHR, name) == 20, "name offset");
+_Static_assert(offsetof(VkPipelineExecutablePropertiesKHR, description) == 276, "description offset");
+_Static_assert(offsetof(VkPipelineExecutablePropertiesKHR, subgroupSize) == 532, "subgroupSize offset");
+_Static_assert(sizeof(VkPipelineExecutablePropertiesKHR) == 536, "VkPipelineExecutablePropertiesKHR size");
+_Static_assert(sizeof(VkPipelineExecutableStatisticValueKHR) == 8, "statistic value size");
+_Static_assert(_Alignof(VkPipelineExecutableStatisticValueKHR) == 8, "statistic value alignment");
+_Static_assert(offsetof(VkPipelineExecutableStatisticKHR, name) == 16, "statistic name offset");
+_Static_assert(offsetof(VkPipelineExecutableStatisticKHR, description) == 272, "statistic description offset");
+_Static_assert(offsetof(VkPipelineExecutableStatisticKHR, format) == 528, "statistic format offset");
+_Static_assert(offsetof(VkPipelineExecutableStatisticKHR, value) == 536, "statistic value offset");
+_Static_assert(sizeof(VkPipelineExecutableStatisticKHR) == 544, "VkPipelineExecutableStatisticKHR size");
+_Static_assert(offsetof(VkPipelineInfoKHR, pipeline) == 16 && sizeof(VkPipelineInfoKHR) == 24, "VkPipelineInfoKHR");
+_Static_assert(offsetof(VkPipelineExecutableInfoKHR, executableIndex) == 24 && sizeof(VkPipelineExecutableInfoKHR) == 32,
+	"VkPipelineExecutableInfoKHR");
+_Static_assert(sizeof(VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR) == 24, "pipeline executable features");
+#endif
+
 static PFN_vkGetInstanceProcAddr g_gipa;
 
 // open_loader dlopens path and looks up vkGetInstanceProcAddr; on failure
@@ -247,7 +268,7 @@ VkResult vkz_enum_physical_devices(vkz_inst* in, uint32_t* count, VkPhysicalDevi
 	return in->EnumeratePhysicalDevices(in->instance, count, out);
 }
 
-void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int driverProps, int sizeControl, int timeline, vkz_pdev_info* o) {
+void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int driverProps, int sizeControl, int timeline, int execProps, vkz_pdev_info* o) {
 	memset(o, 0, sizeof *o);
 	in->GetPhysicalDeviceProperties(pd, &o->props);
 	in->GetPhysicalDeviceFeatures(pd, &o->features);
@@ -287,7 +308,7 @@ void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int driverProps, int size
 	// Clear chain pointers: they point into this struct, which Go copies.
 	o->subgroup.pNext = o->id.pNext = o->maint3.pNext = o->driver.pNext = o->sizeControl.pNext = NULL;
 
-	if (in->GetPhysicalDeviceFeatures2 && (sizeControl || timeline)) {
+	if (in->GetPhysicalDeviceFeatures2 && (sizeControl || timeline || execProps)) {
 		VkPhysicalDeviceFeatures2 f2;
 		memset(&f2, 0, sizeof f2);
 		f2.sType = VKZ_ST_PHYSICAL_DEVICE_FEATURES_2;
@@ -302,9 +323,15 @@ void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int driverProps, int size
 			*t = &o->timelineFeatures;
 			t = &o->timelineFeatures.pNext;
 		}
+		if (execProps) {
+			o->execPropsFeatures.sType = VKZ_ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+			*t = &o->execPropsFeatures;
+			t = &o->execPropsFeatures.pNext;
+		}
 		in->GetPhysicalDeviceFeatures2(pd, &f2);
 		o->haveTimeline = timeline;
-		o->sizeControlFeatures.pNext = o->timelineFeatures.pNext = NULL;
+		o->haveExecProps = execProps;
+		o->sizeControlFeatures.pNext = o->timelineFeatures.pNext = o->execPropsFeatures.pNext = NULL;
 	}
 }
 
@@ -347,6 +374,14 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		tl.timelineSemaphore = 1;
 		*tail = &tl;
 		tail = &tl.pNext;
+	}
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR ep;
+	memset(&ep, 0, sizeof ep);
+	if (o->enableExecProps) {
+		ep.sType = VKZ_ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+		ep.pipelineExecutableInfo = 1;
+		*tail = &ep;
+		tail = &ep.pNext;
 	}
 
 	VkDeviceCreateInfo ci;
@@ -479,6 +514,10 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		LOADD(SignalSemaphore, "vkSignalSemaphore");
 		if (!d->SignalSemaphore) LOADD(SignalSemaphore, "vkSignalSemaphoreKHR");
 	}
+	if (o->enableExecProps) {
+		LOADD(GetPipelineExecutablePropertiesKHR, "vkGetPipelineExecutablePropertiesKHR");
+		LOADD(GetPipelineExecutableStatisticsKHR, "vkGetPipelineExecutableStatisticsKHR");
+	}
 
 	d->GetDeviceQueue(dev, o->queueFamily, 0, &d->queue);
 	*out = d;
@@ -570,7 +609,7 @@ VkResult vkz_get_pipeline_cache_data(vkz_dev* d, VkPipelineCache c, size_t* size
 
 VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* code, size_t codeSize,
 	const char* entry, uint32_t bindings, uint32_t pushSize, const uint32_t* specIDs, const uint32_t* specVals,
-	uint32_t specCount, uint32_t requiredSubgroupSize, uint32_t stageFlags,
+	uint32_t specCount, uint32_t requiredSubgroupSize, uint32_t stageFlags, VkFlags pipelineFlags,
 	VkDescriptorSetLayout* dsl, VkPipelineLayout* layout, VkPipeline* pipe) {
 	*dsl = 0;
 	*layout = 0;
@@ -636,6 +675,7 @@ VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* 
 	VkComputePipelineCreateInfo ci;
 	memset(&ci, 0, sizeof ci);
 	ci.sType = VKZ_ST_COMPUTE_PIPELINE_CREATE_INFO;
+	ci.flags = pipelineFlags;
 	ci.stage.sType = VKZ_ST_PIPELINE_SHADER_STAGE_CREATE_INFO;
 	ci.stage.pNext = requiredSubgroupSize ? &rs : NULL;
 	ci.stage.flags = stageFlags;
@@ -658,6 +698,38 @@ fail:
 	*layout = 0;
 	*pipe = 0;
 	return r;
+}
+
+// vkz_pipeline_executables is one call of the two-call enumeration of
+// vkGetPipelineExecutablePropertiesKHR: out == NULL queries the count,
+// otherwise out holds *count structs (sType/pNext are set here).
+VkResult vkz_pipeline_executables(vkz_dev* d, VkPipeline pipe, uint32_t* count, VkPipelineExecutablePropertiesKHR* out) {
+	if (!d->GetPipelineExecutablePropertiesKHR) return VKZ_MISSING_ENTRY_POINT;
+	VkPipelineInfoKHR pi;
+	memset(&pi, 0, sizeof pi);
+	pi.sType = VKZ_ST_PIPELINE_INFO_KHR;
+	pi.pipeline = pipe;
+	if (out) {
+		memset(out, 0, sizeof(*out) * (size_t)*count);
+		for (uint32_t i = 0; i < *count; i++) out[i].sType = VKZ_ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR;
+	}
+	return d->GetPipelineExecutablePropertiesKHR(d->device, &pi, count, out);
+}
+
+// vkz_pipeline_statistics is the same for vkGetPipelineExecutableStatisticsKHR
+// of one executable.
+VkResult vkz_pipeline_statistics(vkz_dev* d, VkPipeline pipe, uint32_t executable, uint32_t* count, VkPipelineExecutableStatisticKHR* out) {
+	if (!d->GetPipelineExecutableStatisticsKHR) return VKZ_MISSING_ENTRY_POINT;
+	VkPipelineExecutableInfoKHR ei;
+	memset(&ei, 0, sizeof ei);
+	ei.sType = VKZ_ST_PIPELINE_EXECUTABLE_INFO_KHR;
+	ei.pipeline = pipe;
+	ei.executableIndex = executable;
+	if (out) {
+		memset(out, 0, sizeof(*out) * (size_t)*count);
+		for (uint32_t i = 0; i < *count; i++) out[i].sType = VKZ_ST_PIPELINE_EXECUTABLE_STATISTIC_KHR;
+	}
+	return d->GetPipelineExecutableStatisticsKHR(d->device, &ei, count, out);
 }
 
 VkResult vkz_create_descriptor_set(vkz_dev* d, VkDescriptorSetLayout dsl, uint32_t bindings, VkDescriptorPool* pool, VkDescriptorSet* set) {

@@ -90,6 +90,22 @@ enum {
 	VKZ_ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000,
 	VKZ_ST_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO = 1000225001,
 	VKZ_ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES = 1000225002,
+	VKZ_ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000,
+	VKZ_ST_PIPELINE_INFO_KHR = 1000269001,
+	VKZ_ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR = 1000269002,
+	VKZ_ST_PIPELINE_EXECUTABLE_INFO_KHR = 1000269003,
+	VKZ_ST_PIPELINE_EXECUTABLE_STATISTIC_KHR = 1000269004,
+};
+
+// VkPipelineCreateFlagBits used by package vk.
+#define VKZ_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR 0x40
+
+// VkPipelineExecutableStatisticFormatKHR.
+enum {
+	VKZ_STAT_FORMAT_BOOL32 = 0,
+	VKZ_STAT_FORMAT_INT64 = 1,
+	VKZ_STAT_FORMAT_UINT64 = 2,
+	VKZ_STAT_FORMAT_FLOAT64 = 3,
 };
 
 typedef struct VkApplicationInfo {
@@ -360,6 +376,12 @@ typedef struct VkPhysicalDeviceSubgroupSizeControlFeatures {
 	VkBool32 computeFullSubgroups;
 } VkPhysicalDeviceSubgroupSizeControlFeatures;
 
+typedef struct VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 pipelineExecutableInfo;
+} VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR;
+
 typedef struct VkExtent3D {
 	uint32_t width, height, depth;
 } VkExtent3D;
@@ -572,6 +594,50 @@ typedef struct VkComputePipelineCreateInfo {
 	VkPipeline basePipelineHandle;
 	int32_t basePipelineIndex;
 } VkComputePipelineCreateInfo;
+
+// VK_KHR_pipeline_executable_properties. On LP64 (checked in vkz.c):
+// VkPipelineExecutablePropertiesKHR is sType@0 pNext@8 stages@16
+// name@20 description@276 subgroupSize@532, 536 bytes (char arrays need
+// no alignment, so there is no padding after stages);
+// VkPipelineExecutableStatisticKHR is sType@0 pNext@8 name@16
+// description@272 format@528 (4 bytes padding) value@536, 544 bytes.
+typedef struct VkPipelineInfoKHR {
+	VkStructureType sType;
+	const void* pNext;
+	VkPipeline pipeline;
+} VkPipelineInfoKHR;
+
+typedef struct VkPipelineExecutablePropertiesKHR {
+	VkStructureType sType;
+	void* pNext;
+	VkFlags stages;
+	char name[256];
+	char description[256];
+	uint32_t subgroupSize;
+} VkPipelineExecutablePropertiesKHR;
+
+typedef struct VkPipelineExecutableInfoKHR {
+	VkStructureType sType;
+	const void* pNext;
+	VkPipeline pipeline;
+	uint32_t executableIndex;
+} VkPipelineExecutableInfoKHR;
+
+typedef union VkPipelineExecutableStatisticValueKHR {
+	VkBool32 b32;
+	int64_t i64;
+	uint64_t u64;
+	double f64;
+} VkPipelineExecutableStatisticValueKHR;
+
+typedef struct VkPipelineExecutableStatisticKHR {
+	VkStructureType sType;
+	void* pNext;
+	char name[256];
+	char description[256];
+	int32_t format; // VkPipelineExecutableStatisticFormatKHR
+	VkPipelineExecutableStatisticValueKHR value;
+} VkPipelineExecutableStatisticKHR;
 
 typedef struct VkDescriptorSetLayoutBinding {
 	uint32_t binding;
@@ -796,6 +862,8 @@ typedef struct vkz_dev {
 	VkResult (*GetSemaphoreCounterValue)(VkDevice, VkSemaphore, uint64_t*);
 	VkResult (*WaitSemaphores)(VkDevice, const VkSemaphoreWaitInfo*, uint64_t);
 	VkResult (*SignalSemaphore)(VkDevice, const VkSemaphoreSignalInfo*);
+	VkResult (*GetPipelineExecutablePropertiesKHR)(VkDevice, const VkPipelineInfoKHR*, uint32_t*, VkPipelineExecutablePropertiesKHR*);
+	VkResult (*GetPipelineExecutableStatisticsKHR)(VkDevice, const VkPipelineExecutableInfoKHR*, uint32_t*, VkPipelineExecutableStatisticKHR*);
 } vkz_dev;
 
 // Results of one physical-device query, filled in C.
@@ -812,6 +880,8 @@ typedef struct vkz_pdev_info {
 	VkPhysicalDeviceSubgroupSizeControlFeatures sizeControlFeatures;
 	int haveTimeline;
 	VkPhysicalDeviceTimelineSemaphoreFeatures timelineFeatures;
+	int haveExecProps;
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR execPropsFeatures;
 	VkPhysicalDeviceFeatures features;
 	VkPhysicalDeviceMemoryProperties mem;
 	uint32_t queueFamilyCount;
@@ -824,6 +894,7 @@ typedef struct vkz_dev_opts {
 	uint32_t enableSizeControl;    // 1: enable the subgroupSizeControl feature
 	uint32_t enableFullSubgroups;  // 1: enable computeFullSubgroups
 	uint32_t enableTimeline;       // 1: enable timelineSemaphore feature
+	uint32_t enableExecProps;      // 1: enable pipelineExecutableInfo (VK_KHR_pipeline_executable_properties)
 	uint32_t extensionCount;
 	const char* extensions[16];
 } vkz_dev_opts;
@@ -845,7 +916,7 @@ VkResult vkz_create_instance(const char* appName, uint32_t apiVersion, uint32_t 
 	int debugUtils, uintptr_t userData, vkz_inst** out, const char** missing);
 void vkz_destroy_instance(vkz_inst* in);
 VkResult vkz_enum_physical_devices(vkz_inst* in, uint32_t* count, VkPhysicalDevice* out);
-void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int props2Driver, int sizeControl, int timeline, vkz_pdev_info* out);
+void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int props2Driver, int sizeControl, int timeline, int execProps, vkz_pdev_info* out);
 VkResult vkz_enum_device_extensions(vkz_inst* in, VkPhysicalDevice pd, uint32_t* count, VkExtensionProperties* out);
 VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts* o, vkz_dev** out, const char** missing);
 void vkz_destroy_device(vkz_dev* d);
@@ -858,8 +929,10 @@ VkResult vkz_create_pipeline_cache(vkz_dev* d, const void* data, size_t size, Vk
 VkResult vkz_get_pipeline_cache_data(vkz_dev* d, VkPipelineCache c, size_t* size, void* data);
 VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* code, size_t codeSize,
 	const char* entry, uint32_t bindings, uint32_t pushSize, const uint32_t* specIDs, const uint32_t* specVals,
-	uint32_t specCount, uint32_t requiredSubgroupSize, uint32_t stageFlags,
+	uint32_t specCount, uint32_t requiredSubgroupSize, uint32_t stageFlags, VkFlags pipelineFlags,
 	VkDescriptorSetLayout* dsl, VkPipelineLayout* layout, VkPipeline* pipe);
+VkResult vkz_pipeline_executables(vkz_dev* d, VkPipeline pipe, uint32_t* count, VkPipelineExecutablePropertiesKHR* out);
+VkResult vkz_pipeline_statistics(vkz_dev* d, VkPipeline pipe, uint32_t executable, uint32_t* count, VkPipelineExecutableStatisticKHR* out);
 VkResult vkz_create_descriptor_set(vkz_dev* d, VkDescriptorSetLayout dsl, uint32_t bindings, VkDescriptorPool* pool, VkDescriptorSet* set);
 void vkz_update_descriptor_set(vkz_dev* d, VkDescriptorSet set, uint32_t n, const uint64_t* bufs, const uint64_t* offs, const uint64_t* sizes);
 
@@ -904,6 +977,10 @@ static inline void vkz_cmd_copy(vkz_dev* d, VkCommandBuffer cb, VkBuffer src, Vk
 	d->CmdCopyBuffer(cb, src, dst, 1, &r);
 }
 static inline void vkz_cmd_reset_queries(vkz_dev* d, VkCommandBuffer cb, VkQueryPool q, uint32_t first, uint32_t n) { d->CmdResetQueryPool(cb, q, first, n); }
+// Union members of a statistic value (cgo sees the union as bytes): b32
+// for format BOOL32, u64 (bit pattern, converted in Go) for the others.
+static inline VkBool32 vkz_stat_b32(const VkPipelineExecutableStatisticKHR* s) { return s->value.b32; }
+static inline uint64_t vkz_stat_u64(const VkPipelineExecutableStatisticKHR* s) { return s->value.u64; }
 static inline void vkz_cmd_timestamp(vkz_dev* d, VkCommandBuffer cb, VkFlags stage, VkQueryPool q, uint32_t i) { d->CmdWriteTimestamp(cb, stage, q, i); }
 
 #endif
