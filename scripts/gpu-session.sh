@@ -8,7 +8,7 @@ what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export VKZIP_REQUIRE_VULKAN=1 VKZIP_TEST_BIN=$PWD/.devbin/vkzip
 if [[ $what == all || $what == tests ]]; then
-  VKZIP_LARGE_MIB=${VKZIP_LARGE_MIB:-4608} bash .devbin/gpu.sh test > "$OUT/tests.log" 2>&1
+  VKZIP_LARGE_MIB=${VKZIP_LARGE_MIB:-4608} bash .devbin/gpu.sh test ${TEST_ARGS:-} > "$OUT/tests.log" 2>&1
   echo "tests rc=$?"; grep -E '^(PASS|FAIL|=== summary)|--- FAIL' "$OUT/tests.log" | head -40
 fi
 if [[ $what == all || $what == bench ]]; then
@@ -31,6 +31,9 @@ for l in open(sys.argv[1]):
           f"enc={r['encode_gbps']:.0f}/{r['encode_wall_gbps']:.0f} dec={r['decode_gbps']:.0f}/{r['decode_wall_gbps']:.0f} "
           f"copy={r.get('copy_gbps',0):.0f} ceil={r.get('ceiling_gbps',0):.0f} lat={lat.get('median',0):.0f}us "
           f"pass={'/'.join(f'{x:.0f}' for x in ps)} ok={r['bit_exact'] and r['matches_cpu']}")
+    for k, v in sorted((r.get("kernel_stats") or {}).items()):
+        if "shared" in str(v).lower() or "regist" in str(v).lower():
+            print("   ", k, [x for x in v if any(w in x.lower() for w in ("regist", "shared", "spill", "local", "occup", "stack"))][:6])
 PY
 fi
 if [[ $what == all || $what == cli ]]; then

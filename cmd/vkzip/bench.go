@@ -58,34 +58,35 @@ func spreadOf(x []float64) spread {
 }
 
 type benchOut struct {
-	Backend        string    `json:"backend"`
-	Device         string    `json:"device"`
-	Data           string    `json:"data"`
-	SizeBytes      int64     `json:"size_bytes"`
-	Chunk          int       `json:"chunk"`
-	Checksums      bool      `json:"checksums"`
-	Ratio          float64   `json:"ratio"`
-	EscapeRate     float64   `json:"escape_rate"`
-	EncodeGBps     float64   `json:"encode_gbps"`
-	EncodeWallGBps float64   `json:"encode_wall_gbps"`
-	DecodeGBps     float64   `json:"decode_gbps"`
-	DecodeWallGBps float64   `json:"decode_wall_gbps"`
-	CopyGBps       float64   `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
-	CeilingGBps    float64   `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
-	EncodeOfCeil   float64   `json:"encode_of_ceiling,omitempty"`
-	DecodeOfCeil   float64   `json:"decode_of_ceiling,omitempty"`
-	EncodeSpread   spread    `json:"encode_gbps_spread"`
-	DecodeSpread   spread    `json:"decode_gbps_spread"`
-	EncodeWall     spread    `json:"encode_wall_gbps_spread"`
-	DecodeWall     spread    `json:"decode_wall_gbps_spread"`
-	CopySpread     spread    `json:"copy_gbps_spread"`
-	Latency1MiBUs  *spread   `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
-	EncodePassUs   []float64 `json:"encode_pass_us,omitempty"`  // last iteration: dense pass, prefix sum, placement
-	BitExact       bool      `json:"bit_exact"`
-	MatchesCPU     bool      `json:"matches_cpu"`
-	Iters          int       `json:"iters"`
-	Warmup         int       `json:"warmup"`
-	Variant        string    `json:"variant,omitempty"`
+	Backend        string              `json:"backend"`
+	Device         string              `json:"device"`
+	Data           string              `json:"data"`
+	SizeBytes      int64               `json:"size_bytes"`
+	Chunk          int                 `json:"chunk"`
+	Checksums      bool                `json:"checksums"`
+	Ratio          float64             `json:"ratio"`
+	EscapeRate     float64             `json:"escape_rate"`
+	EncodeGBps     float64             `json:"encode_gbps"`
+	EncodeWallGBps float64             `json:"encode_wall_gbps"`
+	DecodeGBps     float64             `json:"decode_gbps"`
+	DecodeWallGBps float64             `json:"decode_wall_gbps"`
+	CopyGBps       float64             `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
+	CeilingGBps    float64             `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
+	EncodeOfCeil   float64             `json:"encode_of_ceiling,omitempty"`
+	DecodeOfCeil   float64             `json:"decode_of_ceiling,omitempty"`
+	EncodeSpread   spread              `json:"encode_gbps_spread"`
+	DecodeSpread   spread              `json:"decode_gbps_spread"`
+	EncodeWall     spread              `json:"encode_wall_gbps_spread"`
+	DecodeWall     spread              `json:"decode_wall_gbps_spread"`
+	CopySpread     spread              `json:"copy_gbps_spread"`
+	Latency1MiBUs  *spread             `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
+	EncodePassUs   []float64           `json:"encode_pass_us,omitempty"`  // last iteration: dense pass, prefix sum, placement
+	KernelStats    map[string][]string `json:"kernel_stats,omitempty"`    // compiler statistics, where the driver gives them
+	BitExact       bool                `json:"bit_exact"`
+	MatchesCPU     bool                `json:"matches_cpu"`
+	Iters          int                 `json:"iters"`
+	Warmup         int                 `json:"warmup"`
+	Variant        string              `json:"variant,omitempty"`
 }
 
 // parseSize reads sizes like 512MiB, 1GiB, 64MB, 1000000.
@@ -373,6 +374,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	out.BitExact = bytes.Equal(got, src)
+	out.KernelStats = b.KernelStats()
 	if latency {
 		l, err := benchLatency(ctx, b, src, ref[0].Checksums, cb)
 		if err != nil {

@@ -195,7 +195,7 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	desc := vk.PipelineDesc{Name: name, SPIRV: code, Spec: []vk.SpecConst{{ID: 0, Value: wg}}}
+	desc := vk.PipelineDesc{Name: name, SPIRV: code, Spec: []vk.SpecConst{{ID: 0, Value: wg}}, CaptureStatistics: true}
 	// Unroll must divide the slots each thread handles per chunk.
 	unroll := uint32(1)
 	for u := uint32(b.o.Unroll); u > 1; u /= 2 {
@@ -426,6 +426,25 @@ func (b *Backend) checkSZ4(format uint8, n uint64, shift uint) error {
 		return errTooBig(t, b.slabMax)
 	}
 	return nil
+}
+
+// KernelStats returns the driver's compiler statistics (registers, shared memory, spills, where the driver
+// reports them through VK_KHR_pipeline_executable_properties) of every pipeline built so far, by pipeline.
+func (b *Backend) KernelStats() map[string][]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string][]string{}
+	for k, p := range b.pipes {
+		st, err := p.Statistics()
+		if err != nil {
+			continue
+		}
+		name := fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift)
+		for _, s := range st {
+			out[name] = append(out[name], s.String())
+		}
+	}
+	return out
 }
 
 // ValidationMessages returns what the Khronos validation layers reported, when they are on ($VKZIP_VALIDATE=1 or
