@@ -91,8 +91,6 @@ void main() {
         for (uint i = 0u; i < 16u; i++) has |= cbExp(i) == b ? 1u : 0u;
         lut[b] = has;
     }
-    uint kc = consts[CONST_KC + t];
-    uint kl = consts[CONST_KL + t];
     barrier();
 
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
@@ -101,7 +99,6 @@ void main() {
         uint m = last ? pc.lastLen : N;
         uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
         uint off = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint crcField = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
         uint kind = info >> KIND_SHIFT;
         uint k = info & COUNT_MASK;
         uint next = last ? pc.sideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
@@ -264,8 +261,14 @@ void main() {
 
         // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece.
         if (pc.checksums != 0u) {
-            uint xC = subgroupXor(mulmod(aC, kc));
-            uint xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, kl));
+            // Per-thread constants and the chunk's entry are re-read here rather than kept in registers through the
+            // main loop: fewer live registers, more resident workgroups.
+            uint xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
+            uint xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
+            info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+            off = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+            size = raw ? rawSide(m) : ESCAPE_SIZE * (info & COUNT_MASK);
+            sw = off / 4u;
             if (subgroupElect()) {
                 sgX[2u * gl_SubgroupID] = xC;
                 sgX[2u * gl_SubgroupID + 1u] = xL;
@@ -302,7 +305,7 @@ void main() {
                     uint w = q >= words ? 0u : (q == 0u ? info : (q == 1u ? off : sideWord(sw + q - 2u)));
                     a = shiftBy(TAB_M4T, a) ^ w;
                 }
-                uint x = subgroupXor(mulmod(a, kc));
+                uint x = subgroupXor(mulmod(a, consts[CONST_KC + t]));
                 if (subgroupElect()) sgX[gl_SubgroupID] = x;
                 barrier();
                 if (t == 0u) {
@@ -316,9 +319,9 @@ void main() {
             }
             if (t == 0u) {
                 uint crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg))) ^ linD ^ 0xFFFFFFFFu;
-                if (crc != crcField) report(STATUS_CHECKSUM, c);
+                if (crc != table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC]) report(STATUS_CHECKSUM, c);
             }
-        } else if (t == 0u && crcField != 0u) {
+        } else if (t == 0u && table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] != 0u) {
             report(STATUS_NONCANONICAL, c);
         }
         barrier();

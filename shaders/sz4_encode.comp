@@ -86,8 +86,6 @@ void main() {
         }
         lut[e] = code;
     }
-    uint kc = consts[CONST_KC + t];
-    uint kl = consts[CONST_KL + t];
     barrier();
 
     uint share = LIST_CAP / gl_NumSubgroups; // list entries per subgroup
@@ -259,8 +257,8 @@ void main() {
         // Linear CRC of code piece || low piece: per-thread Horner results shifted into place, XORed together.
         uint xC = 0u, xL = 0u;
         if (pc.checksums != 0u) {
-            xC = mulmod(aC, kc);
-            xL = mulmod(shiftBy(TAB_M4, aL0) ^ aL1, kl);
+            xC = mulmod(aC, consts[CONST_KC + t]); // read late: not live through the main loop
+            xL = mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]);
         }
         xC = subgroupXor(xC);
         xL = subgroupXor(xL);

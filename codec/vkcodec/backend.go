@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -106,7 +107,13 @@ func Open(o Options) (*Backend, error) {
 		return nil, &codec.Error{Class: codec.ErrNoDevice, Chunk: -1,
 			Detail: fmt.Sprintf("only %s, a CPU Vulkan implementation; the Go backend is faster", info.Name)}
 	}
-	dev, err := inst.OpenDevice(info, vk.DeviceOptions{})
+	// Poll fences for up to 2 ms before blocking: a blocking wait wakes tens of microseconds late on some drivers,
+	// which a codec on the latency path of KV transfer cannot afford (CPU devices need the core and are not polled).
+	var spin time.Duration
+	if info.Type != vk.DeviceTypeCPU {
+		spin = 2 * time.Millisecond
+	}
+	dev, err := inst.OpenDevice(info, vk.DeviceOptions{WaitSpin: spin})
 	if err != nil {
 		inst.Close()
 		return nil, wrapNoDevice(err)
