@@ -189,7 +189,18 @@ func (b *Backend) Close() error {
 
 // wgFor is the workgroup size of the chunk kernels for chunks of 2^shift values: each thread handles whole 8-value
 // slots, so it must divide n/8.
-func (b *Backend) wgFor(shift uint) uint32 { return min(uint32(b.o.WorkGroup), uint32(1)<<shift/8) }
+//
+// A tensor of few chunks cannot fill the device one workgroup per chunk, so it gets wider workgroups (up to 1024
+// threads, where the device allows them and shared memory holds the larger reduction arrays): a 1 MiB tensor is 8
+// chunks of 2^16 values.
+func (b *Backend) wgFor(shift uint, chunks uint64) uint32 {
+	wg := uint32(b.o.WorkGroup)
+	lim := b.info.Limits
+	if chunks < 64 && b.o.Groups == 0 && !b.unified && lim.MaxComputeSharedMemorySize >= 48<<10 {
+		wg = max(wg, min(1024, floorPow2(lim.MaxComputeWorkGroupInvocations), floorPow2(lim.MaxComputeWorkGroupSize[0])))
+	}
+	return min(wg, uint32(1)<<shift/8)
+}
 
 func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
 	key := pipeKey{name, wg, uint32(shift)}

@@ -107,7 +107,7 @@ func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint6
 func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
 	dst vk.BufferRange) error {
 	b, s := op.b, op.s
-	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift)}
+	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
 	C := g.Chunks()
 	p.nb = (C + 63) / 64
 	per := b.segChunks(g.Shift)
@@ -241,7 +241,7 @@ func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLe
 func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.SZ4,
 	cb *codec.Codebook, checksums bool, dst vk.BufferRange) error {
 	b, s := op.b, op.s
-	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift)}
+	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
 	C := g.Chunks()
 	per := b.segChunks(g.Shift)
 	for first := uint64(0); first < C; first += per {

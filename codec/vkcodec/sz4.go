@@ -75,7 +75,7 @@ func valueRange(g layout.SZ4, first, count uint64) (lo, hi uint64) {
 }
 
 func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPlan, error) {
-	p := &tensorPlan{g: layout.SZ4{N: n, Shift: shift}, tc: newTensorConsts(n, shift), wg: b.wgFor(shift)}
+	p := &tensorPlan{g: layout.SZ4{N: n, Shift: shift}, tc: newTensorConsts(n, shift), wg: b.wgFor(shift, layout.SZ4{N: n, Shift: shift}.Chunks())}
 	C := p.g.Chunks()
 	p.nb = (C + 63) / 64
 	per := b.segChunks(shift)
@@ -276,7 +276,7 @@ func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.Encode
 }
 
 func (b *Backend) recordScan(s *session, p *tensorPlan) error {
-	wg := b.wgFor(layout.MaxChunkShift)
+	wg := min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8)
 	pipe, err := b.pipeline("sz4_scan", wg, 0)
 	if err != nil {
 		return err
