@@ -26,6 +26,9 @@ type Options struct {
 	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
 	Unroll     int    // slots each thread loads together in the chunk kernels (default 2)
 	ListCap    int    // escapes the encoder keeps in shared memory per chunk before its slow ordered path (default 1024)
+	// MemoryBudget caps the device memory one call takes (0: no cap): calls over it run as several submissions, one
+	// per group of tensors that fits, and a single tensor over it is refused with ErrTooLarge.
+	MemoryBudget uint64
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
 }

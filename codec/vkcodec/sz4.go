@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -141,6 +142,74 @@ func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPl
 // Encode encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the three passes
 // run for every job, and the outputs come back through staging.
 func (b *Backend) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
+	for i := range jobs {
+		j := &jobs[i]
+		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
+			return err
+		}
+	}
+	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) { return jobs[i].N, uint64(jobs[i].Shift) }, true,
+		func(from, to int) error { return b.encodeBatch(ctx, jobs[from:to]) })
+}
+
+// inBatches splits jobs into consecutive runs whose device memory fits the budget, one submission each, and
+// stops between runs when ctx is done. A single job over the budget is refused.
+func (b *Backend) inBatches(ctx context.Context, n int, job func(i int) (values, shift uint64), encode bool,
+	run func(from, to int) error) error {
+	budget := b.o.MemoryBudget
+	for from := 0; from < n; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		to, used := from, uint64(0)
+		for to < n {
+			v, sh := job(to)
+			need := planBytes(layout.SZ4{N: v, Shift: uint(sh)}, b.segChunks(uint(sh)), encode)
+			if budget > 0 && need > budget {
+				return &codec.Error{Class: codec.ErrTooLarge, Chunk: -1, Detail: fmt.Sprintf(
+					"a tensor of %d values needs %d bytes of device memory, over the %d-byte budget", v, need, budget)}
+			}
+			if budget > 0 && to > from && used+need > budget {
+				break
+			}
+			used += need
+			to++
+		}
+		if err := run(from, to); err != nil {
+			return err
+		}
+		from = to
+	}
+	return nil
+}
+
+// planBytes is the device memory plan() takes for one tensor (staging on discrete devices comes on top, in host
+// memory).
+func planBytes(g layout.SZ4, per uint64, encode bool) uint64 {
+	a := func(n uint64) uint64 { return (max((n+15)&^15, 16) + regionAlign - 1) &^ (regionAlign - 1) }
+	var total uint64
+	C := g.Chunks()
+	for first := uint64(0); first < C; first += per {
+		count := min(per, C-first)
+		cl, ch := codeRange(g, first, count)
+		ll, lh := lowRange(g, first, count)
+		vl, vh := valueRange(g, first, count)
+		total += a(ch-cl) + a(lh-ll) + a(2*(vh-vl))
+		if encode {
+			total += a(count << g.Shift / 2)
+		}
+	}
+	total += a(layout.ChunkEntrySize*C) + a(max(g.MaxBodySize()-g.SideOffset(), 4))
+	if encode {
+		total += a(4 * (2*((C+63)/64) + 1))
+	} else {
+		total += a(32)
+	}
+	return total
+}
+
+// encodeBatch encodes jobs in one submission.
+func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
@@ -330,6 +399,12 @@ func (b *Backend) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 			j.Err = tensorErr(err, j.Name)
 		}
 	}
+	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) { return jobs[i].N, uint64(jobs[i].Shift) }, false,
+		func(from, to int) error { return b.decodeBatch(ctx, jobs[from:to]) })
+}
+
+// decodeBatch decodes jobs (tables already checked) in one submission.
+func (b *Backend) decodeBatch(ctx context.Context, jobs []codec.DecodeJob) error {
 	s, err := b.getSession()
 	if err != nil {
 		return err
