@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` and CI run it. Vulkan tests run on Mesa lavapipe at both vector widths
-# (subgroups of 8 and 4), and must find a device: VKZIP_REQUIRE_VULKAN=1 turns "no device" into a failure.
+# (subgroups of 8 and 4) and must find a device: VKZIP_REQUIRE_VULKAN=1 turns "no device" into a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
 export VKZIP_REQUIRE_VULKAN=1
-step() { echo; echo "=== $*"; }
+t0=$(date +%s)
+step() { echo; echo "=== $* ($(( $(date +%s) - t0 )) s)"; }
 
 step "go vet"
 go vet ./...
 step "gofmt"
-test -z "$(gofmt -l $(git ls-files '*.go'))" || { gofmt -l $(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
-step "go build with CGO_ENABLED=0 (CPU-only vkzip)"
-CGO_ENABLED=0 go build -o /dev/null ./...
-step "go test (lavapipe, LP_NATIVE_VECTOR_WIDTH=256)"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+[ -z "$unformatted" ] || { echo "gofmt needed: $unformatted"; exit 1; }
+step "CGO_ENABLED=0 build: a CPU-only vkzip"
+CGO_ENABLED=0 go build -o /tmp/vkzip-nocgo ./cmd/vkzip
+/tmp/vkzip-nocgo devices
+step "go test ./... (lavapipe at LP_NATIVE_VECTOR_WIDTH=256: subgroups of 8)"
 LP_NATIVE_VECTOR_WIDTH=256 go test -count=1 ./...
-step "go test of the Vulkan packages (lavapipe, LP_NATIVE_VECTOR_WIDTH=128)"
+step "Vulkan packages again at LP_NATIVE_VECTOR_WIDTH=128 (subgroups of 4)"
 LP_NATIVE_VECTOR_WIDTH=128 go test -count=1 ./vk/... ./codec/vkcodec/...
+step "Vulkan packages under the Khronos validation layers (any message fails)"
+VKZIP_VALIDATE=1 go test -count=1 -short ./vk/... ./codec/vkcodec/...
+step "go test -race -short ./..."
+go test -count=1 -race -short ./...
+step "fuzz smoke (5 s per target)"
+scripts/fuzz.sh 5s
+step "corruption check: 1,000 damaged payloads through the built CLI"
+scripts/corrupt-check.sh
 step "committed SPIR-V and generated files are fresh"
 go generate ./shaders
 git diff --exit-code -- shaders/
-echo; echo "all tests passed"
+echo; echo "all tests passed in $(( $(date +%s) - t0 )) s"
