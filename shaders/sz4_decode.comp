@@ -178,8 +178,16 @@ void main() {
                 // First escape at or after v0, then every one inside the slot. Staged escapes are walked with
                 // the cursor; a list too long for shared memory is binary-searched in place.
                 uint i = cur;
-                if (k <= ESC_CAP) {
+                if (k <= 32u) {
                     while (i < k && (escs[i] & ESCAPE_POS_MASK) < v0) i++;
+                } else if (k <= ESC_CAP) {
+                    // Many escapes: walking past every other thread's would cost O(k) per slot; search instead.
+                    uint lo = cur, hi = k;
+                    while (lo < hi) {
+                        uint mid = (lo + hi) / 2u;
+                        if ((escs[mid] & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
+                    }
+                    i = lo;
                 } else {
                     uint lo = 0u, hi = k;
                     while (lo < hi) {
