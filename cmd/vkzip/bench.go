@@ -14,6 +14,7 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/cudabridge"
 	"github.com/vkzip/vkzip/synth"
 	"github.com/vkzip/vkzip/tensorfile"
 	"github.com/vkzip/vkzip/vk"
@@ -161,6 +162,8 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
 	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
+	source := fs.String("source", "", "vulkan on NVIDIA: cuda (the tensor in CUDA memory shared with Vulkan, zero copy), "+
+		"copy (ordinary CUDA memory, one device copy) or host (staged through host memory)")
 	if _, err := parseArgs(v, fs, args); err != nil {
 		return err
 	}
@@ -203,6 +206,29 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		} else {
 			b.Close()
 		}
+	}
+	if *source != "" {
+		// The tensor lives in CUDA memory: cudabridge shares it with the Vulkan device (or copies, or stages).
+		b, err := vkcodec.Open(vkcodec.Options{Device: bf.device})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		r, err := cudabridge.Bench(ctx, b, cudabridge.BenchOptions{Source: *source, Data: src, Shift: shift,
+			Checksums: out.Checksums, Codebook: cb, Iters: *iters, Warmup: *warm})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(os.Stdout, r)
+		}
+		fmt.Printf("bench --source %s: %s (CUDA %s), ordering %s: encode %.0f GB/s, decode %.0f GB/s, round trip %.0f GB/s; "+
+			"host-staged bytes per iteration %.0f; bit-exact %v\n", r.Source, r.Device, r.CUDADevice, r.Ordering, r.EncodeGBps,
+			r.DecodeGBps, r.RoundTripGBps, r.HostBytesPerOp, r.BitExact)
+		if !r.BitExact {
+			return fmt.Errorf("results were not bit-exact")
+		}
+		return nil
 	}
 	switch name {
 	case "cpu":

@@ -24,7 +24,8 @@ type EncodeOp struct {
 	total loc // host-visible word receiving the side section size
 	qp    *vk.QueryPool
 	gpuNs uint64
-	pass  [3]uint64 // device time of the three passes in the last Run
+	pass  [3]uint64      // device time of the three passes in the last Run
+	sub   *vk.Submission // in flight after SubmitWith, until Finish
 }
 
 // DecodeOp decodes a SplitZip-4 body at body into n BF16 values at dst.
@@ -36,6 +37,7 @@ type DecodeOp struct {
 	qp     *vk.QueryPool
 	gpuNs  uint64
 	name   string
+	sub    *vk.Submission // in flight after SubmitWith, until Finish
 }
 
 func invalid(f string, a ...any) error {
@@ -166,7 +168,35 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 
 // Run encodes once and returns the body's length in bytes.
 func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
-	if err := op.b.submit(ctx, op.s.cmd); err != nil {
+	if err := op.SubmitWith(nil, nil); err != nil {
+		return 0, err
+	}
+	return op.Finish(ctx)
+}
+
+// SubmitWith queues the recorded encode without waiting: it starts once every wait semaphore reached its value and
+// signals every signal value when it completed (GPU-side ordering with other APIs, e.g. CUDA through cudabridge).
+// Finish must follow before the next Run or SubmitWith.
+func (op *EncodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
+	if op.sub != nil {
+		return invalid("encode submitted twice without Finish")
+	}
+	sub, err := op.b.dev.SubmitWith(op.s.cmd, waits, signals)
+	if err != nil {
+		return mapVK(err)
+	}
+	op.sub = sub
+	return nil
+}
+
+// Finish waits for the submission of SubmitWith and returns the body's length in bytes.
+func (op *EncodeOp) Finish(ctx context.Context) (uint64, error) {
+	sub := op.sub
+	if sub == nil {
+		return 0, invalid("Finish without SubmitWith")
+	}
+	op.sub = nil
+	if err := op.b.wait(ctx, sub); err != nil {
 		return 0, err
 	}
 	op.b.dev.CountReadback(4)
@@ -288,7 +318,33 @@ func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen ui
 
 // Run decodes once; an invalid body gives the reference's error class.
 func (op *DecodeOp) Run(ctx context.Context) error {
-	if err := op.b.submit(ctx, op.s.cmd); err != nil {
+	if err := op.SubmitWith(nil, nil); err != nil {
+		return err
+	}
+	return op.Finish(ctx)
+}
+
+// SubmitWith queues the recorded decode without waiting, after waits and signalling signals (see EncodeOp).
+func (op *DecodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
+	if op.sub != nil {
+		return invalid("decode submitted twice without Finish")
+	}
+	sub, err := op.b.dev.SubmitWith(op.s.cmd, waits, signals)
+	if err != nil {
+		return mapVK(err)
+	}
+	op.sub = sub
+	return nil
+}
+
+// Finish waits for the submission of SubmitWith; an invalid body gives the reference's error class.
+func (op *DecodeOp) Finish(ctx context.Context) error {
+	sub := op.sub
+	if sub == nil {
+		return invalid("Finish without SubmitWith")
+	}
+	op.sub = nil
+	if err := op.b.wait(ctx, sub); err != nil {
 		return err
 	}
 	op.b.dev.CountReadback(32)
@@ -323,6 +379,11 @@ func (b *Backend) submit(ctx context.Context, cmd *vk.Commands) error {
 	if err != nil {
 		return mapVK(err)
 	}
+	return b.wait(ctx, sub)
+}
+
+// wait waits for a submission (after a cancelled ctx, still until it completed, so its buffers can be reused).
+func (b *Backend) wait(ctx context.Context, sub *vk.Submission) error {
 	if err := sub.Wait(ctx); err != nil {
 		if ctx.Err() != nil {
 			_ = sub.Wait(context.Background())
