@@ -28,6 +28,10 @@ step "fuzz smoke (5 s per target)"
 scripts/fuzz.sh 5s
 step "corruption check: 1,000 damaged payloads through the built CLI"
 scripts/corrupt-check.sh
+step "conformance suite from an installed binary (CPU + lavapipe at both widths), expectations untouched"
+go build -o /tmp/vkzip-conf ./cmd/vkzip
+(cd /tmp && /tmp/vkzip-conf conformance --quiet --out /tmp/vkzip-conformance.json)
+git diff --exit-code -- conformance/
 step "committed SPIR-V and generated files are fresh"
 go generate ./shaders
 git diff --exit-code -- shaders/

@@ -1,0 +1,165 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+// The operations a case runs on a backend, shared by the generator (on the reference) and the runner (on every
+// backend), so that both do exactly the same thing.
+
+type encoded struct {
+	body, container  []byte
+	bodyErr, contErr error
+}
+
+// poison fills buffers handed to a backend, so that a backend which leaves bytes unwritten is caught.
+const poison = 0xA5
+
+func poisoned(n, c int) []byte {
+	b := make([]byte, n, c)
+	b = b[:c]
+	for i := range b {
+		b[i] = poison
+	}
+	return b[:n]
+}
+
+func (c *Case) dtype() (layout.DType, error) {
+	d, ok := layout.ParseDType(c.DType)
+	if !ok {
+		return 0, fmt.Errorf("case %s: dtype %q", c.ID, c.DType)
+	}
+	return d, nil
+}
+
+// values is the element count of the case's tensor.
+func (c *Case) values() uint64 {
+	n := uint64(1)
+	for _, d := range c.Shape {
+		n *= d
+	}
+	return n
+}
+
+// encodeCase encodes in at both levels on b: the body with Backend.Encode (when the case has one, or, while
+// generating, when the container codes the tensor) and the container with codec.Codec.Encode. Errors of the
+// operations are returned in the result; the error return is for a case that cannot be run at all.
+func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *codec.Codebook, in []byte) (encoded, error) {
+	var e encoded
+	dt, err := c.dtype()
+	if err != nil {
+		return e, err
+	}
+	shift, err := shiftOf(c.Chunk)
+	if err != nil {
+		return e, err
+	}
+	opts := []codec.Option{codec.WithBackend(b), codec.WithFormat(f.Name), codec.WithChunkSize(c.Chunk),
+		codec.WithChecksums(c.Checksums)}
+	if !c.Calibrate {
+		opts = append(opts, codec.WithCodebook(*cb))
+	}
+	cc, err := codec.New(opts...)
+	if err != nil {
+		return e, err
+	}
+	defer cc.Close()
+	e.container, e.contErr = cc.Encode(ctx, nil, []codec.Record{{Name: c.ID, DType: dt, Shape: c.Shape, Data: in}}, true)
+	wantBody := c.Body != nil
+	if c.Body == nil && c.Container.SHA256 == "" && e.contErr == nil {
+		// Generating: the case has a body when the container codes the tensor with the format.
+		ct, err := codec.ParseHeader(e.container)
+		if err != nil {
+			return e, err
+		}
+		wantBody = ct.Recs[len(ct.Recs)-1].Format == f.ID
+	}
+	if wantBody {
+		n := c.values()
+		dst := poisoned(0, int(layout.SZ4{N: n, Shift: shift}.MaxBodySize())+len(in)+4096)
+		jobs := []codec.EncodeJob{{Format: f.ID, Src: in, N: n, Shift: shift, Codebook: cb,
+			Checksums: c.Checksums, Dst: dst}}
+		if e.bodyErr = b.Encode(ctx, jobs); e.bodyErr == nil {
+			e.body = jobs[0].Out
+		}
+	}
+	return e, nil
+}
+
+// decodeBody decodes a body with b's Decode; the error is the job's verdict or the call's failure (callFailed
+// tells which).
+func decodeBody(ctx context.Context, b codec.Backend, f Format, c *Case, cb *codec.Codebook, checksums bool,
+	body []byte, outBytes int) ([]byte, error) {
+	out, verdict, err := decodeBodyCall(ctx, b, f, c, cb, checksums, body, outBytes)
+	if err != nil {
+		return nil, err
+	}
+	return out, verdict
+}
+
+// decodeBodyCall is decodeBody with the call's own error apart from the job's verdict.
+func decodeBodyCall(ctx context.Context, b codec.Backend, f Format, c *Case, cb *codec.Codebook, checksums bool,
+	body []byte, outBytes int) (out []byte, verdict, callErr error) {
+	if body == nil {
+		return nil, nil, nil
+	}
+	shift, err := shiftOf(c.Chunk)
+	if err != nil {
+		return nil, nil, err
+	}
+	jobs := []codec.DecodeJob{{Name: c.ID, Format: f.ID, Body: body, N: c.values(), Shift: shift, Codebook: cb,
+		Checksums: checksums, Dst: poisoned(outBytes, outBytes)}}
+	if err := b.Decode(ctx, jobs); err != nil {
+		return nil, nil, err
+	}
+	return jobs[0].Dst, jobs[0].Err, nil
+}
+
+// decodeContainer decodes a whole payload with a Codec on b.
+func decodeContainer(b codec.Backend, payload []byte) ([]byte, error) {
+	cc, err := codec.New(codec.WithBackend(b))
+	if err != nil {
+		return nil, err
+	}
+	defer cc.Close()
+	return cc.DecodeAll(payload, nil)
+}
+
+// decodeInvalid decodes an invalid payload on b and returns the verdict; the error return is for a call that
+// failed as a call (a body-level Decode that could not run), which is not a verdict.
+func decodeInvalid(ctx context.Context, b codec.Backend, f Format, base *Case, iv *Invalid, payload []byte) (verdict, callErr error) {
+	if iv.Level == LevelContainer {
+		_, err := decodeContainer(b, payload)
+		return err, nil
+	}
+	cb, err := parseCodebook(base.Codebook)
+	if err != nil {
+		return nil, err
+	}
+	if iv.Codebook != "" {
+		if cb, err = parseCodebook(iv.Codebook); err != nil {
+			return nil, err
+		}
+	}
+	checksums := base.Checksums
+	if iv.Checksums != nil {
+		checksums = *iv.Checksums
+	}
+	dt, err := base.dtype()
+	if err != nil {
+		return nil, err
+	}
+	_, verdict, callErr = decodeBodyCall(ctx, b, f, base, &cb, checksums, payload, int(base.values())*dt.Size())
+	return verdict, callErr
+}
+
+// unable reports whether an operation's error means the backend cannot run the case at all (a format or size it
+// does not support) rather than that it got the case wrong: such a case is skipped, never passed.
+func unable(err error) bool {
+	return errors.Is(err, codec.ErrUnsupported) || errors.Is(err, codec.ErrTooLarge) || errors.Is(err, codec.ErrNoDevice)
+}

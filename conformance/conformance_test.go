@@ -1,0 +1,447 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/vk/vktest"
+)
+
+// minCasesPerBackend is what the issue asks of every backend, across all categories.
+const minCasesPerBackend = 200
+
+func corpora(t *testing.T) []*Corpus {
+	t.Helper()
+	cs, err := Load()
+	require.NoError(t, err)
+	return cs
+}
+
+func TestCorpusMatchesRegistry(t *testing.T) {
+	for _, c := range corpora(t) {
+		var f *Format
+		for _, x := range Formats() {
+			if x.Name == c.Format {
+				f = &x
+			}
+		}
+		require.NotNil(t, f, "corpus of unregistered format %s", c.Format)
+		assert.Equal(t, f.Version, c.Version, "%s: registered version differs from the committed corpus: regenerate", c.Format)
+		assert.Equal(t, f.ID, c.FormatID)
+		count := map[string]int{}
+		for _, k := range c.Cases {
+			count[k.Category]++
+			assert.NotEmpty(t, k.Container.SHA256, k.ID)
+			if k.Body != nil {
+				assert.Len(t, k.Body.SHA256, 64, k.ID)
+			}
+		}
+		for _, iv := range c.Invalid {
+			count[iv.Category]++
+			assert.NotNil(t, ClassError(iv.Class), iv.ID)
+			assert.Contains(t, []string{LevelBody, LevelContainer}, iv.Level, iv.ID)
+		}
+		total := 0
+		for _, cat := range Categories(c.Format) {
+			assert.GreaterOrEqual(t, count[cat.Name], cat.Min, "%s/%s", c.Format, cat.Name)
+			total += count[cat.Name]
+			delete(count, cat.Name)
+		}
+		assert.Empty(t, count, "categories in the corpus that nothing registers")
+		assert.GreaterOrEqual(t, total, minCasesPerBackend)
+	}
+}
+
+// TestCorpusUpToDate regenerates the corpus into a temporary directory: it must be byte-identical to the committed
+// one, so expectations change only when someone regenerates on purpose (go run ./conformance/gen).
+func TestCorpusUpToDate(t *testing.T) {
+	src, err := fs.Sub(embedded, "corpus")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, Generate(src, dir))
+	for _, f := range Formats() {
+		for _, name := range []string{"manifest.json", "data.bin"} {
+			got, err := os.ReadFile(filepath.Join(dir, f.Name, name))
+			require.NoError(t, err)
+			want, err := fs.ReadFile(src, f.Name+"/"+name)
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(got, want),
+				"%s/%s differs from a fresh generation: run `go run ./conformance/gen` and review the diff", f.Name, name)
+		}
+	}
+}
+
+func TestCorpusIsSmall(t *testing.T) {
+	var total int64
+	require.NoError(t, fs.WalkDir(embedded, "corpus", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+		}
+		return err
+	}))
+	t.Logf("embedded corpus: %d bytes", total)
+	assert.Less(t, total, int64(3<<20))
+}
+
+// requirePass checks a report: verdict pass, every target with at least minCases cases, all passed.
+func requirePass(t *testing.T, r *Report, minCases int) {
+	t.Helper()
+	var b strings.Builder
+	require.NoError(t, r.WriteTable(&b))
+	t.Log("\n" + b.String())
+	require.True(t, r.Passed(), "verdict %s: %v", r.Verdict, r.Reasons)
+	require.NotEmpty(t, r.Totals)
+	for _, tot := range r.Totals {
+		assert.GreaterOrEqual(t, tot.Cases, minCases, tot.Device)
+		assert.Equal(t, tot.Cases, tot.Passed, tot.Device)
+		assert.Zero(t, tot.Failed, tot.Device)
+		assert.Zero(t, tot.Skipped, tot.Device)
+	}
+}
+
+func TestCPU(t *testing.T) {
+	r, err := Run(context.Background(), Options{Targets: []Target{CPUTarget()}})
+	require.NoError(t, err)
+	requirePass(t, r, minCasesPerBackend)
+}
+
+// envTestWidth tells a re-run test process which lavapipe vector width it must be running at.
+const envTestWidth = "VKZIP_CONFORMANCE_TEST_WIDTH"
+
+func TestVulkan(t *testing.T) {
+	// The re-run at the other lavapipe width leaves out the resident path: same kernels, half the time.
+	ts, un, err := OpenTargets(Selection{Backend: "vulkan", NoResident: os.Getenv(envTestWidth) != ""})
+	if err != nil {
+		vktest.Unavailable(t, "%v", err)
+	}
+	t.Cleanup(func() { CloseTargets(ts) })
+	if len(ts) == 0 {
+		vktest.Unavailable(t, "no usable Vulkan device: %v", un)
+	}
+	if w := os.Getenv(envTestWidth); w != "" {
+		for _, x := range ts {
+			if x.Device.LPVectorWidth > 0 {
+				require.Equal(t, w, strconv.Itoa(x.Device.LPVectorWidth), "%s runs at another vector width", x.Device.Name)
+			}
+		}
+	}
+	r, err := Run(context.Background(), Options{Targets: ts, Unavailable: un})
+	require.NoError(t, err)
+	requirePass(t, r, minCasesPerBackend)
+	for _, w := range r.Warnings {
+		t.Logf("warning: %s on %s: %s", w.Case, w.Device, w.Detail)
+	}
+}
+
+// TestLavapipeOtherWidth runs TestVulkan again in a child process at lavapipe's other vector width: lavapipe reads
+// LP_NATIVE_VECTOR_WIDTH once per process.
+func TestLavapipeOtherWidth(t *testing.T) {
+	if testing.Short() || os.Getenv(envTestWidth) != "" {
+		t.Skip("short, or already the re-run")
+	}
+	ts, _, err := OpenTargets(Selection{Backend: "vulkan", NoResident: true})
+	if err != nil {
+		vktest.Unavailable(t, "%v", err)
+	}
+	width := 0
+	for _, x := range ts {
+		if x.Device.LPVectorWidth > 0 {
+			width = x.Device.LPVectorWidth
+		}
+	}
+	CloseTargets(ts)
+	if width == 0 {
+		t.Skip("no lavapipe device")
+	}
+	other := 128
+	if width == 128 {
+		other = 256
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestVulkan$", "-test.count", "1", "-test.v")
+	cmd.Env = append(os.Environ(), "LP_NATIVE_VECTOR_WIDTH="+strconv.Itoa(other), envTestWidth+"="+strconv.Itoa(other))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "TestVulkan at %d bits:\n%s", other, out)
+	require.Contains(t, string(out), "--- PASS: TestVulkan", "at %d bits:\n%s", other, out)
+}
+
+// skipper is a backend that cannot run some jobs: the reference, refusing chunks of 65,536 values.
+type skipper struct{ codec.CPUBackend }
+
+func (s *skipper) refuse(shift uint) error {
+	if shift == 16 {
+		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: "test: no chunks of 65,536"}
+	}
+	return nil
+}
+
+func (s *skipper) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
+	for _, j := range jobs {
+		if err := s.refuse(j.Shift); err != nil {
+			return err
+		}
+	}
+	return s.CPUBackend.Encode(ctx, jobs)
+}
+
+func (s *skipper) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
+	for _, j := range jobs {
+		if err := s.refuse(j.Shift); err != nil {
+			return err
+		}
+	}
+	return s.CPUBackend.Decode(ctx, jobs)
+}
+
+func fakeTarget(id string, b codec.Backend) Target {
+	return Target{Backend: b, Device: Device{ID: id, Backend: id, Name: id}}
+}
+
+func TestSkipIsNeverAPass(t *testing.T) {
+	cats := []string{"lengths", "invalid-stream"}
+	run := func(allow bool) *Report {
+		r, err := Run(context.Background(), Options{Targets: []Target{fakeTarget("skipper", &skipper{})},
+			Categories: cats, AllowSkip: allow})
+		require.NoError(t, err)
+		return r
+	}
+	r := run(false)
+	require.Len(t, r.Totals, 1)
+	tot := r.Totals[0]
+	assert.Positive(t, tot.Skipped)
+	assert.Positive(t, tot.Passed)
+	assert.Equal(t, tot.Cases, tot.Passed+tot.Failed+tot.Skipped)
+	assert.Zero(t, tot.Failed)
+	assert.False(t, r.Passed(), "skips fail the verdict")
+	assert.NotEmpty(t, r.Problems)
+
+	r = run(true)
+	assert.True(t, r.Passed(), "allowed skips: %v", r.Reasons)
+	assert.Positive(t, r.Totals[0].Skipped, "still counted as skips")
+}
+
+// liar wraps the reference and breaks one thing.
+type liar struct {
+	codec.CPUBackend
+	encode func(j *codec.EncodeJob)
+	decode func(j *codec.DecodeJob)
+}
+
+func (l *liar) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
+	err := l.CPUBackend.Encode(ctx, jobs)
+	for i := range jobs {
+		if err == nil && l.encode != nil {
+			l.encode(&jobs[i])
+		}
+	}
+	return err
+}
+
+func (l *liar) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
+	err := l.CPUBackend.Decode(ctx, jobs)
+	for i := range jobs {
+		if err == nil && l.decode != nil {
+			l.decode(&jobs[i])
+		}
+	}
+	return err
+}
+
+func TestBrokenBackendsFail(t *testing.T) {
+	cats := []string{"nan", "exponents", "invalid-stream", "invalid-table"}
+	for _, tc := range []struct {
+		name string
+		b    *liar
+		want []string // categories that must have failures
+	}{
+		{"flipped body bit", &liar{encode: func(j *codec.EncodeJob) {
+			if j.N == 1536 {
+				j.Out[len(j.Out)/2] ^= 1
+			}
+		}}, []string{"exponents"}},
+		{"wrong value", &liar{decode: func(j *codec.DecodeJob) {
+			if j.Err == nil && len(j.Dst) > 0 {
+				j.Dst[0] ^= 0x80
+			}
+		}}, []string{"nan", "exponents"}},
+		{"accepts everything", &liar{decode: func(j *codec.DecodeJob) { j.Err = nil }},
+			[]string{"invalid-stream", "invalid-table"}},
+		{"wrong class", &liar{decode: func(j *codec.DecodeJob) {
+			if errors.Is(j.Err, codec.ErrNonCanonical) {
+				j.Err = &codec.Error{Class: codec.ErrCorrupt, Chunk: -1}
+			}
+		}}, []string{"invalid-stream"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(context.Background(), Options{Targets: []Target{CPUTarget(), fakeTarget("liar", tc.b)},
+				Categories: cats})
+			require.NoError(t, err)
+			assert.False(t, r.Passed())
+			failed := map[string]bool{}
+			for _, row := range r.Rows {
+				if row.Failed > 0 {
+					assert.Equal(t, "liar", row.Device, "only the broken backend fails: %+v", row)
+					failed[row.Category] = true
+				}
+				assert.Equal(t, row.Cases, row.Passed+row.Failed+row.Skipped)
+			}
+			for _, c := range tc.want {
+				assert.True(t, failed[c], "no failure in %s", c)
+			}
+		})
+	}
+}
+
+// TestCrossDecoding: a backend whose encoder differs from the corpus fails, and the other backends that decode its
+// payloads compare with the reference's verdict on them instead of failing too.
+func TestCrossDecoding(t *testing.T) {
+	b := &liar{encode: func(j *codec.EncodeJob) {
+		if j.N == 1536 {
+			j.Out[0] ^= 0x10 // a code nibble: decodable, to another value
+		}
+	}}
+	r, err := Run(context.Background(), Options{Targets: []Target{CPUTarget(), fakeTarget("liar", b)},
+		Categories: []string{"exponents"}})
+	require.NoError(t, err)
+	require.Len(t, r.Rows, 2)
+	for _, row := range r.Rows {
+		if row.Device == "cpu" {
+			assert.Equal(t, row.Cases, row.Passed, "cross-decoding a wrong payload is not the decoder's failure")
+		} else {
+			assert.Equal(t, 256, row.Failed, "the 256 cases of 1,536 values")
+		}
+	}
+}
+
+func TestApply(t *testing.T) {
+	p := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	got, err := apply(p, []Op{xor(0, 0xFF), {Op: "splice", At: 2, N: 2, Hex: "aabbcc"}, trunc(7),
+		{Op: "crc", At: 3, Ranges: [][2]int64{{0, 2}}}}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0xFE, 2, 0xAA}, got[:3])
+	assert.Len(t, got, 7)
+	assert.Equal(t, byte(1), p[0], "the input is not changed")
+	for _, bad := range []Op{xor(8, 1), {Op: "splice", At: 7, N: 2}, trunc(9), {Op: "crc", At: 6}, {Op: "nope"},
+		{Op: "xor", Data: &[2]int64{0, 1}}} {
+		_, err := apply(p, []Op{bad}, nil)
+		assert.Error(t, err, "%+v", bad)
+	}
+}
+
+func TestMergeAndVerdict(t *testing.T) {
+	run := func(id string) *Report {
+		tg := CPUTarget()
+		tg.Device.ID = id
+		r, err := Run(context.Background(), Options{Targets: []Target{tg}, Categories: []string{"nan"}})
+		require.NoError(t, err)
+		return r
+	}
+	a, b := run("a"), run("b")
+	a.Merge(b)
+	require.True(t, a.Passed(), "%v", a.Reasons)
+	require.Len(t, a.Totals, 2)
+	require.Len(t, a.Devices, 2)
+	var buf bytes.Buffer
+	require.NoError(t, a.WriteJSON(&buf))
+	back, err := ReadReport(buf.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, a.Totals, back.Totals)
+
+	c := run("c")
+	c.Corpus[0].SHA256 = "other"
+	a.Merge(c)
+	assert.False(t, a.Passed(), "different corpora cannot be merged into a pass")
+
+	empty, err := Run(context.Background(), Options{Targets: []Target{}})
+	require.NoError(t, err)
+	assert.False(t, empty.Passed(), "nothing ran")
+
+	un, err := Run(context.Background(), Options{Targets: []Target{CPUTarget()}, Categories: []string{"nan"},
+		Unavailable: []Unavailable{{Backend: "vulkan", Reason: "test", Counted: true}}})
+	require.NoError(t, err)
+	assert.False(t, un.Passed(), "a backend that could not run fails the verdict")
+}
+
+func TestClassNames(t *testing.T) {
+	for _, c := range classes {
+		assert.Equal(t, c.name, ClassName(&codec.Error{Class: c.err, Chunk: -1}))
+		assert.Equal(t, c.err, ClassError(c.name))
+	}
+	assert.Equal(t, "", ClassName(nil))
+	assert.Equal(t, "other", ClassName(errors.New("x")))
+}
+
+// TestCommittedReports checks the reports under reports/: valid, passing, complete.
+func TestCommittedReports(t *testing.T) {
+	files, _ := filepath.Glob("reports/*.json")
+	cs := corpora(t)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		r, err := ReadReport(b)
+		require.NoError(t, err, f)
+		assert.True(t, r.Passed(), "%s: %v", f, r.Reasons)
+		assert.NotEmpty(t, r.Devices, f)
+		for _, tot := range r.Totals {
+			assert.GreaterOrEqual(t, tot.Cases, minCasesPerBackend, "%s: %s", f, tot.Device)
+			assert.Equal(t, tot.Cases, tot.Passed, "%s: %s", f, tot.Device)
+		}
+		for _, c := range r.Corpus {
+			for _, cur := range cs {
+				if cur.Format == c.Format && cur.SHA256 != c.SHA256 {
+					t.Logf("%s was checked against another %s corpus (v%d, %.16s…; now v%d, %.16s…): rerun it",
+						f, c.Format, c.Version, c.SHA256, cur.Version, cur.SHA256)
+				}
+			}
+		}
+	}
+}
+
+// TestGeneratedInputsAreFrozen pins a few generator outputs independently of the manifest.
+func TestGeneratedInputsAreFrozen(t *testing.T) {
+	for _, tc := range []struct {
+		gen  string
+		n    int
+		seed uint64
+		args []int64
+		want string // first 8 bytes
+	}{
+		{"kvlike/1", 4, 1, nil, "82be0e40b2bec2bf"},
+		{"gauss/1", 4, 1, []int64{0}, "983fbe3ee3beafbe"},
+		{"allbits/1", 65536, 0, []int64{0}, "0000010002000300"},
+	} {
+		f, ok := lookupInput(tc.gen)
+		require.True(t, ok)
+		b, err := f(tc.n, tc.seed, tc.args)
+		require.NoError(t, err)
+		require.Len(t, b, 2*tc.n)
+		assert.Equal(t, tc.want, hex.EncodeToString(b[:8]), tc.gen)
+	}
+	// Every value of allbits/1 mode 1 is a permutation of all patterns.
+	f, _ := lookupInput("allbits/1")
+	b, err := f(65536, 7, []int64{1})
+	require.NoError(t, err)
+	seen := make([]bool, 65536)
+	for i := 0; i < 65536; i++ {
+		seen[int(b[2*i])|int(b[2*i+1])<<8] = true
+	}
+	for v, ok := range seen {
+		require.True(t, ok, "pattern %#04x missing", v)
+	}
+}

@@ -1,0 +1,155 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// Resident is a codec.Backend over a Vulkan backend's device-resident operations (PrepareEncode, PrepareDecode):
+// the path of a serving stack whose tensors already live in device memory. Its decoder never lets the host read
+// a body, so the kernel alone must answer for every invalid body, chunk-table errors included (the ordinary
+// Decode checks tables on the host first). Buffers sit at offsets that are not binding-aligned, as a caller's may.
+type Resident struct {
+	B *vkcodec.Backend
+}
+
+// Offsets of the data in the buffers: allowed (16-byte values, 4-byte bodies) but not binding-aligned.
+const (
+	resSrcOff  = 48
+	resBodyOff = 20
+	resDstOff  = 32
+)
+
+func (r *Resident) Name() string   { return "vulkan-resident" }
+func (r *Resident) Device() string { return r.B.Device() }
+
+// Close does nothing: the wrapped backend belongs to the caller.
+func (r *Resident) Close() error { return nil }
+
+func (r *Resident) buffer(size uint64) (*vk.Buffer, error) {
+	return r.B.VK().NewBuffer(size+64, vk.DeviceLocal)
+}
+
+// poisonedCopy is a buffer image of size bytes: data at off, poison everywhere else.
+func poisonedCopy(data []byte, off, size uint64) []byte {
+	b := poisoned(int(size), int(size))
+	copy(b[off:], data)
+	return b
+}
+
+func unsupported(format uint8) error {
+	return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf("vulkan-resident: format %d", format)}
+}
+
+// Encode encodes each job from a device buffer into a device buffer, one prepared operation per job.
+func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
+	dev := r.B.VK()
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Format != layout.FormatSplitZip4 {
+			return unsupported(j.Format)
+		}
+		g := layout.SZ4{N: j.N, Shift: j.Shift}
+		err := func() error {
+			in, err := r.buffer(resSrcOff + layout.Align4(2*j.N))
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			out, err := r.buffer(resBodyOff + g.MaxBodySize())
+			if err != nil {
+				return err
+			}
+			defer out.Close()
+			// Poison around the data: the kernels must neither read the padding after the values nor leave a
+			// byte of the body unwritten.
+			if err := dev.Upload(ctx, in, 0, poisonedCopy(j.Src[:2*j.N], resSrcOff, in.Size())); err != nil {
+				return err
+			}
+			if err := dev.Upload(ctx, out, 0, poisonedCopy(nil, 0, out.Size())); err != nil {
+				return err
+			}
+			op, err := r.B.PrepareEncode(ctx, vk.BufferRange{Buf: in, Offset: resSrcOff}, j.N, j.Shift, *j.Codebook,
+				j.Checksums, vk.BufferRange{Buf: out, Offset: resBodyOff})
+			if err != nil {
+				return err
+			}
+			defer op.Close()
+			size, err := op.Run(ctx)
+			if err != nil {
+				return err
+			}
+			if size > uint64(cap(j.Dst)) {
+				return fmt.Errorf("vulkan-resident: body of %d bytes exceeds the destination", size)
+			}
+			j.Out = j.Dst[:size]
+			return dev.Download(ctx, j.Out, out, resBodyOff)
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verdict reports whether an error is a body's verdict (a class of docs/FORMAT.md §6) rather than a failure of
+// the call.
+func verdict(err error) bool {
+	for _, c := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical, codec.ErrTruncated} {
+		if errors.Is(err, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// Decode decodes each job's body from a device buffer; verdicts come from the kernel's status words.
+func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
+	dev := r.B.VK()
+	for i := range jobs {
+		j := &jobs[i]
+		j.Err = nil
+		if j.Format != layout.FormatSplitZip4 {
+			return unsupported(j.Format)
+		}
+		err := func() error {
+			body, err := r.buffer(resBodyOff + uint64(len(j.Body)))
+			if err != nil {
+				return err
+			}
+			defer body.Close()
+			out, err := r.buffer(resDstOff + layout.Align4(2*j.N))
+			if err != nil {
+				return err
+			}
+			defer out.Close()
+			if err := dev.Upload(ctx, body, 0, poisonedCopy(j.Body, resBodyOff, body.Size())); err != nil {
+				return err
+			}
+			op, err := r.B.PrepareDecode(ctx, vk.BufferRange{Buf: body, Offset: resBodyOff}, uint64(len(j.Body)), j.N,
+				j.Shift, *j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resDstOff})
+			if err != nil {
+				return err
+			}
+			defer op.Close()
+			if err := op.Run(ctx); err != nil {
+				return err
+			}
+			return dev.Download(ctx, j.Dst, out, resDstOff)
+		}()
+		switch {
+		case err == nil:
+		case verdict(err):
+			j.Err = err
+		default:
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// Target is one backend on one device, as checked by Run.
+type Target struct {
+	Backend codec.Backend
+	Device  Device
+}
+
+// Device describes where a target ran, for the report. ID is unique within a report and keys its rows.
+type Device struct {
+	ID            string `json:"id"`
+	Backend       string `json:"backend"`
+	Name          string `json:"name"`
+	Type          string `json:"type,omitempty"`
+	Vendor        string `json:"vendor,omitempty"`
+	VendorID      uint32 `json:"vendor_id,omitempty"`
+	DeviceID      uint32 `json:"device_id,omitempty"`
+	Driver        string `json:"driver,omitempty"`
+	DriverInfo    string `json:"driver_info,omitempty"`
+	DriverVersion string `json:"driver_version,omitempty"`
+	APIVersion    string `json:"api_version,omitempty"`
+	SubgroupSize  uint32 `json:"subgroup_size,omitempty"`
+	// LPVectorWidth is lavapipe's vector width in bits (LP_NATIVE_VECTOR_WIDTH, read once per process), 0 for
+	// other devices.
+	LPVectorWidth int    `json:"lp_native_vector_width,omitempty"`
+	Description   string `json:"description"` // the backend's own one-line description
+}
+
+// Unavailable is a backend or device that could not be checked, and why.
+type Unavailable struct {
+	Backend string `json:"backend"`
+	Device  string `json:"device,omitempty"`
+	Reason  string `json:"reason"`
+	// Counted says whether it counts against the verdict: a usable device that cannot be opened is a skip of
+	// every case; no Vulkan at all, or a device the backend reports unusable (missing features), is listed only.
+	Counted bool `json:"counted"`
+}
+
+// CPUTarget is the Go reference backend as a target.
+func CPUTarget() Target {
+	b := codec.NewCPUBackend(0)
+	return Target{Backend: b, Device: Device{ID: "cpu", Backend: "cpu", Name: "Go reference",
+		Type: runtime.GOARCH + " cpu", Description: b.Device()}}
+}
+
+// IsLavapipe reports whether a Vulkan device is Mesa's lavapipe (llvmpipe), whose vector width is a per-process
+// setting.
+func IsLavapipe(d vk.DeviceInfo) bool {
+	return d.DriverID == 13 /* VK_DRIVER_ID_MESA_LLVMPIPE */ || strings.Contains(strings.ToLower(d.DriverName), "llvmpipe") ||
+		strings.HasPrefix(strings.ToLower(d.Name), "llvmpipe")
+}
+
+var lpBits = regexp.MustCompile(`(\d+) bits\)`)
+
+// lavapipeWidth is the vector width lavapipe runs with: its device name says it ("llvmpipe (LLVM 15.0.6, 256
+// bits)"); else $LP_NATIVE_VECTOR_WIDTH.
+func lavapipeWidth(d vk.DeviceInfo) int {
+	if m := lpBits.FindStringSubmatch(d.Name); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return n
+		}
+	}
+	n, _ := strconv.Atoi(os.Getenv("LP_NATIVE_VECTOR_WIDTH"))
+	return n
+}
+
+// VulkanDevice describes a Vulkan device for a report.
+func VulkanDevice(d vk.DeviceInfo, desc string) Device {
+	dev := Device{ID: fmt.Sprintf("vulkan:%d", d.Index), Backend: "vulkan", Name: d.Name, Type: d.Type.String(),
+		Vendor: d.VendorName, VendorID: d.VendorID, DeviceID: d.DeviceID, Driver: d.DriverName, DriverInfo: d.DriverInfo,
+		DriverVersion: d.DriverVersionString, APIVersion: d.APIVersion, SubgroupSize: d.SubgroupSize, Description: desc}
+	if IsLavapipe(d) {
+		dev.LPVectorWidth = lavapipeWidth(d)
+		dev.ID += fmt.Sprintf("@lp%d", dev.LPVectorWidth)
+	}
+	return dev
+}
+
+// Selection says which targets OpenTargets opens.
+type Selection struct {
+	Backend string // "all" or "" (every backend), "cpu", "vulkan"
+	Device  string // Vulkan device: index or name substring; "" = every usable device
+	// SkipLavapipe leaves lavapipe devices out (a caller that runs them in child processes, one per vector width).
+	SkipLavapipe bool
+	// NoResident leaves out the vulkan-resident targets (the device-resident operations of each Vulkan device).
+	NoResident bool
+}
+
+// OpenTargets opens the selected backends: the CPU reference and/or every usable Vulkan device (or the one
+// selected). Backends or devices that cannot be opened are returned as Unavailable; a device the caller named
+// explicitly that cannot be opened is an error. Close the targets' backends when done.
+func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
+	var ts []Target
+	var un []Unavailable
+	switch sel.Backend {
+	case "", "all", "cpu", "vulkan":
+	default:
+		return nil, nil, fmt.Errorf("unknown backend %q (all, cpu, vulkan)", sel.Backend)
+	}
+	if sel.Backend != "vulkan" {
+		ts = append(ts, CPUTarget())
+	}
+	if sel.Backend == "cpu" {
+		return ts, nil, nil
+	}
+	devs, err := vkcodec.Devices()
+	if err == nil && len(devs) == 0 {
+		err = vk.ErrNoDevice
+	}
+	if err != nil {
+		if sel.Backend == "vulkan" || sel.Device != "" {
+			return ts, nil, fmt.Errorf("vulkan: %w", err)
+		}
+		// No Vulkan here at all: nothing usable to check, which the report says; not a skip.
+		return ts, append(un, Unavailable{Backend: "vulkan", Reason: oneLine(err.Error())}), nil
+	}
+	var pick []vk.DeviceInfo
+	if sel.Device != "" {
+		d, err := vk.SelectDevice(devs, sel.Device)
+		if err != nil {
+			closeTargets(ts)
+			return nil, nil, fmt.Errorf("vulkan: %w", err)
+		}
+		pick = []vk.DeviceInfo{d}
+	} else {
+		for _, d := range devs {
+			if !d.Usable {
+				un = append(un, Unavailable{Backend: "vulkan", Device: d.Name, Reason: d.Reason})
+				continue
+			}
+			pick = append(pick, d)
+		}
+	}
+	for _, d := range pick {
+		if sel.SkipLavapipe && IsLavapipe(d) {
+			continue
+		}
+		b, err := vkcodec.Open(vkcodec.Options{Device: strconv.Itoa(d.Index)})
+		if err != nil {
+			if sel.Device != "" {
+				closeTargets(ts)
+				return nil, nil, fmt.Errorf("vulkan device %d (%s): %w", d.Index, d.Name, err)
+			}
+			un = append(un, Unavailable{Backend: "vulkan", Device: d.Name, Reason: oneLine(err.Error()), Counted: true})
+			continue
+		}
+		t := Target{Backend: b, Device: VulkanDevice(b.Info(), b.Device())}
+		ts = append(ts, t)
+		if !sel.NoResident {
+			ts = append(ts, ResidentTarget(t))
+		}
+	}
+	return ts, un, nil
+}
+
+// ResidentTarget is the device-resident path (Resident) of a Vulkan target, on the same backend and device.
+func ResidentTarget(t Target) Target {
+	r := &Resident{B: t.Backend.(*vkcodec.Backend)}
+	d := t.Device
+	d.ID = "vulkan-resident:" + d.ID[len("vulkan:"):]
+	d.Backend = r.Name()
+	return Target{Backend: r, Device: d}
+}
+
+func closeTargets(ts []Target) error {
+	var errs []error
+	for _, t := range ts {
+		errs = append(errs, t.Backend.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// CloseTargets closes the targets' backends.
+func CloseTargets(ts []Target) error { return closeTargets(ts) }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
