@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Device-tool checks on the GPU machine, from the repo root, carry [".gl", ".devbin"] (prepare with
+# ../shared/device/prepare.sh plus `go build -o .devbin/cudaserve ./examples/cudaserve`). Writes to $OUT:
+#   conformance.json   the conformance report of this device (commit as conformance/reports/h200.json)
+#   checks.log         vkcodec tests (4.5 GiB tensor, 10,000 mutated payloads), vk tests, cudabridge client and tests
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+bash .devbin/gpu.sh true >/dev/null 2>&1 # unpack the Vulkan loader
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+export VKZIP_REQUIRE_VULKAN=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+log=$OUT/checks.log; : > "$log"
+run() { echo "### $*" >> "$log"; "$@" >> "$log" 2>&1; local rc=$?; echo "### rc=$rc" >> "$log"; echo "$rc $*"; }
+run .devbin/vkzip conformance --quiet --out "$OUT/conformance.json"
+(cd codec/vkcodec && VKZIP_LARGE_MIB=4608 VKZIP_MUTATIONS=10000 run ../../.devbin/tests/codec_vkcodec.test -test.v -test.timeout 8m)
+(cd vk && run ../.devbin/tests/vk.test -test.timeout 4m)
+run python3 examples/cuda_client.py --server .devbin/cudaserve --json-out "$OUT/cuda_client.json"
+(cd cudabridge && VKZIP_REQUIRE_CUDA=1 run ../.devbin/tests/cudabridge.test -test.v -test.run CUDA -test.timeout 5m)
+grep -E -- '^--- (FAIL|PASS)|mutations through|MiB tensor|goroutines,|cycles: RSS|verdict|PASS|FAIL|ordering|host.?staged' "$log" | head -80
