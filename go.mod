@@ -7,4 +7,5 @@ require (
 	github.com/vulkan-go/vulkan v0.0.0-20210402152248-956e3850d8f9 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )

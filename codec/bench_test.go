@@ -10,8 +10,16 @@ import (
 //
 //	go test -run '^$' -bench . -cpu 1,2 ./codec/
 //
+// Sizes: a 1 MiB and an 8 MiB tensor (KV blocks as a serving stack ships them; they stay in the last-level cache)
+// and 64 MiB (streaming from and to main memory).
+
 // benchInput is built on first use so that tests (which watch the heap) do not carry it.
 var benchInput = sync.OnceValue(func() []byte { return kvLike(rand.New(rand.NewPCG(1, 1)), 32<<20, 0.0008) })
+
+var benchSizes = []struct {
+	name string
+	n    int
+}{{"1MiB", 1 << 20}, {"8MiB", 8 << 20}, {"64MiB", 64 << 20}}
 
 func benchCodebook() Codebook {
 	var h ExpHistogram
@@ -20,34 +28,43 @@ func benchCodebook() Codebook {
 }
 
 func BenchmarkEncode(b *testing.B) {
-	c := newCPU(b, WithCodebook(benchCodebook()))
-	dst, err := c.EncodeAll(benchInput(), nil)
-	if err != nil {
-		b.Fatal(err)
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			src := benchInput()[:sz.n]
+			c := newCPU(b, WithCodebook(benchCodebook()))
+			dst, err := c.EncodeAll(src, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(src)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if dst, err = c.EncodeAll(src, dst[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(src))/float64(len(dst)), "ratio")
+		})
 	}
-	b.SetBytes(int64(len(benchInput())))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		dst, err = c.EncodeAll(benchInput(), dst[:0])
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(len(benchInput()))/float64(len(dst)), "ratio")
 }
 
 func BenchmarkDecode(b *testing.B) {
-	c := newCPU(b, WithCodebook(benchCodebook()))
-	enc, err := c.EncodeAll(benchInput(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dst := make([]byte, 0, len(benchInput()))
-	b.SetBytes(int64(len(benchInput())))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if dst, err = c.DecodeAll(enc, dst[:0]); err != nil {
-			b.Fatal(err)
-		}
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			src := benchInput()[:sz.n]
+			c := newCPU(b, WithCodebook(benchCodebook()))
+			enc, err := c.EncodeAll(src, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst := make([]byte, 0, len(src))
+			b.SetBytes(int64(len(src)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if dst, err = c.DecodeAll(enc, dst[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -201,6 +201,43 @@ func (c *Codec) Encode(ctx context.Context, dst []byte, recs []Record, final boo
 			jobs[j].Codebook = cb
 		}
 	}
+	if pe, ok := c.backend.(PlannedEncoder); ok && len(jobs) > 0 {
+		// Count escapes first: with every body's length known, the header goes out first and each body is encoded
+		// straight into its place in dst (no staging copy of the payload).
+		plans, err := pe.PlanBodies(ctx, jobs)
+		if err != nil {
+			return dst, err
+		}
+		for j, i := range jobRec {
+			dir[i].BodyLen = plans[j].Len
+		}
+		if err := checkMetaSize(len(appendDirectory(nil, cbs, dir))); err != nil {
+			return dst, err
+		}
+		dst = appendHeader(dst, c.flags(final), cbs, dir)
+		var total uint64
+		for i := range dir {
+			if !dir[i].Blob {
+				total += dir[i].BodyLen
+			}
+		}
+		pos := len(dst)
+		dst = growTo(dst, pos+int(total))
+		j := 0
+		for i := range dir {
+			switch {
+			case dir[i].Blob:
+			case dir[i].Format == layout.FormatStored:
+				appendStored(dst[pos:pos], recs[i].Data, c.o.checksums)
+				pos += int(dir[i].BodyLen)
+			default:
+				jobs[j].Dst = dst[pos : pos+int(dir[i].BodyLen) : pos+int(dir[i].BodyLen)]
+				pos += int(dir[i].BodyLen)
+				j++
+			}
+		}
+		return dst, pe.EncodePlanned(ctx, jobs, plans)
+	}
 	if len(jobs) > 0 {
 		// Bodies go to pooled scratch first: the header in front of them is only known once they are.
 		var need uint64

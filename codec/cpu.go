@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
@@ -87,92 +86,25 @@ func units(n int, chunkCount func(j int) uint64) []unit {
 }
 
 type encState struct {
-	g       sz4Geom
-	et      *encTables
-	info    []uint32 // per chunk
-	sideLen []uint32 // per chunk
-	dcrc    []uint32 // standard CRC-32C of code piece || low piece, per chunk
-	out     []byte   // Dst sized for the largest body
+	g  sz4Geom
+	et *encTables
+	at *avx2EncTables // nil: the Go loops only
 }
 
-// Encode encodes SplitZip-4 bodies: dense streams in place, side pieces first at their worst-case spot, then
-// moved down to their final offsets once the prefix sum is known.
+// Encode encodes SplitZip-4 bodies into the jobs' Dst buffers: escapes are counted first, so every chunk is then
+// written once, straight into its final place (PlanBodies, EncodePlanned).
 func (b *CPUBackend) Encode(ctx context.Context, jobs []EncodeJob) error {
-	st := make([]encState, len(jobs))
-	for j := range jobs {
-		job := &jobs[j]
-		if job.Format != layout.FormatSplitZip4 {
-			return errorf(ErrUnsupported, "cpu backend: format %d", job.Format)
-		}
-		s := &st[j]
-		s.g = newSZ4Geom(job.N, job.Shift)
-		if uint64(len(job.Src)) < 2*job.N {
-			return errorf(ErrInvalidInput, "source holds %d bytes for %d values", len(job.Src), job.N)
-		}
-		if uint64(cap(job.Dst)) < s.g.MaxBodySize() {
-			return errorf(ErrInvalidInput, "destination capacity %d below the %d-byte worst case", cap(job.Dst), s.g.MaxBodySize())
-		}
-		s.et = encodeTable(job.Codebook)
-		nc := s.g.Chunks()
-		s.info, s.sideLen, s.dcrc = make([]uint32, nc), make([]uint32, nc), make([]uint32, nc)
-		s.out = job.Dst[:s.g.MaxBodySize()]
-	}
-	us := units(len(jobs), func(j int) uint64 { return st[j].g.Chunks() })
-	err := b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
-		u := us[i]
-		s, job := &st[u.job], &jobs[u.job]
-		g := &s.g
-		m := g.ChunkLen(u.chunk)
-		v0 := u.chunk << g.Shift
-		cl, ch := g.codePiece(u.chunk)
-		ll, lh := g.lowPiece(u.chunk)
-		rs := layout.RawSide(g.ChunkValues())
-		side := s.out[g.side+u.chunk*rs : g.side+u.chunk*rs+layout.RawSide(m)]
-		info, sl := sz4EncodeChunk(job.Src[2*v0:2*(v0+m)], int(m), s.out[cl:ch], s.out[ll:lh], s.et, side)
-		s.info[u.chunk], s.sideLen[u.chunk] = info, uint32(sl)
-		if job.Checksums {
-			s.dcrc[u.chunk] = crc32c.Update(crc32c.Checksum(s.out[cl:ch]), s.out[ll:lh])
-		}
-	})
+	plans, err := b.PlanBodies(ctx, jobs)
 	if err != nil {
 		return err
 	}
 	for j := range jobs {
-		s, job := &st[j], &jobs[j]
-		g := &s.g
-		rs := layout.RawSide(g.ChunkValues())
-		var off uint64
-		var shiftFull uint32
-		for c := uint64(0); c < g.Chunks(); c++ {
-			sl := uint64(s.sideLen[c])
-			copy(s.out[g.side+off:], s.out[g.side+c*rs:g.side+c*rs+sl]) // moves down, never over a later piece
-			e := s.out[g.table+c*layout.ChunkEntrySize:]
-			binary.LittleEndian.PutUint32(e[4*layout.EntryInfo:], s.info[c])
-			binary.LittleEndian.PutUint32(e[4*layout.EntrySideOff:], uint32(off))
-			var crc uint32
-			if job.Checksums {
-				cl, ch := g.codePiece(c)
-				ll, lh := g.lowPiece(c)
-				dlen := ch - cl + lh - ll
-				head := crc32c.Update(crc32c.Checksum(e[:8]), s.out[g.side+off:g.side+off+sl])
-				// Shift head over the dense pieces; full chunks share one shift constant.
-				var sh uint32
-				if c+1 < g.Chunks() {
-					if shiftFull == 0 {
-						shiftFull = crc32c.XPow(8 * dlen)
-					}
-					sh = shiftFull
-				} else {
-					sh = crc32c.XPow(8 * dlen)
-				}
-				crc = crc32c.MulMod(head, sh) ^ s.dcrc[c]
-			}
-			binary.LittleEndian.PutUint32(e[4*layout.EntryCRC:], crc)
-			off += sl
+		if uint64(cap(jobs[j].Dst)) < plans[j].Len {
+			return errorf(ErrInvalidInput, "destination capacity %d below the %d-byte body", cap(jobs[j].Dst), plans[j].Len)
 		}
-		job.Out = s.out[:g.side+off]
+		jobs[j].Dst = jobs[j].Dst[:plans[j].Len]
 	}
-	return nil
+	return b.EncodePlanned(ctx, jobs, plans)
 }
 
 // jobErrs collects the lowest failing chunk per error class of one job.
@@ -206,6 +138,7 @@ type decState struct {
 	g    sz4Geom
 	ct   [256]uint8
 	dt   *[256]uint32
+	cb32 *[32]byte // codebook in both AVX2 lanes; nil: the Go loops only
 	errs jobErrs
 }
 
@@ -228,6 +161,11 @@ func (b *CPUBackend) Decode(ctx context.Context, jobs []DecodeJob) error {
 		}
 		s.ct = job.Codebook.CodeTable()
 		s.dt = decodeTable(job.Codebook)
+		if useAVX2 {
+			s.cb32 = new([32]byte)
+			copy(s.cb32[:16], job.Codebook[:])
+			copy(s.cb32[16:], job.Codebook[:])
+		}
 	}
 	us := units(len(jobs), func(j int) uint64 {
 		if jobs[j].Err != nil {
@@ -238,7 +176,7 @@ func (b *CPUBackend) Decode(ctx context.Context, jobs []DecodeJob) error {
 	err := b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
 		u := us[i]
 		s, job := &st[u.job], &jobs[u.job]
-		if e := decodeOneChunk(job, &s.g, u.chunk, &s.ct, s.dt); e != nil {
+		if e := decodeOneChunk(job, &s.g, u.chunk, &s.ct, s.dt, s.cb32); e != nil {
 			s.errs.record(e)
 		}
 	})
@@ -254,7 +192,7 @@ func (b *CPUBackend) Decode(ctx context.Context, jobs []DecodeJob) error {
 }
 
 // decodeOneChunk verifies (checksum or zero CRC field) and decodes chunk c of a structurally valid body.
-func decodeOneChunk(job *DecodeJob, g *sz4Geom, c uint64, ct *[256]uint8, dt *[256]uint32) *Error {
+func decodeOneChunk(job *DecodeJob, g *sz4Geom, c uint64, ct *[256]uint8, dt *[256]uint32, cb32 *[32]byte) *Error {
 	body := job.Body
 	e := body[g.table+c*layout.ChunkEntrySize:]
 	info := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
@@ -273,7 +211,7 @@ func decodeOneChunk(job *DecodeJob, g *sz4Geom, c uint64, ct *[256]uint8, dt *[2
 	}
 	v0 := c << g.Shift
 	if err := sz4DecodeChunk(job.Dst[2*v0:2*(v0+m)], int(m), info, body[cl:ch], body[ll:lh], side, job.Codebook,
-		ct, dt); err != nil {
+		ct, dt, cb32); err != nil {
 		ce := err.(*Error)
 		ce.Chunk = int64(c)
 		return ce
@@ -292,4 +230,139 @@ func itoa(n int) string {
 		b[i] = byte('0' + n%10)
 	}
 	return string(b[i:])
+}
+
+// BodyPlan is what the CPU backend learns by counting escapes before encoding: every chunk's info word and the
+// body's exact length, so a container can be written in its final place in one pass, with no staging copy.
+type BodyPlan struct {
+	Len  uint64
+	info []uint32
+}
+
+// PlannedEncoder is implemented by backends that can size bodies before encoding them (the CPU backend).
+type PlannedEncoder interface {
+	PlanBodies(ctx context.Context, jobs []EncodeJob) ([]BodyPlan, error)
+	// EncodePlanned encodes each job into its Dst, which holds exactly the planned length.
+	EncodePlanned(ctx context.Context, jobs []EncodeJob, plans []BodyPlan) error
+}
+
+// countEscapes counts the values of a chunk whose exponents have no code.
+func countEscapes(src []byte, m int, t *encTables, at *avx2EncTables) int {
+	k, i := 0, 0
+	if at != nil && m >= 32 {
+		k = countEscAVX2(&src[0], m/32, at)
+		i = m &^ 31
+	}
+	for ; i < m; i++ {
+		if t[0][uint8(binary.LittleEndian.Uint16(src[2*i:])>>7)]>>32 != 0 {
+			k++
+		}
+	}
+	return k
+}
+
+func (b *CPUBackend) encStates(jobs []EncodeJob) ([]encState, error) {
+	st := make([]encState, len(jobs))
+	for j := range jobs {
+		job := &jobs[j]
+		if job.Format != layout.FormatSplitZip4 {
+			return nil, errorf(ErrUnsupported, "cpu backend: format %d", job.Format)
+		}
+		if uint64(len(job.Src)) < 2*job.N {
+			return nil, errorf(ErrInvalidInput, "source holds %d bytes for %d values", len(job.Src), job.N)
+		}
+		s := &st[j]
+		s.g = newSZ4Geom(job.N, job.Shift)
+		s.et = encodeTable(job.Codebook)
+		if useAVX2 {
+			s.at, _ = newAVX2EncTables(job.Codebook)
+		}
+	}
+	return st, nil
+}
+
+// PlanBodies counts every chunk's escapes, in parallel.
+func (b *CPUBackend) PlanBodies(ctx context.Context, jobs []EncodeJob) ([]BodyPlan, error) {
+	st, err := b.encStates(jobs)
+	if err != nil {
+		return nil, err
+	}
+	plans := make([]BodyPlan, len(jobs))
+	for j := range plans {
+		plans[j].info = make([]uint32, st[j].g.Chunks())
+	}
+	us := units(len(jobs), func(j int) uint64 { return st[j].g.Chunks() })
+	err = b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
+		u := us[i]
+		s, job := &st[u.job], &jobs[u.job]
+		m := s.g.ChunkLen(u.chunk)
+		v0 := u.chunk << s.g.Shift
+		k := countEscapes(job.Src[2*v0:2*(v0+m)], int(m), s.et, s.at)
+		info := uint32(k)
+		if !layout.CodedFits(m, uint64(k)) {
+			info = layout.ChunkRaw << layout.KindShift
+		}
+		plans[u.job].info[u.chunk] = info
+	})
+	if err != nil {
+		return nil, err
+	}
+	for j := range plans {
+		g := &st[j].g
+		plans[j].Len = g.side
+		for c, info := range plans[j].info {
+			plans[j].Len += sideSize(info, g.ChunkLen(uint64(c)))
+		}
+	}
+	return plans, nil
+}
+
+// EncodePlanned encodes every chunk straight into its final place, table entry and checksum included.
+func (b *CPUBackend) EncodePlanned(ctx context.Context, jobs []EncodeJob, plans []BodyPlan) error {
+	st, err := b.encStates(jobs)
+	if err != nil {
+		return err
+	}
+	offs := make([][]uint32, len(jobs))
+	for j := range jobs {
+		g := &st[j].g
+		if uint64(len(jobs[j].Dst)) != plans[j].Len || len(plans[j].info) != int(g.Chunks()) {
+			return errorf(ErrInvalidInput, "destination of %d bytes for a planned body of %d", len(jobs[j].Dst), plans[j].Len)
+		}
+		offs[j] = make([]uint32, g.Chunks())
+		var off uint64
+		for c, info := range plans[j].info {
+			offs[j][c] = uint32(off)
+			off += sideSize(info, g.ChunkLen(uint64(c)))
+		}
+	}
+	us := units(len(jobs), func(j int) uint64 { return st[j].g.Chunks() })
+	err = b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
+		u := us[i]
+		s, job := &st[u.job], &jobs[u.job]
+		g := &s.g
+		out := job.Dst
+		m := g.ChunkLen(u.chunk)
+		v0 := u.chunk << g.Shift
+		cl, ch := g.codePiece(u.chunk)
+		ll, lh := g.lowPiece(u.chunk)
+		so := uint64(offs[u.job][u.chunk])
+		side := out[g.side+so : g.side+so+sideSize(plans[u.job].info[u.chunk], m)]
+		info, _ := sz4EncodeChunk(job.Src[2*v0:2*(v0+m)], int(m), out[cl:ch], out[ll:lh], s.et, s.at, side)
+		e := out[g.table+u.chunk*layout.ChunkEntrySize:]
+		binary.LittleEndian.PutUint32(e[4*layout.EntryInfo:], info)
+		binary.LittleEndian.PutUint32(e[4*layout.EntrySideOff:], uint32(so))
+		var crc uint32
+		if job.Checksums {
+			crc = chunkCRC(info, uint32(so), side, out[cl:ch], out[ll:lh])
+		}
+		binary.LittleEndian.PutUint32(e[4*layout.EntryCRC:], crc)
+	})
+	if err != nil {
+		return err
+	}
+	for j := range jobs {
+		jobs[j].Out = jobs[j].Dst
+	}
+	return nil
 }

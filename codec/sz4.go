@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -110,11 +111,29 @@ func escapes8(i int, x, y, w uint64, side []byte, k, m int) int {
 // sz4EncodeChunk encodes m values (src holds 2m bytes) into the chunk's code and low pieces (their exact ranges,
 // padding included) and its side piece, written to side (capacity ≥ RawSide(m)). It returns the info word and the
 // side length; dense pieces are fully written, padding zeroed.
-func sz4EncodeChunk(src []byte, m int, codes, lows []byte, t *encTables, side []byte) (info uint32, sideLen int) {
+func sz4EncodeChunk(src []byte, m int, codes, lows []byte, t *encTables, at *avx2EncTables, side []byte) (info uint32,
+	sideLen int) {
 	k := 0 // escapes found
 	i := 0
+	if at != nil && m >= 32 {
+		// 32 values at a time in assembly; its escape masks name the values to record here.
+		var masks [1 << layout.MaxChunkShift / 32]uint32
+		blocks := m / 32
+		encodeAVX2(&src[0], blocks, &codes[0], &lows[0], &masks[0], at)
+		for b, mask := range masks[:blocks] {
+			for ; mask != 0; mask &= mask - 1 {
+				j := 32*b + bits.TrailingZeros32(mask)
+				if layout.CodedFits(uint64(m), uint64(k+1)) {
+					e := uint8(binary.LittleEndian.Uint16(src[2*j:]) >> 7)
+					binary.LittleEndian.PutUint32(side[4*k:], uint32(j)|uint32(e)<<layout.EscapeExpShift)
+				}
+				k++
+			}
+		}
+		i = 32 * blocks
+	}
 	// Slices advance with the loop so the compiler can drop the bounds checks.
-	s, c, l := src[:2*m], codes, lows
+	s, c, l := src[2*i:2*m], codes[i/2:], lows[i:]
 	for ; len(s) >= 16 && len(c) >= 4 && len(l) >= 8; i += 8 {
 		x := binary.LittleEndian.Uint64(s)
 		y := binary.LittleEndian.Uint64(s[8:])
@@ -199,12 +218,16 @@ func spread4(l32 uint32) uint64 {
 // validated structurally (side has exactly the size the info word implies). It returns nil or a non-canonical
 // error; checksums are verified by the caller.
 func sz4DecodeChunk(dst []byte, m int, info uint32, codes, lows, side []byte, cb *Codebook, ct *[256]uint8,
-	dt *[256]uint32) error {
+	dt *[256]uint32, cb32 *[32]byte) error {
 	if info>>layout.KindShift == layout.ChunkRaw {
 		return sz4DecodeRaw(dst, m, codes, lows, side, ct)
 	}
 	i := 0
-	d, cs, ls := dst[:2*m], codes, lows
+	if cb32 != nil && m >= 32 {
+		decodeAVX2(&codes[0], &lows[0], m/32, &dst[0], cb32)
+		i = m &^ 31
+	}
+	d, cs, ls := dst[2*i:2*m], codes[i/2:], lows[i:]
 	for ; len(d) >= 16 && len(cs) >= 4 && len(ls) >= 8; i += 8 {
 		cw := binary.LittleEndian.Uint32(cs)
 		l := binary.LittleEndian.Uint64(ls)
