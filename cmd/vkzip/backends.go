@@ -37,7 +37,11 @@ func openSession(bf *backendFlags, p *progress, opts ...codec.Option) (*session,
 	}
 	var use codec.Backend = b
 	if p != nil {
-		use = &progressBackend{Backend: b, p: p}
+		pb := &progressBackend{Backend: b, p: p}
+		use = pb
+		if pe, ok := b.(codec.PlannedEncoder); ok {
+			use = &plannedProgressBackend{progressBackend: pb, pe: pe}
+		}
 	}
 	c, err := codec.New(append(opts, codec.WithBackend(use))...)
 	if err != nil {
@@ -89,6 +93,23 @@ type progressBackend struct {
 func (b *progressBackend) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 	return inBatches(len(jobs), func(i int) int { return len(jobs[i].Src) }, b.p, func(i, j int) error {
 		return b.Backend.Encode(ctx, jobs[i:j])
+	})
+}
+
+// plannedProgressBackend keeps the CPU backend's in-place encoding (codec.PlannedEncoder) visible through the
+// progress wrapper.
+type plannedProgressBackend struct {
+	*progressBackend
+	pe codec.PlannedEncoder
+}
+
+func (b *plannedProgressBackend) PlanBodies(ctx context.Context, jobs []codec.EncodeJob) ([]codec.BodyPlan, error) {
+	return b.pe.PlanBodies(ctx, jobs)
+}
+
+func (b *plannedProgressBackend) EncodePlanned(ctx context.Context, jobs []codec.EncodeJob, plans []codec.BodyPlan) error {
+	return inBatches(len(jobs), func(i int) int { return len(jobs[i].Src) }, b.p, func(i, j int) error {
+		return b.pe.EncodePlanned(ctx, jobs[i:j], plans[i:j])
 	})
 }
 
