@@ -29,7 +29,8 @@ type npyHeader struct {
 }
 
 // parseNPY parses a .npy file of format version 1.0, 2.0 or 3.0 holding one little-endian C-order array.
-func parseNPY(data []byte, forced layout.DType, name string) (*File, error) {
+// parseNPY parses an npy file of size bytes whose first len(data) bytes are data (all of it, or the header).
+func parseNPY(data []byte, size uint64, forced layout.DType, name string) (*File, error) {
 	if !bytes.HasPrefix(data, npyMagic) {
 		return nil, errorf(ErrInvalid, NPY, "missing the \\x93NUMPY magic")
 	}
@@ -53,8 +54,11 @@ func parseNPY(data []byte, forced layout.DType, name string) (*File, error) {
 		}
 		n, start = uint64(binary.LittleEndian.Uint32(data[8:])), 12
 	}
-	if n > uint64(len(data)-start) {
-		return nil, errorf(ErrInvalid, NPY, "header length %d exceeds the %d bytes after it", n, len(data)-start)
+	if n > size-uint64(start) {
+		return nil, errorf(ErrInvalid, NPY, "header length %d exceeds the %d bytes after it", n, size-uint64(start))
+	}
+	if uint64(start)+n > uint64(len(data)) {
+		return nil, errorf(ErrInvalid, NPY, "header of %d bytes not read", n)
 	}
 	end := start + int(n)
 	hdr := data[start:end]
@@ -77,7 +81,7 @@ func parseNPY(data []byte, forced layout.DType, name string) (*File, error) {
 	if !ok {
 		return nil, errorf(ErrInvalid, NPY, "shape %v of %q overflows 64 bits", h.shape, h.descr)
 	}
-	if have := uint64(len(data) - end); nbytes != have {
+	if have := size - uint64(end); nbytes != have {
 		return nil, errorf(ErrInvalid, NPY, "shape %v of %q needs %d data bytes, the file has %d", h.shape, h.descr, nbytes, have)
 	}
 	t := Tensor{
@@ -86,10 +90,12 @@ func parseNPY(data []byte, forced layout.DType, name string) (*File, error) {
 		DTypeName: h.descr,
 		Shape:     h.shape,
 		Offset:    int64(end),
-		Size:      int64(len(data) - end),
-		Data:      data[end:],
+		Size:      int64(size) - int64(end),
 	}
-	return &File{Kind: NPY, Prefix: data[:end:end], Tensors: []Tensor{t}, Size: int64(len(data))}, nil
+	if uint64(len(data)) == size {
+		t.Data = data[end:]
+	}
+	return &File{Kind: NPY, Prefix: data[:end:end], Tensors: []Tensor{t}, Size: int64(size)}, nil
 }
 
 // npyDType maps a descr to the tensor's dtype and element size, applying a forced dtype of the same size.

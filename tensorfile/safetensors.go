@@ -36,18 +36,23 @@ type stEntry struct {
 // parseSafetensors parses and validates a safetensors file: the rules are those of the reference implementation
 // (huggingface/safetensors), made stricter where it is lenient: duplicate keys and unknown fields in tensor
 // entries are rejected, and unknown dtypes are kept as opaque byte ranges rather than refused.
-func parseSafetensors(data []byte) (*File, error) {
-	if len(data) < 8 {
-		return nil, errorf(ErrInvalid, Safetensors, "%d bytes is too short for the 8-byte header length", len(data))
+// parseSafetensors parses a safetensors file of size bytes whose first len(data) bytes are data: all of it (Data
+// views are set), or at least the header (a layout only, Data nil).
+func parseSafetensors(data []byte, size uint64) (*File, error) {
+	if size < 8 || len(data) < 8 {
+		return nil, errorf(ErrInvalid, Safetensors, "%d bytes is too short for the 8-byte header length", size)
 	}
 	n := binary.LittleEndian.Uint64(data)
 	switch {
-	case n > uint64(len(data)-8):
-		return nil, errorf(ErrInvalid, Safetensors, "header length %d exceeds the %d bytes after it", n, len(data)-8)
+	case n > size-8:
+		return nil, errorf(ErrInvalid, Safetensors, "header length %d exceeds the %d bytes after it", n, size-8)
 	case n > maxHeader: // a header that is really there, just larger than readers accept
 		return nil, errorf(ErrTooLarge, Safetensors, "header length %d exceeds the limit of %d", n, maxHeader)
 	case n < minHeader:
 		return nil, errorf(ErrInvalid, Safetensors, "header length %d is too short for a JSON object", n)
+	}
+	if 8+n > uint64(len(data)) {
+		return nil, errorf(ErrInvalid, Safetensors, "header of %d bytes not read", n)
 	}
 	hdr := data[8 : 8+n]
 	if hdr[0] != '{' {
@@ -65,7 +70,7 @@ func parseSafetensors(data []byte) (*File, error) {
 	}
 
 	dataStart := 8 + n
-	dataLen := uint64(len(data)) - dataStart
+	dataLen := size - dataStart
 	tensors := make([]Tensor, len(entries))
 	for i := range entries {
 		e := &entries[i]
@@ -94,7 +99,9 @@ func parseSafetensors(data []byte) (*File, error) {
 			Shape:     e.shape,
 			Offset:    int64(off),
 			Size:      int64(e.end - e.begin),
-			Data:      data[off : dataStart+e.end : dataStart+e.end],
+		}
+		if dataStart+e.end <= uint64(len(data)) {
+			tensors[i].Data = data[off : dataStart+e.end : dataStart+e.end]
 		}
 	}
 
@@ -113,10 +120,10 @@ func parseSafetensors(data []byte) (*File, error) {
 		}
 		pos += t.Size
 	}
-	if pos != int64(len(data)) {
+	if pos != int64(size) {
 		return nil, errorf(ErrInvalid, Safetensors, "tensors cover %d of the %d bytes of the data section", pos-int64(dataStart), dataLen)
 	}
-	return &File{Kind: Safetensors, Prefix: data[:dataStart:dataStart], Tensors: tensors, Metadata: meta, Size: int64(len(data))}, nil
+	return &File{Kind: Safetensors, Prefix: data[:dataStart:dataStart], Tensors: tensors, Metadata: meta, Size: int64(size)}, nil
 }
 
 // byteSize is the product of the dimensions times the element size; ok is false if it overflows. Like the

@@ -156,13 +156,18 @@ func Parse(data []byte, opts OpenOptions) (*File, error) {
 }
 
 func parse(data []byte, opts OpenOptions, path string) (*File, error) {
+	return parseSized(data, uint64(len(data)), opts, path)
+}
+
+// parseSized parses a file of size bytes from its first len(data) bytes (the whole file, or enough for the header).
+func parseSized(data []byte, size uint64, opts OpenOptions, path string) (*File, error) {
 	if opts.DType != layout.DTypeOpaque && !opts.DType.Valid() {
 		return nil, errorf(ErrUnsupported, Auto, "forced dtype id %d is not defined", opts.DType)
 	}
 	kind := opts.Kind
 	if kind == Auto {
 		var err error
-		if kind, err = detect(data, filepath.Ext(path), opts.DType); err != nil {
+		if kind, err = detect(data, size, filepath.Ext(path), opts.DType); err != nil {
 			return nil, err
 		}
 	}
@@ -173,16 +178,16 @@ func parse(data []byte, opts OpenOptions, path string) (*File, error) {
 	}
 	switch kind {
 	case Safetensors:
-		return parseSafetensors(data)
+		return parseSafetensors(data, size)
 	case NPY:
-		return parseNPY(data, opts.DType, name)
+		return parseNPY(data, size, opts.DType, name)
 	case Raw:
-		return parseRaw(data, opts.DType, name)
+		return parseRaw(data, size, opts.DType, name)
 	}
 	return nil, errorf(ErrUnsupported, Auto, "unknown file kind %d", kind)
 }
 
-func detect(data []byte, ext string, forced layout.DType) (Kind, error) {
+func detect(data []byte, size uint64, ext string, forced layout.DType) (Kind, error) {
 	switch {
 	case bytes.HasPrefix(data, npyMagic):
 		return NPY, nil
@@ -190,7 +195,7 @@ func detect(data []byte, ext string, forced layout.DType) (Kind, error) {
 		return Safetensors, nil
 	case strings.EqualFold(ext, ".npy"):
 		return NPY, nil
-	case looksLikeSafetensors(data):
+	case looksLikeSafetensors(data, size):
 		return Safetensors, nil
 	case forced != layout.DTypeOpaque:
 		return Raw, nil
@@ -199,25 +204,27 @@ func detect(data []byte, ext string, forced layout.DType) (Kind, error) {
 }
 
 // looksLikeSafetensors reports whether data starts with a plausible header length followed by '{'.
-func looksLikeSafetensors(data []byte) bool {
-	if len(data) < 8+minHeader {
+func looksLikeSafetensors(data []byte, size uint64) bool {
+	if len(data) < 9 || size < 8+minHeader {
 		return false
 	}
 	n := binary.LittleEndian.Uint64(data)
-	return n >= minHeader && n <= maxHeader && n <= uint64(len(data)-8) && data[8] == '{'
+	return n >= minHeader && n <= maxHeader && n <= size-8 && data[8] == '{'
 }
 
-func parseRaw(data []byte, dt layout.DType, name string) (*File, error) {
-	size := dt.Size()
-	if len(data)%size != 0 {
-		return nil, errorf(ErrInvalid, Raw, "size %d is not a multiple of the %s element size %d", len(data), dt, size)
+func parseRaw(data []byte, size uint64, dt layout.DType, name string) (*File, error) {
+	elem := uint64(dt.Size())
+	if size%elem != 0 {
+		return nil, errorf(ErrInvalid, Raw, "size %d is not a multiple of the %s element size %d", size, dt, elem)
 	}
 	t := Tensor{
 		Name:  name,
 		DType: dt,
-		Shape: []uint64{uint64(len(data) / size)},
-		Size:  int64(len(data)),
-		Data:  data,
+		Shape: []uint64{size / elem},
+		Size:  int64(size),
 	}
-	return &File{Kind: Raw, Prefix: data[:0], Tensors: []Tensor{t}, Size: int64(len(data))}, nil
+	if uint64(len(data)) == size {
+		t.Data = data
+	}
+	return &File{Kind: Raw, Prefix: data[:0], Tensors: []Tensor{t}, Size: int64(size)}, nil
 }
