@@ -33,6 +33,7 @@ lavapipe server started with --probe (the repository's tests do this).
 import argparse
 import array
 import ctypes
+import faulthandler
 import json
 import mmap
 import os
@@ -419,8 +420,13 @@ def main():
     ap.add_argument("--allow-host-ordering", action="store_true",
                     help="accept a server whose vkcodec cannot wait on semaphores on the GPU (fallback)")
     ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--hang-dump", type=float, default=60.0,
+                    help="print every thread's Python stack if the client is still running after this many seconds")
     ap.add_argument("--json-out", help="also write the summary JSON here")
+    ap.add_argument("--verbose", action="store_true", help="log every step of the enqueued chain")
     a = ap.parse_args()
+    # A hang (a wait that never completes) must leave evidence: dump all stacks after --hang-dump seconds.
+    faulthandler.dump_traceback_later(a.hang_dump, exit=True)
 
     check = Check()
     summary = {"mode": a.mode, "values": a.values, "rounds": [], "checks": check.items}
@@ -627,10 +633,14 @@ class CudaSide:
         h = s.cuda_stream
         src16, dst16 = self.src[:n], self.dst[:n]
         t0 = time.perf_counter()
+        step = lambda what: log("%s: enqueue %s" % (rnd, what)) if self.a.verbose else None
         with torch.cuda.stream(s):
+            step("fill")
             src16.fill_(0x7FC1)  # a pattern a premature encode would see
             dst16.fill_(0x0101)
+            step("sleep")
             torch.cuda._sleep(int(self.a.sleep_ms * self.cycles_per_ms))  # the long GPU op
+            step("kv")
             kv = self.kv(n)
             if rnd == "zero-copy":
                 src16.copy_(kv.view(torch.int16))  # torch writes straight into vkzip's buffer
@@ -638,8 +648,11 @@ class CudaSide:
                 # Ordinary caching-allocator memory: Vulkan cannot import it, so one counted D2D copy.
                 self.cuda.copy_dtod_async(self.ptrs["src"], kv.data_ptr(), 2 * n, h)
                 counters.device_copy_bytes += 2 * n
+            step("signal ready=%d" % ready)
             self.cuda.signal(self.sems["ready"], ready, h)  # CUDA -> Vulkan
+            step("wait done=%d" % done)
             self.cuda.wait(self.sems["done"], done, h)  # Vulkan -> CUDA: decoded data is in dst
+            step("compare")
             mismatches = (dst16 != kv.view(torch.int16)).sum()
         enqueue_ms = (time.perf_counter() - t0) * 1e3
         rec["enqueue_ms"] = enqueue_ms

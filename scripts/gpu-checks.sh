@@ -11,9 +11,10 @@ icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export VKZIP_REQUIRE_VULKAN=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 log=$OUT/checks.log; : > "$log"
 run() { echo "### $*" >> "$log"; "$@" >> "$log" 2>&1; local rc=$?; echo "### rc=$rc" >> "$log"; echo "$rc $*"; }
-run .devbin/vkzip conformance --quiet --out "$OUT/conformance.json"
+run timeout 120 .devbin/vkzip conformance --quiet --out "$OUT/conformance.json"
 (cd codec/vkcodec && VKZIP_LARGE_MIB=4608 VKZIP_MUTATIONS=10000 run ../../.devbin/tests/codec_vkcodec.test -test.v -test.timeout 8m)
 (cd vk && run ../.devbin/tests/vk.test -test.timeout 4m)
-run python3 examples/cuda_client.py --server .devbin/cudaserve --json-out "$OUT/cuda_client.json"
-(cd cudabridge && VKZIP_REQUIRE_CUDA=1 run ../.devbin/tests/cudabridge.test -test.v -test.run CUDA -test.timeout 5m)
+# Every step is bounded: a hung CUDA wait must not eat the session's device time (it did once).
+run timeout -s KILL 120 python3 examples/cuda_client.py --verbose --hang-dump 90 --server .devbin/cudaserve --json-out "$OUT/cuda_client.json"
+(cd cudabridge && VKZIP_REQUIRE_CUDA=1 run timeout -s QUIT 90 ../.devbin/tests/cudabridge.test -test.v -test.run CUDA -test.timeout 80s)
 grep -E -- '^--- (FAIL|PASS)|mutations through|MiB tensor|goroutines,|cycles: RSS|verdict|PASS|FAIL|ordering|host.?staged' "$log" | head -80
