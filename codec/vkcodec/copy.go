@@ -2,7 +2,6 @@ package vkcodec
 
 import (
 	"context"
-	"time"
 
 	"github.com/vkzip/vkzip/vk"
 )
@@ -10,12 +9,7 @@ import (
 // CopyOp copies bytes between device buffers with the 16-byte copy kernel: the bandwidth roofline the codec is
 // measured against in the same run (a transfer-queue vkCmdCopyBuffer is much slower on some GPUs and would flatter
 // the codec).
-type CopyOp struct {
-	b     *Backend
-	s     *session
-	qp    *vk.QueryPool
-	gpuNs uint64
-}
+type CopyOp struct{ recorded }
 
 // PrepareCopy records a copy of n bytes (a multiple of 16, 16-byte aligned offsets) from src to dst.
 func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error) {
@@ -32,7 +26,7 @@ func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error
 	if err != nil {
 		return nil, err
 	}
-	op := &CopyOp{b: b, s: s}
+	op := &CopyOp{recorded{b: b, s: s}}
 	fail := func(err error) (*CopyOp, error) { op.Close(); return nil, err }
 	pipe, err := b.pipeline("copy", uint32(b.o.WorkGroup), 0)
 	if err != nil {
@@ -69,27 +63,8 @@ func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error
 
 // Run copies once.
 func (op *CopyOp) Run(ctx context.Context) error {
-	if err := op.b.submit(ctx, op.s.cmd); err != nil {
+	if err := op.submitWith(nil, nil); err != nil {
 		return err
 	}
-	op.gpuNs = 0
-	if ns, err := op.qp.Nanos(0, 2); err == nil && len(ns) == 2 && ns[1] >= ns[0] {
-		op.gpuNs = ns[1] - ns[0]
-	}
-	return nil
-}
-
-// GPUTime is the device time of the last Run.
-func (op *CopyOp) GPUTime() time.Duration { return time.Duration(op.gpuNs) }
-
-// Close releases the operation's resources.
-func (op *CopyOp) Close() {
-	if op.qp != nil {
-		op.qp.Close()
-		op.qp = nil
-	}
-	if op.s != nil {
-		op.b.putSession(op.s)
-		op.s = nil
-	}
+	return op.finish(ctx)
 }

@@ -16,28 +16,76 @@ import (
 // prepared once — plan, bindings, recorded command buffer — and run many times: one queue submission per run,
 // no allocation, and the only host read-back is the body size (encode) or the verdict (decode).
 
-// EncodeOp encodes n BF16 values at src into a SplitZip-4 body at dst.
-type EncodeOp struct {
+// recorded is what every prepared operation has: a session whose command buffer holds the operation, timestamps
+// around it, and the submission in flight between SubmitWith and Finish.
+type recorded struct {
 	b     *Backend
 	s     *session
+	qp    *vk.QueryPool
+	sub   *vk.Submission
+	ns    []uint64 // timestamps of the last run
+	gpuNs uint64
+}
+
+// submitWith queues the recorded commands without waiting: they start once every wait semaphore reached its value
+// and signal every signal value when done (GPU-side ordering with other APIs, e.g. CUDA through cudabridge).
+func (r *recorded) submitWith(waits, signals []vk.SemaphoreValue) error {
+	if r.sub != nil {
+		return invalid("operation submitted twice without Finish")
+	}
+	sub, err := r.b.dev.SubmitWith(r.s.cmd, waits, signals)
+	if err != nil {
+		return mapVK(err)
+	}
+	r.sub = sub
+	return nil
+}
+
+// finish waits for the submission and reads the timestamps (first to last is the GPU time).
+func (r *recorded) finish(ctx context.Context) error {
+	sub := r.sub
+	if sub == nil {
+		return invalid("Finish without SubmitWith")
+	}
+	r.sub = nil
+	if err := r.b.wait(ctx, sub); err != nil {
+		return err
+	}
+	r.gpuNs = 0
+	if ns, err := r.qp.Nanos(0, r.qp.Count()); err == nil && len(ns) > 1 && ns[len(ns)-1] >= ns[0] {
+		r.ns, r.gpuNs = ns, ns[len(ns)-1]-ns[0]
+	}
+	return nil
+}
+
+// GPUTime is the device time of the last run, from timestamps around all of it.
+func (r *recorded) GPUTime() time.Duration { return time.Duration(r.gpuNs) }
+
+// Close releases the operation's resources (not the caller's buffers).
+func (r *recorded) Close() {
+	if r.qp != nil {
+		r.qp.Close()
+		r.qp = nil
+	}
+	if r.s != nil {
+		r.b.putSession(r.s)
+		r.s = nil
+	}
+}
+
+// EncodeOp encodes n BF16 values at src into a SplitZip-4 body at dst.
+type EncodeOp struct {
+	recorded
 	p     *tensorPlan
 	total loc // host-visible word receiving the side section size
-	qp    *vk.QueryPool
-	gpuNs uint64
-	pass  [3]uint64      // device time of the three passes in the last Run
-	sub   *vk.Submission // in flight after SubmitWith, until Finish
 }
 
 // DecodeOp decodes a SplitZip-4 body at body into n BF16 values at dst.
 type DecodeOp struct {
-	b      *Backend
-	s      *session
+	recorded
 	p      *tensorPlan
 	status loc // host-visible status words
-	qp     *vk.QueryPool
-	gpuNs  uint64
 	name   string
-	sub    *vk.Submission // in flight after SubmitWith, until Finish
 }
 
 func invalid(f string, a ...any) error {
@@ -98,7 +146,7 @@ func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint6
 	if err != nil {
 		return nil, err
 	}
-	op := &EncodeOp{b: b, s: s}
+	op := &EncodeOp{recorded: recorded{b: b, s: s}}
 	if err := op.prepare(ctx, src, g, &cb, checksums, dst); err != nil {
 		op.Close()
 		return nil, err
@@ -174,61 +222,30 @@ func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
 	return op.Finish(ctx)
 }
 
-// SubmitWith queues the recorded encode without waiting: it starts once every wait semaphore reached its value and
-// signals every signal value when it completed (GPU-side ordering with other APIs, e.g. CUDA through cudabridge).
-// Finish must follow before the next Run or SubmitWith.
+// SubmitWith queues the recorded encode without waiting, after waits and signalling signals; Finish must follow
+// before the next Run or SubmitWith.
 func (op *EncodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
-	if op.sub != nil {
-		return invalid("encode submitted twice without Finish")
-	}
-	sub, err := op.b.dev.SubmitWith(op.s.cmd, waits, signals)
-	if err != nil {
-		return mapVK(err)
-	}
-	op.sub = sub
-	return nil
+	return op.submitWith(waits, signals)
 }
 
 // Finish waits for the submission of SubmitWith and returns the body's length in bytes.
 func (op *EncodeOp) Finish(ctx context.Context) (uint64, error) {
-	sub := op.sub
-	if sub == nil {
-		return 0, invalid("Finish without SubmitWith")
-	}
-	op.sub = nil
-	if err := op.b.wait(ctx, sub); err != nil {
+	if err := op.finish(ctx); err != nil {
 		return 0, err
 	}
 	op.b.dev.CountReadback(4)
-	side := uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.p.nb:]))
-	op.gpuNs = 0
-	if ns, err := op.qp.Nanos(0, 4); err == nil && len(ns) == 4 && ns[3] >= ns[0] {
-		op.gpuNs = ns[3] - ns[0]
-		for i := range op.pass {
-			op.pass[i] = ns[i+1] - ns[i]
-		}
-	}
-	return op.p.g.SideOffset() + side, nil
+	return op.p.g.SideOffset() + uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.p.nb:])), nil
 }
-
-// GPUTime is the device time of the last Run, from timestamps around all its passes.
-func (op *EncodeOp) GPUTime() time.Duration { return time.Duration(op.gpuNs) }
 
 // PassTimes is the device time of each pass (dense + escapes, prefix sum, placement) in the last Run.
 func (op *EncodeOp) PassTimes() [3]time.Duration {
-	return [3]time.Duration{time.Duration(op.pass[0]), time.Duration(op.pass[1]), time.Duration(op.pass[2])}
-}
-
-// Close releases the operation's resources (not the caller's buffers).
-func (op *EncodeOp) Close() {
-	if op.qp != nil {
-		op.qp.Close()
-		op.qp = nil
+	var t [3]time.Duration
+	for i := range t {
+		if len(op.ns) == 4 {
+			t[i] = time.Duration(op.ns[i+1] - op.ns[i])
+		}
 	}
-	if op.s != nil {
-		op.b.putSession(op.s)
-		op.s = nil
-	}
+	return t
 }
 
 // PrepareDecode records the decode of a body of bodyLen bytes at body (4-byte aligned offset) into n values at dst
@@ -260,7 +277,7 @@ func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLe
 	if err != nil {
 		return nil, err
 	}
-	op := &DecodeOp{b: b, s: s}
+	op := &DecodeOp{recorded: recorded{b: b, s: s}}
 	if err := op.prepare(ctx, body, bodyLen, g, &cb, checksums, dst); err != nil {
 		op.Close()
 		return nil, err
@@ -326,52 +343,20 @@ func (op *DecodeOp) Run(ctx context.Context) error {
 
 // SubmitWith queues the recorded decode without waiting, after waits and signalling signals (see EncodeOp).
 func (op *DecodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
-	if op.sub != nil {
-		return invalid("decode submitted twice without Finish")
-	}
-	sub, err := op.b.dev.SubmitWith(op.s.cmd, waits, signals)
-	if err != nil {
-		return mapVK(err)
-	}
-	op.sub = sub
-	return nil
+	return op.submitWith(waits, signals)
 }
 
 // Finish waits for the submission of SubmitWith; an invalid body gives the reference's error class.
 func (op *DecodeOp) Finish(ctx context.Context) error {
-	sub := op.sub
-	if sub == nil {
-		return invalid("Finish without SubmitWith")
-	}
-	op.sub = nil
-	if err := op.b.wait(ctx, sub); err != nil {
+	if err := op.finish(ctx); err != nil {
 		return err
 	}
 	op.b.dev.CountReadback(32)
-	op.gpuNs = 0
-	if ns, err := op.qp.Nanos(0, 2); err == nil && len(ns) == 2 && ns[1] >= ns[0] {
-		op.gpuNs = ns[1] - ns[0]
-	}
 	return statusErr(op.status.bytes(), op.name)
 }
 
 // Clamps is the number of indices the debug build of the decoder had to clamp in the last Run (Options.DebugBounds).
 func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
-
-// GPUTime is the device time of the last Run.
-func (op *DecodeOp) GPUTime() time.Duration { return time.Duration(op.gpuNs) }
-
-// Close releases the operation's resources.
-func (op *DecodeOp) Close() {
-	if op.qp != nil {
-		op.qp.Close()
-		op.qp = nil
-	}
-	if op.s != nil {
-		op.b.putSession(op.s)
-		op.s = nil
-	}
-}
 
 // submit runs a recorded command buffer and waits for it.
 func (b *Backend) submit(ctx context.Context, cmd *vk.Commands) error {

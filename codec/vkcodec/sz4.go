@@ -320,16 +320,24 @@ func mapVK(err error) error {
 	return err
 }
 
-func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
-	pipe, err := b.pipeline("sz4_encode", p.wg, p.g.Shift)
+// chunkKernel is the pipeline of a chunk kernel for a tensor plan, and the CRC constants it binds.
+func (b *Backend) chunkKernel(ctx context.Context, name string, p *tensorPlan) (*vk.Pipeline, loc, error) {
+	pipe, err := b.pipeline(name, p.wg, p.g.Shift)
 	if err != nil {
-		return err
+		return nil, loc{}, err
 	}
 	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
 	if err != nil {
+		return nil, loc{}, err
+	}
+	return pipe, loc{buf: consts, size: consts.Size()}, nil
+}
+
+func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
+	pipe, cs, err := b.chunkKernel(ctx, "sz4_encode", p)
+	if err != nil {
 		return err
 	}
-	cs := loc{buf: consts, size: consts.Size()}
 	for _, sg := range p.segs {
 		bd, err := s.bind(b, pipe, sg.vSrc.l, sg.vCodes.l, sg.vLows.l, p.vTable.l, sg.scratch, cs, p.work.dev)
 		if err != nil {
@@ -360,15 +368,10 @@ func (b *Backend) recordScan(s *session, p *tensorPlan) error {
 }
 
 func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
-	pipe, err := b.pipeline("sz4_place", p.wg, p.g.Shift)
+	pipe, cs, err := b.chunkKernel(ctx, "sz4_place", p)
 	if err != nil {
 		return err
 	}
-	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
-	if err != nil {
-		return err
-	}
-	cs := loc{buf: consts, size: consts.Size()}
 	for _, sg := range p.segs {
 		bd, err := s.bind(b, pipe, p.vTable.l, sg.scratch, p.vSide.l, cs, p.work.dev)
 		if err != nil {
@@ -487,15 +490,10 @@ func (b *Backend) decodeBatch(ctx context.Context, jobs []codec.DecodeJob) error
 }
 
 func (b *Backend) recordDecode(ctx context.Context, s *session, j *codec.DecodeJob, p *tensorPlan, sideLen uint32) error {
-	pipe, err := b.pipeline("sz4_decode", p.wg, p.g.Shift)
+	pipe, cs, err := b.chunkKernel(ctx, "sz4_decode", p)
 	if err != nil {
 		return err
 	}
-	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
-	if err != nil {
-		return err
-	}
-	cs := loc{buf: consts, size: consts.Size()}
 	for _, sg := range p.segs {
 		bd, err := s.bind(b, pipe, sg.vCodes.l, sg.vLows.l, p.vTable.l, p.vSide.l, sg.vDst.l, cs, p.status.dev)
 		if err != nil {
