@@ -136,7 +136,42 @@ func Open(o Options) (*Backend, error) {
 		}
 	}
 	b.groups = min(b.groups, lim.MaxComputeWorkGroupCount[0])
+	if err := b.fitSharedMemory(lim.MaxComputeSharedMemorySize); err != nil {
+		b.Close()
+		return nil, err
+	}
 	return b, nil
+}
+
+// sharedBytes estimates the shared memory of the chunk kernels for workgroups of wg threads (the tables dominate:
+// shaders/crc_tables.glsl), as the compilers lay it out.
+func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
+	tables := uint32(nTables * 1024 * b.o.Repl)
+	encode = 4 * (tables + 256 + uint32(b.o.ListCap) + 4*wg + 1)
+	decode = 4 * (tables + 512 + uint32(b.o.EscCap) + 2*wg)
+	return encode, decode
+}
+
+// fitSharedMemory drops table replication, shrinks the escape buffers, then the workgroup, until the kernels fit the device's shared
+// memory, or says why the device cannot run them.
+func (b *Backend) fitSharedMemory(limit uint32) error {
+	for {
+		e, d := b.sharedBytes(uint32(b.o.WorkGroup))
+		if max(e, d) <= limit {
+			return nil
+		}
+		switch {
+		case b.o.Repl > 1:
+			b.o.Repl /= 2
+		case b.o.EscCap > 64 || b.o.ListCap > 64:
+			b.o.EscCap, b.o.ListCap = max(b.o.EscCap/2, 64), max(b.o.ListCap/2, 64)
+		case b.o.WorkGroup > 64:
+			b.o.WorkGroup /= 2
+		default:
+			return &codec.Error{Class: codec.ErrNoDevice, Chunk: -1, Detail: fmt.Sprintf(
+				"%s has %d bytes of shared memory per workgroup; the kernels need %d", b.info.Name, limit, max(e, d))}
+		}
+	}
 }
 
 func floorPow2(x uint32) uint32 {

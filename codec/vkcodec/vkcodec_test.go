@@ -156,3 +156,14 @@ func TestVariantsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedMemoryFit(t *testing.T) {
+	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024}}
+	require.NoError(t, b.fitSharedMemory(48<<10))
+	require.Equal(t, 256, b.o.WorkGroup)
+	require.NoError(t, b.fitSharedMemory(24<<10)) // shrinks the escape buffers and the workgroup to fit
+	e, d := b.sharedBytes(uint32(b.o.WorkGroup))
+	require.LessOrEqual(t, max(e, d), uint32(24<<10))
+	b.info.Name = "tiny"
+	require.ErrorIs(t, b.fitSharedMemory(16<<10), codec.ErrNoDevice) // the CRC tables alone take 20 KiB
+}
