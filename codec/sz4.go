@@ -58,9 +58,6 @@ func sideSize(info uint32, m uint64) uint64 {
 // lowByte is the kept sign+mantissa byte of a BF16 value.
 func lowByte(v uint16) uint8 { return uint8(v>>8)&0x80 | uint8(v)&0x7F }
 
-// escFlag marks, in an encodeTable, an exponent without a code.
-const escFlag = 0x10
-
 // encTables holds, for each of the 8 value slots of a 32-bit code word, the exponent → code table with the code
 // already shifted into its nibble and bit 32+slot set for exponents that must be escaped: a code word and its
 // escape test are then 8 lookups and ORs.

@@ -15,7 +15,7 @@ func (d *Driver) OpenForVulkan(info vk.DeviceInfo) (*Context, error) {
 	}
 	c, err := d.OpenUUID(info.UUID)
 	if err != nil {
-		return nil, fmt.Errorf("Vulkan device %q: %w", info.Name, err)
+		return nil, fmt.Errorf("no CUDA device for Vulkan device %q: %w", info.Name, err)
 	}
 	return c, nil
 }

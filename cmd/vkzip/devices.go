@@ -23,12 +23,6 @@ run on; the names are what --backend and --device accept.`,
 	run: runDevices,
 }
 
-type deviceInfo struct {
-	Backend string `json:"backend"`
-	Device  string `json:"device,omitempty"`
-	Error   string `json:"error,omitempty"` // why the backend could not be opened
-}
-
 // vkDevice is one Vulkan physical device as `devices` reports it.
 type vkDevice struct {
 	Index          int    `json:"index"`
