@@ -484,16 +484,24 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, checksums
 	return spreadOf(us), nil
 }
 
+// gb formats a rate in GB/s with enough digits for slow devices too.
+func gb(x float64) string {
+	if x < 10 {
+		return fmt.Sprintf("%.3f", x)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
 func printBench(o *benchOut) {
 	fmt.Printf("bench: %s on %s\n", o.Backend, o.Device)
 	fmt.Printf("  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f, escape rate %.4f%%\n", o.Data,
 		float64(o.SizeBytes)/(1<<20), o.Chunk, o.Checksums, o.Ratio, 100*o.EscapeRate)
 	if o.CopyGBps > 0 {
-		fmt.Printf("  copy roofline %.0f GB/s (read+write) -> codec ceiling %.0f GB/s\n", o.CopyGBps, o.CeilingGBps)
-		fmt.Printf("  encode %.0f GB/s GPU (%.0f%% of ceiling), %.0f GB/s wall\n", o.EncodeGBps, 100*o.EncodeOfCeil, o.EncodeWallGBps)
-		fmt.Printf("  decode %.0f GB/s GPU (%.0f%% of ceiling), %.0f GB/s wall\n", o.DecodeGBps, 100*o.DecodeOfCeil, o.DecodeWallGBps)
+		fmt.Printf("  copy roofline %s GB/s (read+write) -> codec ceiling %s GB/s\n", gb(o.CopyGBps), gb(o.CeilingGBps))
+		fmt.Printf("  encode %s GB/s GPU (%.0f%% of ceiling), %s GB/s wall\n", gb(o.EncodeGBps), 100*o.EncodeOfCeil, gb(o.EncodeWallGBps))
+		fmt.Printf("  decode %s GB/s GPU (%.0f%% of ceiling), %s GB/s wall\n", gb(o.DecodeGBps), 100*o.DecodeOfCeil, gb(o.DecodeWallGBps))
 	} else {
-		fmt.Printf("  encode %.2f GB/s, decode %.2f GB/s (wall, median of %d)\n", o.EncodeWallGBps, o.DecodeWallGBps, o.Iters)
+		fmt.Printf("  encode %s GB/s, decode %s GB/s (wall, median of %d)\n", gb(o.EncodeWallGBps), gb(o.DecodeWallGBps), o.Iters)
 	}
 	if o.Latency1MiBUs != nil {
 		fmt.Printf("  1 MiB encode+decode, resident: %.0f µs median (p90 %.0f)\n", o.Latency1MiBUs.Median, o.Latency1MiBUs.P90)
