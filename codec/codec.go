@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -201,7 +202,11 @@ func (c *Codec) Encode(ctx context.Context, dst []byte, recs []Record, final boo
 			jobs[j].Codebook = cb
 		}
 	}
-	if pe, ok := c.backend.(PlannedEncoder); ok && len(jobs) > 0 {
+	var srcBytes uint64
+	for j := range jobs {
+		srcBytes += 2 * jobs[j].N
+	}
+	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin {
 		// Count escapes first: with every body's length known, the header goes out first and each body is encoded
 		// straight into its place in dst (no staging copy of the payload).
 		plans, err := pe.PlanBodies(ctx, jobs)
@@ -269,7 +274,9 @@ func (c *Codec) Encode(ctx context.Context, dst []byte, recs []Record, final boo
 		case dir[i].Format == layout.FormatStored:
 			dst = appendStored(dst, recs[i].Data, c.o.checksums)
 		default:
-			dst = append(dst, jobs[j].Out...)
+			n := len(dst)
+			dst = growTo(dst, n+len(jobs[j].Out))
+			parallelCopy(dst[n:], jobs[j].Out)
 			j++
 		}
 	}
@@ -415,12 +422,34 @@ func (c *Codec) DecodeAll(src, dst []byte) ([]byte, error) {
 
 const maxInt = int(^uint(0) >> 1)
 
+// parallelCopy copies large buffers on every core: the staged encode path copies whole payloads, and one core's
+// copy would otherwise be the part of the encode that does not scale.
+func parallelCopy(dst, src []byte) {
+	const piece = 1 << 20
+	w := min(runtime.GOMAXPROCS(0), len(src)/piece)
+	if w <= 1 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	step := (len(src) + w - 1) / w
+	for lo := 0; lo < len(src); lo += step {
+		hi := min(lo+step, len(src))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
+
 // growTo returns b extended to length n, reallocating only when its capacity is short.
 func growTo(b []byte, n int) []byte {
 	if n <= cap(b) {
 		return b[:n]
 	}
-	nb := make([]byte, n, max(n, 2*cap(b)))
+	nb := make([]byte, n, max(n, cap(b)+cap(b)/4)) // like append's growth for large slices: bounded memory
 	copy(nb, b)
 	return nb
 }

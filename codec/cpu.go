@@ -7,13 +7,35 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
 // CPUBackend is the pure-Go reference backend: every other backend is checked byte for byte against it. It spreads
 // the chunks of all jobs of a call over a fixed number of goroutines; calls share nothing, so concurrent callers
 // never wait on each other.
-type CPUBackend struct{ workers int }
+type CPUBackend struct {
+	workers int
+	tables  sync.Map // Codebook -> *cbTables, so small calls do not rebuild 16 KiB of tables each time
+}
+
+// cbTables are the encoder's lookup tables for one codebook.
+type cbTables struct {
+	et *encTables
+	at *avx2EncTables
+}
+
+func (b *CPUBackend) tablesFor(cb *Codebook) *cbTables {
+	if t, ok := b.tables.Load(*cb); ok {
+		return t.(*cbTables)
+	}
+	t := &cbTables{et: encodeTable(cb)}
+	if useAVX2 {
+		t.at, _ = newAVX2EncTables(cb)
+	}
+	b.tables.Store(*cb, t)
+	return t
+}
 
 // NewCPUBackend returns the reference backend using workers goroutines per call (0 = GOMAXPROCS).
 func NewCPUBackend(workers int) *CPUBackend { return &CPUBackend{workers: workers} }
@@ -91,9 +113,20 @@ type encState struct {
 	at *avx2EncTables // nil: the Go loops only
 }
 
-// Encode encodes SplitZip-4 bodies into the jobs' Dst buffers: escapes are counted first, so every chunk is then
-// written once, straight into its final place (PlanBodies, EncodePlanned).
+// PlannedMin is the input size from which Codec.Encode has the CPU backend count escapes first and write the
+// container in place: for data that streams from main memory, skipping a staging copy of the payload pays for the
+// extra read; for data in cache, one pass and a copy are cheaper.
+const PlannedMin = 32 << 20
+
+// Encode encodes SplitZip-4 bodies into the jobs' Dst buffers (capacity ≥ layout.SZ4.MaxBodySize).
 func (b *CPUBackend) Encode(ctx context.Context, jobs []EncodeJob) error {
+	var total uint64
+	for j := range jobs {
+		total += 2 * jobs[j].N
+	}
+	if total < PlannedMin {
+		return b.encodeOnePass(ctx, jobs)
+	}
 	plans, err := b.PlanBodies(ctx, jobs)
 	if err != nil {
 		return err
@@ -105,6 +138,82 @@ func (b *CPUBackend) Encode(ctx context.Context, jobs []EncodeJob) error {
 		jobs[j].Dst = jobs[j].Dst[:plans[j].Len]
 	}
 	return b.EncodePlanned(ctx, jobs, plans)
+}
+
+// encodeOnePass encodes in one pass over the input: dense streams in place, side pieces first at their worst-case
+// spot, then moved down to their final offsets once the prefix sum is known.
+func (b *CPUBackend) encodeOnePass(ctx context.Context, jobs []EncodeJob) error {
+	st, err := b.encStates(jobs)
+	if err != nil {
+		return err
+	}
+	type pass struct {
+		info, sideLen, dcrc []uint32 // per chunk; dcrc: CRC-32C of code piece || low piece
+		out                 []byte
+	}
+	ps := make([]pass, len(jobs))
+	for j := range jobs {
+		g := &st[j].g
+		if uint64(cap(jobs[j].Dst)) < g.MaxBodySize() {
+			return errorf(ErrInvalidInput, "destination capacity %d below the %d-byte worst case", cap(jobs[j].Dst), g.MaxBodySize())
+		}
+		nc := g.Chunks()
+		ps[j] = pass{make([]uint32, nc), make([]uint32, nc), make([]uint32, nc), jobs[j].Dst[:g.MaxBodySize()]}
+	}
+	us := units(len(jobs), func(j int) uint64 { return st[j].g.Chunks() })
+	err = b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
+		u := us[i]
+		s, p, job := &st[u.job], &ps[u.job], &jobs[u.job]
+		g := &s.g
+		m := g.ChunkLen(u.chunk)
+		v0 := u.chunk << g.Shift
+		cl, ch := g.codePiece(u.chunk)
+		ll, lh := g.lowPiece(u.chunk)
+		rs := layout.RawSide(g.ChunkValues())
+		side := p.out[g.side+u.chunk*rs : g.side+u.chunk*rs+layout.RawSide(m)]
+		info, sl := sz4EncodeChunk(job.Src[2*v0:2*(v0+m)], int(m), p.out[cl:ch], p.out[ll:lh], s.et, s.at, side)
+		p.info[u.chunk], p.sideLen[u.chunk] = info, uint32(sl)
+		if job.Checksums {
+			p.dcrc[u.chunk] = crc32c.Update(crc32c.Checksum(p.out[cl:ch]), p.out[ll:lh])
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for j := range jobs {
+		s, p, job := &st[j], &ps[j], &jobs[j]
+		g := &s.g
+		rs := layout.RawSide(g.ChunkValues())
+		var off uint64
+		var shiftFull uint32
+		for c := uint64(0); c < g.Chunks(); c++ {
+			sl := uint64(p.sideLen[c])
+			copy(p.out[g.side+off:], p.out[g.side+c*rs:g.side+c*rs+sl]) // moves down, never over a later piece
+			e := p.out[g.table+c*layout.ChunkEntrySize:]
+			binary.LittleEndian.PutUint32(e[4*layout.EntryInfo:], p.info[c])
+			binary.LittleEndian.PutUint32(e[4*layout.EntrySideOff:], uint32(off))
+			var crc uint32
+			if job.Checksums {
+				cl, ch := g.codePiece(c)
+				ll, lh := g.lowPiece(c)
+				dlen := ch - cl + lh - ll
+				head := crc32c.Update(crc32c.Checksum(e[:8]), p.out[g.side+off:g.side+off+sl])
+				// Shift head over the dense pieces; full chunks share one shift constant.
+				sh := shiftFull
+				if c+1 == g.Chunks() || sh == 0 {
+					sh = crc32c.XPow(8 * dlen)
+					if c+1 < g.Chunks() {
+						shiftFull = sh
+					}
+				}
+				crc = crc32c.MulMod(head, sh) ^ p.dcrc[c]
+			}
+			binary.LittleEndian.PutUint32(e[4*layout.EntryCRC:], crc)
+			off += sl
+		}
+		job.Out = p.out[:g.side+off]
+	}
+	return nil
 }
 
 // jobErrs collects the lowest failing chunk per error class of one job.
@@ -273,10 +382,8 @@ func (b *CPUBackend) encStates(jobs []EncodeJob) ([]encState, error) {
 		}
 		s := &st[j]
 		s.g = newSZ4Geom(job.N, job.Shift)
-		s.et = encodeTable(job.Codebook)
-		if useAVX2 {
-			s.at, _ = newAVX2EncTables(job.Codebook)
-		}
+		t := b.tablesFor(job.Codebook)
+		s.et, s.at = t.et, t.at
 	}
 	return st, nil
 }

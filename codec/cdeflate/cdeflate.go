@@ -9,6 +9,7 @@ import (
 	"compress/flate"
 	"errors"
 	"io"
+	"sync"
 )
 
 const (
@@ -124,6 +125,8 @@ func Compress(dst, src []byte) []byte {
 	return w.flush()
 }
 
+var inflaters sync.Pool // io.ReadCloser from flate.NewReader
+
 // Errors from Decompress.
 var (
 	ErrCorrupt      = errors.New("metadata is not a valid DEFLATE stream of the declared length")
@@ -133,8 +136,15 @@ var (
 // Decompress inflates src, which must hold exactly rawLen bytes once inflated and must be the canonical stream of
 // them. It never allocates more than rawLen plus a small constant.
 func Decompress(src []byte, rawLen int) ([]byte, error) {
-	r := flate.NewReader(bytes.NewReader(src))
-	defer r.Close()
+	// Inflaters carry a 32 KiB window: reuse them, streams decode one small metadata block per frame.
+	br := bytes.NewReader(src)
+	r, _ := inflaters.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(br)
+	} else if err := r.(flate.Resetter).Reset(br, nil); err != nil {
+		return nil, ErrCorrupt
+	}
+	defer inflaters.Put(r)
 	out := make([]byte, rawLen)
 	if _, err := io.ReadFull(r, out); err != nil {
 		return nil, ErrCorrupt
