@@ -155,6 +155,12 @@ func (c *Codec) flags(final bool) uint16 {
 // Encode appends one container holding recs to dst. final marks the last container of a stream (a file is a single
 // final container).
 func (c *Codec) Encode(ctx context.Context, dst []byte, recs []Record, final bool) ([]byte, error) {
+	return c.encode(ctx, dst, recs, final, nil)
+}
+
+// encode is Encode with an optional caller-kept staging buffer (a Writer keeps one for all its frames, so a
+// stream produces no garbage per frame); nil uses a pooled one.
+func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final bool, keep *[]byte) ([]byte, error) {
 	if c.closed.Load() {
 		return dst, errorf(ErrClosed, "encode")
 	}
@@ -249,8 +255,15 @@ func (c *Codec) Encode(ctx context.Context, dst []byte, recs []Record, final boo
 		for j := range jobs {
 			need += layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()
 		}
-		scratch := getScratch(need)
-		defer putScratch(scratch)
+		scratch := keep
+		if scratch == nil {
+			scratch = getScratch(need)
+			defer putScratch(scratch)
+		} else if uint64(cap(*scratch)) < need {
+			*scratch = make([]byte, need)
+		} else {
+			*scratch = (*scratch)[:need]
+		}
 		buf := *scratch
 		for j := range jobs {
 			n := layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()

@@ -320,7 +320,7 @@ func decodeOneChunk(job *DecodeJob, g *sz4Geom, c uint64, ct *[256]uint8, dt *[2
 	}
 	v0 := c << g.Shift
 	if err := sz4DecodeChunk(job.Dst[2*v0:2*(v0+m)], int(m), info, body[cl:ch], body[ll:lh], side, job.Codebook,
-		ct, dt, cb32); err != nil {
+		ct, dt, cb32, len(job.Dst) >= PlannedMin); err != nil {
 		ce := err.(*Error)
 		ce.Chunk = int64(c)
 		return ce

@@ -25,6 +25,7 @@ type Writer struct {
 	w       io.Writer
 	buf     []byte
 	out     []byte
+	scratch []byte // staging for encoded bodies, kept across frames
 	frame   int
 	err     error
 	written int64
@@ -65,7 +66,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 func (w *Writer) emit(final bool) error {
 	var err error
-	w.out, err = w.c.Encode(w.ctx, w.out[:0], streamRecords(w.buf), final)
+	w.out, err = w.c.encode(w.ctx, w.out[:0], streamRecords(w.buf), final, &w.scratch)
 	if err == nil {
 		_, err = w.w.Write(w.out)
 		w.written += int64(len(w.out))

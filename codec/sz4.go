@@ -215,13 +215,13 @@ func spread4(l32 uint32) uint64 {
 // validated structurally (side has exactly the size the info word implies). It returns nil or a non-canonical
 // error; checksums are verified by the caller.
 func sz4DecodeChunk(dst []byte, m int, info uint32, codes, lows, side []byte, cb *Codebook, ct *[256]uint8,
-	dt *[256]uint32, cb32 *[32]byte) error {
+	dt *[256]uint32, cb32 *[32]byte, stream bool) error {
 	if info>>layout.KindShift == layout.ChunkRaw {
 		return sz4DecodeRaw(dst, m, codes, lows, side, ct)
 	}
 	i := 0
 	if cb32 != nil && m >= 32 {
-		decodeAVX2(&codes[0], &lows[0], m/32, &dst[0], cb32)
+		decodeAVX2(&codes[0], &lows[0], m/32, &dst[0], cb32, stream)
 		i = m &^ 31
 	}
 	d, cs, ls := dst[2*i:2*m], codes[i/2:], lows[i:]

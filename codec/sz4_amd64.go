@@ -61,10 +61,11 @@ func newAVX2EncTables(cb *Codebook) (t *avx2EncTables, ok bool) {
 func encodeAVX2(src *byte, blocks int, codes *byte, lows *byte, esc *uint32, t *avx2EncTables)
 
 // decodeAVX2 decodes blocks×32 values from codes and low bytes into dst, taking exponents from the codebook
-// (cb: the 16 exponents repeated in both lanes); escapes are patched by the caller.
+// (cb: the 16 exponents repeated in both lanes); escapes are patched by the caller. stream asks for non-temporal
+// stores (outputs larger than the caches).
 //
 //go:noescape
-func decodeAVX2(codes *byte, lows *byte, blocks int, dst *byte, cb *[32]byte)
+func decodeAVX2(codes *byte, lows *byte, blocks int, dst *byte, cb *[32]byte, stream bool)
 
 // countEscAVX2 counts the escapes among blocks×32 values.
 //

@@ -127,15 +127,16 @@ encLoop:
 encDone:
 	RET
 
-// func decodeAVX2(codes *byte, lows *byte, blocks int, dst *byte, cb *[32]byte)
-// With dst 32-byte aligned the output goes out with non-temporal stores: it is not read back soon, and skipping
-// the read-for-ownership of every output line saves a third of the memory traffic.
-TEXT ·decodeAVX2(SB), NOSPLIT, $0-40
+// func decodeAVX2(codes *byte, lows *byte, blocks int, dst *byte, cb *[32]byte, stream bool)
+// With stream set and dst 32-byte aligned the output goes out with non-temporal stores: for outputs larger than the
+// caches, skipping the read-for-ownership of every output line saves a third of the memory traffic.
+TEXT ·decodeAVX2(SB), NOSPLIT, $0-41
 	MOVQ codes+0(FP), SI
 	MOVQ lows+8(FP), R8
 	MOVQ blocks+16(FP), CX
 	MOVQ dst+24(FP), DI
 	MOVQ cb+32(FP), R10
+	MOVBQZX stream+40(FP), R11
 	TESTQ CX, CX
 	JZ decDone
 	VMOVDQU (R10), Y15
@@ -170,6 +171,8 @@ decLoop:
 	VPUNPCKHBW Y7, Y9, Y1
 	VPERM2I128 $0x20, Y1, Y0, Y2
 	VPERM2I128 $0x31, Y1, Y0, Y4
+	TESTQ R11, R11
+	JZ decUnaligned
 	TESTQ $31, DI
 	JNZ decUnaligned
 	VMOVNTDQ Y2, (DI)

@@ -12,6 +12,6 @@ func newAVX2EncTables(*Codebook) (*avx2EncTables, bool) { return nil, false }
 
 func encodeAVX2(src *byte, blocks int, codes *byte, lows *byte, esc *uint32, t *avx2EncTables) {}
 
-func decodeAVX2(codes *byte, lows *byte, blocks int, dst *byte, cb *[32]byte) {}
+func decodeAVX2(codes *byte, lows *byte, blocks int, dst *byte, cb *[32]byte, stream bool) {}
 
 func countEscAVX2(src *byte, blocks int, t *avx2EncTables) int { return 0 }
