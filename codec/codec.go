@@ -438,7 +438,7 @@ const maxInt = int(^uint(0) >> 1)
 // parallelCopy copies large buffers on every core: the staged encode path copies whole payloads, and one core's
 // copy would otherwise be the part of the encode that does not scale.
 func parallelCopy(dst, src []byte) {
-	const piece = 1 << 20
+	const piece = 256 << 10 // below this, starting a goroutine costs more than it saves
 	w := min(runtime.GOMAXPROCS(0), len(src)/piece)
 	if w <= 1 {
 		copy(dst, src)

@@ -74,20 +74,24 @@ func (b *CPUBackend) forEach(ctx context.Context, n uint64, fn func(w int, i uin
 		return ctx.Err()
 	}
 	var next atomic.Uint64
+	run := func(k int) {
+		for {
+			i := next.Add(1) - 1
+			if i >= n || ctx.Err() != nil {
+				return
+			}
+			fn(k, i)
+		}
+	}
 	var wg sync.WaitGroup
-	for k := 0; k < int(w); k++ {
+	for k := 1; k < int(w); k++ {
 		wg.Add(1)
 		go func(k int) {
 			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				fn(k, i)
-			}
+			run(k)
 		}(k)
 	}
+	run(0) // the caller is worker 0: one goroutine fewer to start and wake on small inputs
 	wg.Wait()
 	return ctx.Err()
 }
