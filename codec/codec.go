@@ -249,11 +249,30 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		}
 		return dst, pe.EncodePlanned(ctx, jobs, plans)
 	}
+	// The header in front of the bodies holds their lengths, so it is only known once they are. The first body,
+	// when a coded tensor leads, is encoded straight into dst behind a header sized for worst-case lengths (the
+	// deflated directory nearly always comes out the same size; when not, the body moves once); the rest go to
+	// pooled scratch and are copied behind it.
+	base := len(dst)
+	direct := len(jobs) > 0 && firstBody(dir) == jobRec[0]
+	var hdrGuess int
+	if direct {
+		for j, i := range jobRec {
+			dir[i].BodyLen = layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()
+		}
+		hdrGuess = len(appendHeader(nil, c.flags(final), cbs, dir))
+		n := layout.SZ4{N: jobs[0].N, Shift: jobs[0].Shift}.MaxBodySize()
+		dst = growTo(dst, base+hdrGuess+int(n))
+		jobs[0].Dst = dst[base+hdrGuess : base+hdrGuess+int(n) : base+hdrGuess+int(n)]
+	}
+	staged := jobs
+	if direct {
+		staged = jobs[1:]
+	}
 	if len(jobs) > 0 {
-		// Bodies go to pooled scratch first: the header in front of them is only known once they are.
 		var need uint64
-		for j := range jobs {
-			need += layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()
+		for j := range staged {
+			need += layout.SZ4{N: staged[j].N, Shift: staged[j].Shift}.MaxBodySize()
 		}
 		scratch := keep
 		if scratch == nil {
@@ -265,25 +284,46 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			*scratch = (*scratch)[:need]
 		}
 		buf := *scratch
-		for j := range jobs {
-			n := layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()
-			jobs[j].Dst, buf = buf[:n:n], buf[n:]
+		for j := range staged {
+			n := layout.SZ4{N: staged[j].N, Shift: staged[j].Shift}.MaxBodySize()
+			staged[j].Dst, buf = buf[:n:n], buf[n:]
 		}
 		if err := c.backend.Encode(ctx, jobs); err != nil {
-			return dst, err
+			return dst[:base], err
 		}
 		for j, i := range jobRec {
 			dir[i].BodyLen = uint64(len(jobs[j].Out))
 		}
 	}
 	if err := checkMetaSize(len(appendDirectory(nil, cbs, dir))); err != nil {
-		return dst, err
+		return dst[:base], err
 	}
-	dst = appendHeader(dst, c.flags(final), cbs, dir)
+	hdr := appendHeader(nil, c.flags(final), cbs, dir)
 	j := 0
+	if direct {
+		body := jobs[0].Out
+		end := base + len(hdr) + len(body)
+		switch {
+		case len(hdr) == hdrGuess:
+			dst = dst[:end]
+		case end <= cap(dst):
+			dst = dst[:end]
+			copy(dst[base+len(hdr):], body) // overlapping: copy moves like memmove
+		default:
+			nb := make([]byte, end, end+end/4)
+			copy(nb, dst[:base])
+			copy(nb[base+len(hdr):], body)
+			dst = nb
+		}
+		copy(dst[base:], hdr)
+		j = 1
+	} else {
+		dst = append(dst, hdr...)
+	}
 	for i := range dir {
 		switch {
 		case dir[i].Blob:
+		case direct && i == jobRec[0]:
 		case dir[i].Format == layout.FormatStored:
 			dst = appendStored(dst, recs[i].Data, c.o.checksums)
 		default:
@@ -294,6 +334,16 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		}
 	}
 	return dst, nil
+}
+
+// firstBody is the index of the first record with a body, or -1.
+func firstBody(dir []Rec) int {
+	for i := range dir {
+		if !dir[i].Blob {
+			return i
+		}
+	}
+	return -1
 }
 
 var scratchPool sync.Pool // *[]byte

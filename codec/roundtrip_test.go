@@ -201,3 +201,46 @@ func TestPlannedMatchesOnePass(t *testing.T) {
 
 // onlyBackend hides every method but the Backend interface's.
 type onlyBackend struct{ Backend }
+
+// TestEncodePlacement: Codec.Encode writes the first coded body straight behind a header sized for worst-case
+// lengths and moves it when the real header differs. Whatever the record mix, the caller's prefix and the capacity
+// it left, the container is the same bytes, appended after an untouched prefix, and decodes to the records.
+func TestEncodePlacement(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	c := newCPU(t, WithChunkSize(1024))
+	for trial := 0; trial < 300; trial++ {
+		var recs []Record
+		for k := 1 + r.IntN(4); k > 0; k-- {
+			switch r.IntN(5) {
+			case 0:
+				recs = append(recs, Record{Blob: true, Data: []byte("meta")})
+			case 1:
+				recs = append(recs, Record{Name: "f32", DType: layout.DTypeF32, Data: make([]byte, 4*r.IntN(5))})
+			default:
+				n := []int{0, 1, 2, 511, 1024, 1025, 3000}[r.IntN(7)]
+				esc := []float64{0, 0.002, 0.05, 1}[r.IntN(4)]
+				recs = append(recs, Record{Name: "t", DType: layout.DTypeBF16, Data: kvLike(r, n, esc)})
+			}
+		}
+		ref, err := c.Encode(context.Background(), nil, recs, true)
+		require.NoError(t, err)
+		prefix := make([]byte, r.IntN(9))
+		for i := range prefix {
+			prefix[i] = byte(r.Uint32())
+		}
+		for _, extra := range []int{0, 1, len(ref) / 2, len(ref), 2 * len(ref)} {
+			dst := append(make([]byte, 0, len(prefix)+extra), prefix...)
+			got, err := c.Encode(context.Background(), dst, recs, true)
+			require.NoError(t, err)
+			require.Equal(t, prefix, got[:len(prefix)], "trial %d: prefix changed", trial)
+			require.Equal(t, ref, got[len(prefix):], "trial %d extra %d", trial, extra)
+		}
+		i := 0
+		require.NoError(t, c.DecodeStream(context.Background(), ref, func(rc *Rec, d []byte) error {
+			require.Equal(t, string(recs[i].Data), string(d), "trial %d record %d", trial, i)
+			i++
+			return nil
+		}))
+		require.Equal(t, len(recs), i)
+	}
+}
