@@ -23,11 +23,13 @@ ip netns add vkzcheck && ip netns del vkzcheck && echo "netns OK" || { echo "no 
 export VKZIP=$PWD/.devbin/vkzip SIZE=${SIZE:-4GiB} CHUNK=${CHUNK:-16MiB}
 W=${W:-6}
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(10gbit 25gbit 100gbit)
+# PAIRS: sender/receiver backends, e.g. "vulkan/cpu" (the GPU codec on the sending end only).
 for rate in "${rates[@]}"; do
-  for be in vulkan cpu; do
-    echo "=== $rate backend $be"
-    SEND_FLAGS="--backend $be --chunk-hash --codebook $PWD/.devbin/cb.json --workers $W" RECV_FLAGS="--backend $be --workers $W" \
-      timeout 120 bash scripts/transfer-netns.sh "$rate" > "$OUT/tcp-$rate-$be.log" 2>&1; echo "rc=$?"
-    grep -E '^(raw|vkzip) |^rate |FAIL|warning|failed' "$OUT/tcp-$rate-$be.log" | head -8
+  for pair in ${PAIRS:-vulkan/vulkan cpu/cpu}; do
+    sb=${pair%/*} rb=${pair#*/}
+    echo "=== $rate send $sb recv $rb"
+    SEND_FLAGS="--backend $sb --chunk-hash --codebook $PWD/.devbin/cb.json --workers $W" RECV_FLAGS="--backend $rb --workers $W" \
+      timeout 75 bash scripts/transfer-netns.sh "$rate" > "$OUT/tcp-$rate-$sb-$rb.log" 2>&1; echo "rc=$?"
+    grep -E '^(raw|vkzip) |^rate |FAIL|warning|failed' "$OUT/tcp-$rate-$sb-$rb.log" | head -8
   done
 done
