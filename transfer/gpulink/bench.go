@@ -25,6 +25,9 @@ const (
 	ChunkAlign        = 256
 	MaxChunkBytes     = 1 << 30
 	DefaultInFlight   = 4
+	// MaxChunks bounds the chunks of one tensor: each keeps a prepared encode and decode (a vkcodec session each,
+	// with the codec's minimum slabs of 64 MiB device and 64 MiB host-visible memory), so memory grows with them.
+	MaxChunks = 128
 )
 
 // Options configure Bench.
@@ -60,6 +63,10 @@ func (o *Options) fill() error {
 	}
 	if o.ChunkBytes < ChunkAlign || o.ChunkBytes > MaxChunkBytes || o.ChunkBytes%ChunkAlign != 0 {
 		return fmt.Errorf("gpulink: chunk of %d bytes (a multiple of %d up to %d)", o.ChunkBytes, ChunkAlign, MaxChunkBytes)
+	}
+	if k := (len(o.Data) + o.ChunkBytes - 1) / o.ChunkBytes; k > MaxChunks {
+		return fmt.Errorf("gpulink: %d chunks of %d bytes; at most %d (each keeps prepared codec operations): use a larger chunk",
+			k, o.ChunkBytes, MaxChunks)
 	}
 	if o.InFlight == 0 {
 		o.InFlight = DefaultInFlight
@@ -128,6 +135,7 @@ type Result struct {
 	SizeBytes     int64             `json:"size_bytes"`
 	ChunkBytes    int               `json:"chunk_bytes"`
 	Chunks        int               `json:"chunks"`
+	PreparedOps   int               `json:"prepared_ops"` // encodes and decodes prepared and kept (one each per chunk)
 	InFlight      int               `json:"inflight"`
 	CodecChunk    int               `json:"codec_chunk"`
 	Checksums     bool              `json:"checksums"`
@@ -160,7 +168,15 @@ func Bench(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer l.close()
 	size := uint64(len(o.Data))
-	e, err := newEngine(ctx, l, size, uint64(o.ChunkBytes), o.InFlight, o.Shift, o.Codebook, o.Checksums)
+	slots, bodySize := slotsFor(size, uint64(o.ChunkBytes), o.InFlight, o.Shift)
+	sh, err := newShared(l, size, slots, bodySize)
+	if err != nil {
+		return nil, err
+	}
+	defer sh.close()
+	mv := &ncclMover{l: l, s: sh}
+	e, err := newVKEngine(ctx, l.g[0].vk, l.g[1].vk, sh.vulkan(), mv, size, uint64(o.ChunkBytes), o.Shift, o.Codebook,
+		o.Checksums)
 	if err != nil {
 		return nil, err
 	}
@@ -172,10 +188,10 @@ func Bench(ctx context.Context, o Options) (*Result, error) {
 		Ordering: "gpu", RawFrom: "shared", Warmup: o.Warmup, Repeat: o.Repeat, BitExact: true}
 	g0, g1 := l.g[0], l.g[1]
 	// The tensor starts out on GPU 0 (set-up, not timed).
-	if err := g0.cu.CopyFromHost(e.in0.Ptr, o.Data); err != nil {
+	if err := g0.cu.CopyFromHost(sh.in0.Ptr, o.Data); err != nil {
 		return nil, err
 	}
-	rawSrc, rawDst := e.in0.Ptr, e.out1.Ptr
+	rawSrc, rawDst := sh.in0.Ptr, sh.out1.Ptr
 	if o.RawFromCUDA {
 		r.RawFrom = "cuda"
 		a, err := g0.cu.Alloc(size)
@@ -206,7 +222,7 @@ func Bench(ctx context.Context, o Options) (*Result, error) {
 				if mode == Raw {
 					return rawRun(rctx, l, rawSrc, rawDst, size, o.Data, host)
 				}
-				return compressedRun(rctx, e, o.Data, host)
+				return compressedRun(rctx, e, mv, o.Data, host)
 			}()
 			if err != nil {
 				return r, fmt.Errorf("%s run %d: %w", mode, i+1, err)
@@ -232,6 +248,7 @@ func Bench(ctx context.Context, o Options) (*Result, error) {
 	if bodyBytes > 0 {
 		r.Ratio = float64(rawBytes) / float64(bodyBytes)
 	}
+	r.PreparedOps = e.prepared()
 	r.RawSeconds, r.RawGBps = median(r.Runs, Raw)
 	r.CompressedSeconds, r.CompressedGBps = median(r.Runs, Compressed)
 	if r.RawSeconds > 0 && r.CompressedSeconds > 0 {
@@ -268,12 +285,12 @@ func rawRun(ctx context.Context, l *link, src, dst cudabridge.DevicePtr, size ui
 }
 
 // compressedRun runs the pipeline once and checks what arrived.
-func compressedRun(ctx context.Context, e *ncclEngine, want, host []byte) (Run, error) {
-	g1 := e.l.g[1]
+func compressedRun(ctx context.Context, e *vkEngine, mv *ncclMover, want, host []byte) (Run, error) {
+	g1 := mv.l.g[1]
 	if err := e.startRun(); err != nil {
 		return Run{}, err
 	}
-	if err := g1.cu.MemsetAsync(g1.st, e.out1.Ptr, 0xA5, e.size); err != nil {
+	if err := g1.cu.MemsetAsync(g1.st, mv.s.out1.Ptr, 0xA5, e.size); err != nil {
 		return Run{}, err
 	}
 	if err := syncStream(ctx, g1.st); err != nil {
@@ -285,20 +302,24 @@ func compressedRun(ctx context.Context, e *ncclEngine, want, host []byte) (Run, 
 	}
 	d := time.Since(t)
 	// CUDA reads the output only after the last decode signalled it.
-	if err := e.orderOutput(); err != nil {
+	if err := mv.orderOutput(e.v(uint64(e.K))); err != nil {
 		return Run{}, err
 	}
 	if err := e.endRun(ctx); err != nil {
 		return Run{}, err
 	}
-	if err := g1.cu.CopyToHost(host, e.out1.Ptr); err != nil {
+	if err := g1.cu.CopyToHost(host, mv.s.out1.Ptr); err != nil {
 		return Run{}, err
 	}
-	s := e.st
-	return Run{Mode: Compressed, Seconds: d.Seconds(), GBps: gbps(e.size, d), BitExact: bytes.Equal(host, want),
+	return e.st.run(e.size, d, bytes.Equal(host, want)), nil
+}
+
+// run is the report of a compressed run of size bytes that took d.
+func (s runStats) run(size uint64, d time.Duration, exact bool) Run {
+	return Run{Mode: Compressed, Seconds: d.Seconds(), GBps: gbps(size, d), BitExact: exact,
 		BodyBytes: int64(s.bodyBytes), EncodeGPU: s.encGPU.Seconds(), DecodeGPU: s.decGPU.Seconds(),
 		HostWaitEncode: s.waitEnc.Seconds(), HostWaitDecode: s.waitDec.Seconds(), HostEnqueue: s.enqueue.Seconds(),
-		HostPrepare: s.prepare.Seconds(), DecodePrepares: s.prepares}, nil
+		HostPrepare: s.prepare.Seconds(), DecodePrepares: s.prepares}
 }
 
 // median is the median seconds of mode's runs and that run's GB/s.

@@ -29,6 +29,7 @@ func TestOptions(t *testing.T) {
 		"empty":         func(o *Options) { o.Data = nil },
 		"chunk align":   func(o *Options) { o.ChunkBytes = 1000 },
 		"chunk too big": func(o *Options) { o.ChunkBytes = 2 << 30 },
+		"too many":      func(o *Options) { o.ChunkBytes = 256 },
 		"in flight":     func(o *Options) { o.InFlight = -1 },
 		"shift":         func(o *Options) { o.Shift = 30 },
 		"mode":          func(o *Options) { o.Modes = []string{"zstd"} },

@@ -11,8 +11,6 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
-	"github.com/vkzip/vkzip/cudabridge"
-	"github.com/vkzip/vkzip/cudabridge/nccl"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -21,19 +19,36 @@ var errAborted = errors.New("gpulink: the transfer was aborted")
 // released is the value abort sets every semaphore to: beyond any value a run waits for.
 const released = 1 << 62
 
-// ncclEngine is the engine of runPipeline on two real GPUs: vkcodec on each, NCCL between them, and the buffers and
-// semaphores they share through cudabridge.
-type ncclEngine struct {
-	l      *link
-	in0    *cudabridge.SharedBuffer // the tensor on GPU 0
-	out1   *cudabridge.SharedBuffer // where it arrives on GPU 1
-	body0  []*cudabridge.SharedBuffer
-	body1  []*cudabridge.SharedBuffer
-	sems   []*cudabridge.SharedSemaphore
-	encSem *cudabridge.SharedSemaphore // GPU 0, Vulkan → CUDA: body k is complete
-	sentS  *cudabridge.SharedSemaphore // GPU 0, CUDA → Vulkan: body k has left its slot
-	recvS  *cudabridge.SharedSemaphore // GPU 1, CUDA → Vulkan: body k has arrived
-	decS   *cudabridge.SharedSemaphore // GPU 1, Vulkan → CUDA: body k has been decoded (its slot is free)
+// mover is the link half of the engine: it queues the move of one body from GPU 0 to GPU 1, ordered by the
+// semaphores (NCCL on CUDA streams in ncclMover; the tests use a host copy).
+type mover interface {
+	// move queues: wait encoded ≥ encV on GPU 0 and decoded ≥ decV on GPU 1 (0: no wait), move n bytes from body
+	// slot to body slot, then signal sent = v on GPU 0 and received = v on GPU 1.
+	move(slot int, n, encV, decV, v uint64) error
+	// idle waits until every queued move has completed.
+	idle(ctx context.Context) error
+}
+
+// buffers are the Vulkan side of what the engine works on: the tensor on GPU 0, its place on GPU 1, the body slots,
+// and the four timeline semaphores (encoded and sent on GPU 0, received and decoded on GPU 1).
+type buffers struct {
+	in0, out1    *vk.Buffer
+	body0, body1 []*vk.Buffer
+	encoded      *vk.Semaphore // GPU 0, Vulkan → link: body k is complete
+	sent         *vk.Semaphore // GPU 0, link → Vulkan: body k has left its slot
+	received     *vk.Semaphore // GPU 1, link → Vulkan: body k has arrived
+	decoded      *vk.Semaphore // GPU 1, Vulkan → link: body k has been decoded (its slot is free)
+}
+
+func (b *buffers) sems() []*vk.Semaphore {
+	return []*vk.Semaphore{b.encoded, b.sent, b.received, b.decoded}
+}
+
+// vkEngine is runPipeline's engine on two GPUs: vkcodec on each, a mover between them.
+type vkEngine struct {
+	b0, b1 *vkcodec.Backend
+	bufs   buffers
+	mv     mover
 
 	size, chunk uint64
 	K, S        int
@@ -59,63 +74,35 @@ type runStats struct {
 	encGPU, decGPU time.Duration // sums of the kernels' timestamps
 	waitEnc        time.Duration // host blocked for encodes to finish
 	waitDec        time.Duration // host blocked for decodes to finish
-	enqueue        time.Duration // host time in the NCCL group calls and stream waits
+	enqueue        time.Duration // host time queueing moves (NCCL group calls and stream waits)
 	prepare        time.Duration // host time preparing decodes for new body lengths
 	prepares       int
 }
 
 func pad256(n uint64) uint64 { return (n + 255) &^ 255 }
 
-// newEngine allocates the shared buffers and semaphores and prepares every chunk's encode (set-up, not timed).
-func newEngine(ctx context.Context, l *link, size, chunk uint64, slots int, shift uint, cb codec.Codebook,
-	checksums bool) (e *ncclEngine, err error) {
+// slots is how many body buffers a transfer of size bytes in chunks of chunk bytes uses, and their size.
+func slotsFor(size, chunk uint64, inflight int, shift uint) (int, uint64) {
 	K := int((size + chunk - 1) / chunk)
-	e = &ncclEngine{l: l, size: size, chunk: chunk, K: K, S: min(slots, K), shift: shift, cb: cb, checksums: checksums,
-		enc: make([]*vkcodec.EncodeOp, K), dec: make([]*vkcodec.DecodeOp, K), decLen: make([]uint64, K)}
-	defer func() {
-		if err != nil {
-			e.close()
-			e = nil
-		}
-	}()
-	g0, g1 := l.g[0], l.g[1]
-	shared := func(g *gpu, n uint64) (*cudabridge.SharedBuffer, error) {
-		return cudabridge.NewSharedBuffer(g.cu, g.vk.VK(), pad256(n))
-	}
-	if e.in0, err = shared(g0, size); err != nil {
-		return nil, fmt.Errorf("tensor buffer on GPU 0: %w", err)
-	}
-	if e.out1, err = shared(g1, size); err != nil {
-		return nil, fmt.Errorf("tensor buffer on GPU 1: %w", err)
-	}
-	maxBody := layout.SZ4{N: chunk / 2, Shift: shift}.MaxBodySize()
-	for i := 0; i < e.S; i++ {
-		b0, err := shared(g0, maxBody)
-		if err != nil {
-			return nil, fmt.Errorf("body buffer on GPU 0: %w", err)
-		}
-		e.body0 = append(e.body0, b0)
-		b1, err := shared(g1, maxBody)
-		if err != nil {
-			return nil, fmt.Errorf("body buffer on GPU 1: %w", err)
-		}
-		e.body1 = append(e.body1, b1)
-	}
-	for _, s := range []struct {
-		g   *gpu
-		dst **cudabridge.SharedSemaphore
-	}{{g0, &e.encSem}, {g0, &e.sentS}, {g1, &e.recvS}, {g1, &e.decS}} {
-		sem, err := cudabridge.NewSharedSemaphore(s.g.cu, s.g.vk.VK(), 0)
-		if err != nil {
-			return nil, fmt.Errorf("shared semaphore: %w", err)
-		}
-		*s.dst = sem
-		e.sems = append(e.sems, sem)
+	return min(inflight, K), pad256(layout.SZ4{N: chunk / 2, Shift: shift}.MaxBodySize())
+}
+
+// newVKEngine prepares every chunk's encode (set-up, not timed). bufs must hold: in0 and out1 of at least
+// pad256(size) bytes, len(body0) == len(body1) == the slots of slotsFor, each of its size.
+func newVKEngine(ctx context.Context, b0, b1 *vkcodec.Backend, bufs buffers, mv mover, size, chunk uint64, shift uint,
+	cb codec.Codebook, checksums bool) (e *vkEngine, err error) {
+	K := int((size + chunk - 1) / chunk)
+	e = &vkEngine{b0: b0, b1: b1, bufs: bufs, mv: mv, size: size, chunk: chunk, K: K, S: len(bufs.body0),
+		shift: shift, cb: cb, checksums: checksums, enc: make([]*vkcodec.EncodeOp, K), dec: make([]*vkcodec.DecodeOp, K),
+		decLen: make([]uint64, K)}
+	if e.S == 0 || len(bufs.body1) != e.S {
+		return nil, fmt.Errorf("gpulink: %d and %d body slots", len(bufs.body0), len(bufs.body1))
 	}
 	for k := 0; k < K; k++ {
-		src := vk.BufferRange{Buf: e.in0.VK, Offset: uint64(k) * chunk}
-		dst := vk.BufferRange{Buf: e.body0[k%e.S].VK}
-		if e.enc[k], err = g0.vk.PrepareEncode(ctx, src, e.values(k), shift, cb, checksums, dst); err != nil {
+		src := vk.BufferRange{Buf: bufs.in0, Offset: uint64(k) * chunk}
+		dst := vk.BufferRange{Buf: bufs.body0[k%e.S]}
+		if e.enc[k], err = b0.PrepareEncode(ctx, src, e.values(k), shift, cb, checksums, dst); err != nil {
+			e.close()
 			return nil, fmt.Errorf("preparing the encode of chunk %d: %w", k, err)
 		}
 	}
@@ -123,28 +110,42 @@ func newEngine(ctx context.Context, l *link, size, chunk uint64, slots int, shif
 }
 
 // values is the number of BF16 values of chunk k.
-func (e *ncclEngine) values(k int) uint64 {
+func (e *vkEngine) values(k int) uint64 {
 	lo := uint64(k) * e.chunk
 	return (min(lo+e.chunk, e.size) - lo) / 2
 }
 
-func (e *ncclEngine) chunks() int { return e.K }
-func (e *ncclEngine) slots() int  { return e.S }
+// prepared counts the codec operations the engine keeps.
+func (e *vkEngine) prepared() int {
+	n := 0
+	for k := range e.enc {
+		if e.enc[k] != nil {
+			n++
+		}
+		if e.dec[k] != nil {
+			n++
+		}
+	}
+	return n
+}
 
-func (e *ncclEngine) v(i uint64) uint64 { return e.base + i }
+func (e *vkEngine) chunks() int { return e.K }
+func (e *vkEngine) slots() int  { return e.S }
 
-func (e *ncclEngine) submitEncode(k int, waitSent uint64) error {
+func (e *vkEngine) v(i uint64) uint64 { return e.base + i }
+
+func (e *vkEngine) submitEncode(k int, waitSent uint64) error {
 	if e.aborted.Load() {
 		return errAborted
 	}
 	var waits []vk.SemaphoreValue
 	if waitSent > 0 {
-		waits = append(waits, e.sentS.At(e.v(waitSent)))
+		waits = append(waits, vk.SemaphoreValue{Sem: e.bufs.sent, Value: e.v(waitSent)})
 	}
-	return e.enc[k].SubmitWith(waits, []vk.SemaphoreValue{e.encSem.At(e.v(uint64(k) + 1))})
+	return e.enc[k].SubmitWith(waits, []vk.SemaphoreValue{{Sem: e.bufs.encoded, Value: e.v(uint64(k) + 1)}})
 }
 
-func (e *ncclEngine) finishEncode(ctx context.Context, k int) (uint64, error) {
+func (e *vkEngine) finishEncode(ctx context.Context, k int) (uint64, error) {
 	t := time.Now()
 	n, err := e.enc[k].Finish(ctx)
 	e.st.waitEnc += time.Since(t)
@@ -153,36 +154,22 @@ func (e *ncclEngine) finishEncode(ctx context.Context, k int) (uint64, error) {
 	return n, err
 }
 
-func (e *ncclEngine) send(k int, n, waitDecoded uint64) error {
+func (e *vkEngine) send(k int, n, waitDecoded uint64) error {
 	if e.aborted.Load() {
 		return errAborted
 	}
 	t := time.Now()
 	defer func() { e.st.enqueue += time.Since(t) }()
-	g0, g1, slot := e.l.g[0], e.l.g[1], k%e.S
-	if err := e.encSem.CU.Wait(g0.st, e.v(uint64(k)+1)); err != nil {
-		return err
-	}
+	var decV uint64
 	if waitDecoded > 0 {
-		if err := e.decS.CU.Wait(g1.st, e.v(waitDecoded)); err != nil {
-			return err
-		}
+		decV = e.v(waitDecoded)
 	}
-	err := e.l.lib.Group(
-		nccl.Send(e.l.comms[0], e.body0[slot].Ptr, n, nccl.Uint8, 1, g0.st),
-		nccl.Recv(e.l.comms[1], e.body1[slot].Ptr, n, nccl.Uint8, 0, g1.st))
-	if err != nil {
-		return err
-	}
-	if err := e.sentS.CU.Signal(g0.st, e.v(uint64(k)+1)); err != nil {
-		return err
-	}
-	return e.recvS.CU.Signal(g1.st, e.v(uint64(k)+1))
+	return e.mv.move(k%e.S, n, e.v(uint64(k)+1), decV, e.v(uint64(k)+1))
 }
 
 // decodeOp returns chunk k's decode for a body of n bytes: the one prepared in an earlier run when the length is
 // the same (the data is), else a new one (the push constants hold the length).
-func (e *ncclEngine) decodeOp(k int, n uint64) (*vkcodec.DecodeOp, error) {
+func (e *vkEngine) decodeOp(k int, n uint64) (*vkcodec.DecodeOp, error) {
 	if e.dec[k] != nil && e.decLen[k] == n {
 		return e.dec[k], nil
 	}
@@ -191,9 +178,9 @@ func (e *ncclEngine) decodeOp(k int, n uint64) (*vkcodec.DecodeOp, error) {
 		e.dec[k] = nil
 	}
 	t := time.Now()
-	body := vk.BufferRange{Buf: e.body1[k%e.S].VK}
-	dst := vk.BufferRange{Buf: e.out1.VK, Offset: uint64(k) * e.chunk}
-	op, err := e.l.g[1].vk.PrepareDecode(context.Background(), body, n, e.values(k), e.shift, e.cb, e.checksums, dst)
+	body := vk.BufferRange{Buf: e.bufs.body1[k%e.S]}
+	dst := vk.BufferRange{Buf: e.bufs.out1, Offset: uint64(k) * e.chunk}
+	op, err := e.b1.PrepareDecode(context.Background(), body, n, e.values(k), e.shift, e.cb, e.checksums, dst)
 	e.st.prepare += time.Since(t)
 	e.st.prepares++
 	if err != nil {
@@ -203,7 +190,7 @@ func (e *ncclEngine) decodeOp(k int, n uint64) (*vkcodec.DecodeOp, error) {
 	return op, nil
 }
 
-func (e *ncclEngine) submitDecode(k int, n uint64) error {
+func (e *vkEngine) submitDecode(k int, n uint64) error {
 	if e.aborted.Load() {
 		return errAborted
 	}
@@ -211,11 +198,12 @@ func (e *ncclEngine) submitDecode(k int, n uint64) error {
 	if err != nil {
 		return err
 	}
-	return op.SubmitWith([]vk.SemaphoreValue{e.recvS.At(e.v(uint64(k) + 1))},
-		[]vk.SemaphoreValue{e.decS.At(e.v(uint64(k) + 1))})
+	v := e.v(uint64(k) + 1)
+	return op.SubmitWith([]vk.SemaphoreValue{{Sem: e.bufs.received, Value: v}},
+		[]vk.SemaphoreValue{{Sem: e.bufs.decoded, Value: v}})
 }
 
-func (e *ncclEngine) finishDecode(ctx context.Context, k int) error {
+func (e *vkEngine) finishDecode(ctx context.Context, k int) error {
 	t := time.Now()
 	err := e.dec[k].Finish(ctx)
 	e.st.waitDec += time.Since(t)
@@ -223,10 +211,10 @@ func (e *ncclEngine) finishDecode(ctx context.Context, k int) error {
 	return err
 }
 
-// abort signals every semaphore from the host far beyond any value a run uses: queued Vulkan submissions and CUDA
-// stream waits all go ahead (on whatever the buffers hold) and drain. A signal still queued on a GPU may write its
+// abort signals every semaphore from the host far beyond any value a run uses: queued Vulkan submissions and
+// queued moves all go ahead (on whatever the buffers hold) and drain. A signal still queued on a GPU may write its
 // own, lower value afterwards, so the release is repeated, with growing values, until close.
-func (e *ncclEngine) abort() {
+func (e *vkEngine) abort() {
 	e.abortOnce.Do(func() {
 		e.aborted.Store(true)
 		e.stopRelease = make(chan struct{})
@@ -234,8 +222,8 @@ func (e *ncclEngine) abort() {
 		go func() {
 			defer e.released.Done()
 			for i := uint64(0); ; i++ {
-				for _, s := range e.sems {
-					s.VK.Signal(released + i)
+				for _, s := range e.bufs.sems() {
+					s.Signal(released + i)
 				}
 				select {
 				case <-e.stopRelease:
@@ -248,7 +236,7 @@ func (e *ncclEngine) abort() {
 }
 
 // startRun begins a run: semaphore values continue from the previous run's, the stats start at zero.
-func (e *ncclEngine) startRun() error {
+func (e *vkEngine) startRun() error {
 	if e.aborted.Load() {
 		return errAborted
 	}
@@ -256,44 +244,30 @@ func (e *ncclEngine) startRun() error {
 	return nil
 }
 
-// endRun waits until both streams are idle and moves the semaphore base past this run.
-func (e *ncclEngine) endRun(ctx context.Context) error {
-	for _, g := range e.l.g {
-		if err := syncStream(ctx, g.st); err != nil {
-			return err
-		}
+// endRun waits until the link is idle and moves the semaphore base past this run.
+func (e *vkEngine) endRun(ctx context.Context) error {
+	if err := e.mv.idle(ctx); err != nil {
+		return err
 	}
 	e.base += uint64(e.K)
 	return nil
 }
 
-// orderOutput makes GPU 1's stream wait until the last decode of the run wrote the output (before a CUDA read).
-func (e *ncclEngine) orderOutput() error {
-	return e.decS.CU.Wait(e.l.g[1].st, e.v(uint64(e.K)))
-}
-
-func (e *ncclEngine) close() {
+// close waits for the devices and releases the prepared operations (not the buffers).
+func (e *vkEngine) close() {
 	if e == nil {
 		return
 	}
 	// After this no abort starts, and one in progress has finished setting stopRelease.
 	e.abortOnce.Do(func() {})
-	defer func() {
-		if e.stopRelease != nil {
-			close(e.stopRelease)
-			e.released.Wait()
-		}
-		for _, s := range e.sems {
-			s.Close()
-		}
-	}()
-	for _, g := range e.l.g {
-		if g.st != nil {
-			g.st.Synchronize()
-		}
-		if g.vk != nil {
-			g.vk.VK().WaitIdle()
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	e.mv.idle(ctx)
+	cancel()
+	e.b0.VK().WaitIdle()
+	e.b1.VK().WaitIdle()
+	if e.stopRelease != nil {
+		close(e.stopRelease)
+		e.released.Wait()
 	}
 	for _, op := range e.enc {
 		if op != nil {
@@ -303,11 +277,6 @@ func (e *ncclEngine) close() {
 	for _, op := range e.dec {
 		if op != nil {
 			op.Close()
-		}
-	}
-	for _, b := range append(append([]*cudabridge.SharedBuffer{e.in0, e.out1}, e.body0...), e.body1...) {
-		if b != nil {
-			b.Close()
 		}
 	}
 }
