@@ -259,10 +259,10 @@ func TestStandInLibrary(t *testing.T) {
 
 	// Arguments refused before NCCL sees them.
 	for _, bad := range [][]Op{
-		{Send(comms[0], 0x1000, 4, Uint8, 0, st0)},         // to itself
-		{Send(comms[0], 0, 4, Uint8, 1, st0)},              // null buffer
+		{Send(comms[0], 0x1000, 4, Uint8, 0, st0)},        // to itself
+		{Send(comms[0], 0, 4, Uint8, 1, st0)},             // null buffer
 		{Send(comms[0], 0x1000, 4, DataType(99), 1, st0)}, // unknown type
-		{Send(comms[0], 0x1000, 4, Uint8, 1, nil)},         // no stream
+		{Send(comms[0], 0x1000, 4, Uint8, 1, nil)},        // no stream
 	} {
 		if err := l.Group(bad...); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Group(%+v): %v, want ErrInvalid", bad[0], err)
