@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # gpu-nccl.sh: KV transfer between the two GPUs of an nvidia-h200-x2 machine over NCCL, raw against compressed.
 #
-# Run from the repo root on the GPU machine (device tool, kind nvidia-h200-x2, carry [".gl", ".devbin"]), after
-# preparing on the Go machine with ../shared/device/prepare.sh (it builds .devbin/vkzip and the test binaries of
-# this tree). Steps, each bounded by `timeout`, all output short (full logs in $OUT):
+# Prepare on the Go machine, from the repo root: `bash scripts/gpu-nccl.sh prepare` builds what this script runs into
+# .devbin (vkzip, the transfer/gpulink and cudabridge/nccl test binaries, gpu.sh), leaving other files there as they
+# are; .gl (the Vulkan loader packages) must exist already (../shared/device/prepare.sh makes it). Then run it from
+# the repo root on the GPU machine: device tool, kind nvidia-h200-x2, carry [".gl", ".devbin"], command
+# `bash scripts/gpu-nccl.sh`. Steps there, each bounded by `timeout`, all output short (full logs in $OUT):
 #   1. nvidia-smi topo -m (how the GPUs are linked)                          → $OUT/topo.txt
 #   2. libnccl.so.2 from the Python package nvidia-nccl-cu13 (or $VKZIP_NCCL_LIB)
 #   3. a 1 MiB NCCL sanity transfer with NCCL_DEBUG=INFO (first lines shown) → $OUT/check.log
@@ -14,6 +16,22 @@
 # Exit status: 0 when the sanity transfer and the 256 MiB and 2 GiB benches ran bit-exact, 1 otherwise, 2 when it
 # cannot run (no vkzip with --transport nccl, no NCCL). DEADLINE (seconds, default 540) stops the optional steps.
 set -uo pipefail
+if [ "${1:-}" = prepare ]; then
+  set -e
+  [ -d .gl ] || { echo "no .gl here: run ../shared/device/prepare.sh (or /work/shared/device/prepare.sh) first"; exit 2; }
+  mkdir -p .devbin/tests
+  go build -ldflags='-s -w' -o .devbin/vkzip ./cmd/vkzip
+  for p in transfer/gpulink cudabridge/nccl; do
+    n=$(echo "$p" | tr '/.' '__')
+    go test -c -ldflags='-s -w' -o ".devbin/tests/$n.test" "./$p"
+    echo "$p" > ".devbin/tests/$n.dir"
+  done
+  here=$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")
+  for g in "$here/../shared/device/gpu.sh" /work/shared/device/gpu.sh; do [ -f "$g" ] && { cp "$g" .devbin/gpu.sh; break; }; done
+  [ -f .devbin/gpu.sh ] || { echo "no gpu.sh found to copy into .devbin"; exit 2; }
+  du -sh .gl .devbin
+  exit 0
+fi
 # NVLink multicast stays off in this process and every child (vkzip sets these itself too).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 unset NCCL_DEBUG # NCCL logs to stdout: only the sanity step turns it on
