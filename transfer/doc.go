@@ -12,8 +12,8 @@
 // The ends speak a small versioned protocol (see protocol.go: hello with version, mode, chunk size and codebook;
 // data frames with sequence number, raw length and payload length; an end frame with the hash and total length;
 // the receiver's result) over a Transport, which carries whole messages. ConnTransport is the TCP one (any
-// net.Conn); Dial and Accept make one. Another link, such as NCCL between two GPUs through the cudabridge, is a
-// new Transport: see its documentation.
+// net.Conn); Dial and Accept make one. Another host link is a new Transport: see its documentation. Tensors that
+// live in GPU memory travel between two GPUs without this package: transfer/gpulink (NCCL, Vulkan codec).
 //
 //	// receiving end
 //	l, _ := net.Listen("tcp", ":7468")

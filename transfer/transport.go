@@ -17,10 +17,9 @@ import (
 // Transport carries the messages of one transfer between its two ends: whole messages, reliably and in order, in
 // both directions. One goroutine may Send while another Recvs; neither is called concurrently with itself.
 //
-// The TCP implementation is ConnTransport. Another link (NCCL between two GPUs through the cudabridge, RDMA, a
-// shared-memory ring) plugs in by implementing these three methods: Send as a length followed by the bytes
-// (ncclSend of an 8-byte size, then of the message), Recv into the caller's buffer, Close releasing the
-// communicator. Messages are at most a few MiB (a chunk and its 24-byte header), so staging them through a fixed
+// The TCP implementation is ConnTransport. Another link for host memory (RDMA, a shared-memory ring) plugs in by
+// implementing these three methods: Send as a length followed by the bytes, Recv into the caller's buffer, Close
+// releasing the link. (GPU-resident tensors between two GPUs go through transfer/gpulink instead.) Messages are at most a few MiB (a chunk and its 24-byte header), so staging them through a fixed
 // pinned buffer per direction is enough. The pipeline never needs more than one outstanding Send and one Recv.
 type Transport interface {
 	// Send transmits the concatenation of parts as one message (a header and a payload, without copying them

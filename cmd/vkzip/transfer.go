@@ -92,11 +92,25 @@ which reports; the listener serves --count transfers (default: one per mode and 
 process: in loopback both ends, in two-process runs each end its own.
 
 Data: kvlike (KV-cache-like BF16 with the exponent distribution of the shared KV corpus), gauss, escapes=P, or a
-file (its BF16 tensors, tiled to --size).`,
+file (its BF16 tensors, tiled to --size).
+
+--transport nccl sends between two GPUs of this host instead (CUDA devices --gpus, default 0,1): the tensor lies
+in GPU 0's memory, raw mode sends its bytes with one NCCL send, vkzip mode encodes --chunk-sized pieces with the
+Vulkan codec on GPU 0, sends the bodies with NCCL and decodes them on GPU 1, --inflight chunks at a time, every
+hand-off ordered by semaphores shared between Vulkan and CUDA (there --chunk defaults to 32MiB, a multiple of 256
+bytes up to 1GiB, --inflight to 4 and --repeat to 3, after --warmup runs). It needs the NVIDIA driver
+(libcuda.so.1), a Vulkan loader and NCCL (libnccl.so.2, or --nccl-lib / $VKZIP_NCCL_LIB; e.g. the Python package
+nvidia-nccl-cu13). Times run from the first call of a transfer until the tensor is complete on GPU 1; each run's
+output is copied to the host once afterwards and compared with the input (not timed). --check runs only a 1 MiB
+NCCL transfer between ordinary CUDA buffers. The process sets NCCL_NVLS_ENABLE=0,
+TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 (NVLink multicast stays off) and, unless set,
+NCCL_P2P_DIRECT_DISABLE=1.`,
 	examples: `  vkzip transfer-bench --size 256MiB
   vkzip transfer-bench --size 1GiB --rate 2gbit --json
   vkzip transfer-bench --listen 10.0.0.1:7468                  # receiving end
-  vkzip transfer-bench --connect 10.0.0.1:7468 --size 1GiB     # sending end: reports`,
+  vkzip transfer-bench --connect 10.0.0.1:7468 --size 1GiB     # sending end: reports
+  vkzip transfer-bench --transport nccl --size 2GiB --chunk 64MiB --inflight 4 --json
+  vkzip transfer-bench --transport nccl --check`,
 	run: runTransferBench,
 }
 
@@ -531,12 +545,23 @@ func runTransferBench(ctx context.Context, v *verb, args []string) error {
 	count := fs.Int("count", 0, "with --listen: transfers to serve (default: one per mode and repeat)")
 	wait := fs.Duration("wait", 10*time.Second, "with --connect: keep retrying a refused connection for this `duration`")
 	asJSON := fs.Bool("json", false, "print a JSON object")
+	nf := addNCCLFlags(fs)
 	pos, err := parseArgs(v, fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
 		return usagef("transfer-bench takes no arguments, got %q", pos[0])
+	}
+	switch nf.transport {
+	case "tcp":
+		if set := setFlags(fs, "gpus", "nccl-lib", "check", "warmup", "raw-from"); len(set) > 0 {
+			return usagef("--%s applies to --transport nccl only", set[0])
+		}
+	case "nccl":
+		return runTransferBenchNCCL(ctx, fs, nf, tf, *sizeS, *data, *seed, *modesS, *repeat, *asJSON)
+	default:
+		return usagef("--transport %q: want tcp or nccl", nf.transport)
 	}
 	if *listen != "" && *connect != "" {
 		return usagef("--listen and --connect exclude each other")
