@@ -162,12 +162,12 @@ for mode in raw vkzip; do
 			exit 1
 		fi
 	done
-	if [[ $(jget "$work/send-$mode.json" sha256) != "$(jget "$work/recv-$mode.json" sha256)" ]]; then
-		say "FAIL: $mode: SHA-256 differs between the ends"
+	if [[ $(jget "$work/send-$mode.json" digest) != "$(jget "$work/recv-$mode.json" digest)" ]]; then
+		say "FAIL: $mode: digest differs between the ends"
 		exit 1
 	fi
 done
-if [[ $(jget "$work/send-raw.json" sha256) != "$(jget "$work/send-vkzip.json" sha256)" ]]; then
+if [[ $(jget "$work/send-raw.json" digest) != "$(jget "$work/send-vkzip.json" digest)" ]]; then
 	say "FAIL: the raw and compressed runs did not send the same data"
 	exit 1
 fi

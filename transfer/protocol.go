@@ -28,7 +28,8 @@ import (
 //
 // The hash is the SHA-256 of the raw stream (what sha256sum prints), computed in order on one core at each end:
 // about 1-2 GB/s, a limit above some 10 Gbit/s. With chunk hashing it is instead the SHA-256 of the concatenated
-// SHA-256 digests of the chunks (each chunk's raw bytes as framed), which the workers compute in parallel.
+// SHA-256 digests of the chunks (each chunk's raw bytes as framed), which the workers compute in parallel. Hello
+// flag xxh3 replaces SHA-256 by XXH3-128 in both (16 bytes, then 16 zero bytes in the 32-byte digest fields).
 
 // Version is the protocol version this package speaks.
 const Version = 1
@@ -60,6 +61,7 @@ const (
 	flagCodebook  = 1 << 0
 	flagChecksums = 1 << 1
 	flagChunkHash = 1 << 2
+	flagXXH3      = 1 << 3 // the digest is XXH3-128 instead of SHA-256
 )
 
 // Mode says how data frames carry the stream.
@@ -86,6 +88,7 @@ type hello struct {
 	mode       Mode
 	checksums  bool
 	chunkHash  bool
+	hash       Hash
 	chunk      uint32 // raw bytes per data frame
 	codecChunk uint32 // SplitZip-4 chunk in values (compressed mode)
 	codebook   *codec.Codebook
@@ -106,6 +109,9 @@ func appendHello(b []byte, h *hello) []byte {
 	}
 	if h.chunkHash {
 		flags |= flagChunkHash
+	}
+	if h.hash == XXH3 {
+		flags |= flagXXH3
 	}
 	b = append(b, uint8(h.mode), flags)
 	b = le.AppendUint32(b, h.chunk)
@@ -139,11 +145,14 @@ func parseHello(m []byte) (*hello, error) {
 	if h.mode != Raw && h.mode != Compressed {
 		return nil, errorf(ErrProtocol, "unknown mode %d", h.mode)
 	}
-	if flags&^(flagCodebook|flagChecksums|flagChunkHash) != 0 {
+	if flags&^(flagCodebook|flagChecksums|flagChunkHash|flagXXH3) != 0 {
 		return nil, errorf(ErrProtocol, "unknown hello flags %#x", flags)
 	}
 	h.checksums = flags&flagChecksums != 0
 	h.chunkHash = flags&flagChunkHash != 0
+	if flags&flagXXH3 != 0 {
+		h.hash = XXH3
+	}
 	h.chunk = le.Uint32(m[9:])
 	h.codecChunk = le.Uint32(m[13:])
 	var cb codec.Codebook

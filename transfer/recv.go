@@ -2,7 +2,6 @@ package transfer
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +26,7 @@ type recvSlot struct {
 	out []byte // the chunk's bytes, to write
 	seq int64
 	n   int
-	sum [32]byte // the chunk's SHA-256 (chunk hashing)
+	sum [DigestSize]byte // the chunk's digest (chunk hashing)
 }
 
 // Receive accepts one transfer from a Send at the other end of t and writes the stream to dst in order: it
@@ -96,7 +95,7 @@ func (r *receiver) run(parent context.Context) (*Stats, error) {
 		return st, err
 	}
 	r.h = h
-	st.Mode, st.ChunkSize, st.Codebook, st.Checksums, st.ChunkHash = h.mode, int(h.chunk), h.codebook, h.checksums, h.chunkHash
+	st.Mode, st.ChunkSize, st.Codebook, st.Checksums, st.ChunkHash, st.Hash = h.mode, int(h.chunk), h.codebook, h.checksums, h.chunkHash, h.hash
 	if err := r.t.Send(ctx, appendHelloAck(nil, statusOK, "")); err != nil {
 		return st, err
 	}
@@ -313,7 +312,7 @@ func (r *receiver) decode(ctx context.Context, work <-chan *recvSlot, done chan<
 			sl.out = out
 		}
 		if r.h.chunkHash {
-			sl.sum = sha256.Sum256(sl.out)
+			sl.sum = r.h.hash.sum(sl.out)
 		}
 		done <- sl // never blocks
 	}
@@ -321,14 +320,14 @@ func (r *receiver) decode(ctx context.Context, work <-chan *recvSlot, done chan<
 
 // write hashes and writes chunks in sequence order and returns their slots to the pool.
 func (r *receiver) write(ctx context.Context, done <-chan *recvSlot, free chan<- *recvSlot) error {
-	h := sha256.New()
+	h := r.h.hash.newDigest()
 	pending := make(map[int64]*recvSlot, r.o.InFlight)
 	next := int64(0)
 	for {
 		select {
 		case sl, ok := <-done:
 			if !ok {
-				h.Sum(r.sum[:0])
+				r.sum = h.Sum()
 				return nil
 			}
 			pending[sl.seq] = sl

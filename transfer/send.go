@@ -2,7 +2,6 @@ package transfer
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +45,8 @@ type Options struct {
 	// ChunkHash verifies delivery with the SHA-256 of the chunks' SHA-256 digests, computed by the workers in
 	// parallel, instead of the SHA-256 of the stream, which runs on one core at each end (about 1-2 GB/s).
 	ChunkHash bool
+	// Hash is the digest that verifies delivery (SHA256, the default, or XXH3).
+	Hash Hash
 }
 
 func (o *Options) fill() error {
@@ -61,6 +62,9 @@ func (o *Options) fill() error {
 	}
 	if o.CodecChunk == 0 {
 		o.CodecChunk = 1 << layout.DefaultChunkShift
+	}
+	if !o.Hash.valid() {
+		return fmt.Errorf("transfer: unknown hash %d", o.Hash)
 	}
 	o.Workers, o.InFlight = pool(o.Workers, o.InFlight)
 	return nil
@@ -87,8 +91,9 @@ type Stats struct {
 	// BytesSent and BytesReceived are what this end moved through the transport: every message, with the
 	// transport's framing where it counts its bytes (Counter), else the messages' bytes.
 	BytesSent, BytesReceived int64
-	SHA256                   [32]byte // of the raw stream, or of its chunks' digests (ChunkHash)
+	SHA256                   [32]byte // the digest (Hash) of the raw stream, or of its chunks' digests (ChunkHash)
 	ChunkHash                bool
+	Hash                     Hash
 	Verified                 bool // the receiver's hash and length matched the sender's
 	Duration                 time.Duration
 	Codebook                 *codec.Codebook // the fixed codebook announced in the hello, if any
@@ -196,7 +201,7 @@ type sendSlot struct {
 	hdr     [dataHeaderSize]byte
 	payload []byte // raw or enc
 	seq     int64
-	sum     [32]byte // the chunk's SHA-256 (ChunkHash)
+	sum     [DigestSize]byte // the chunk's digest (ChunkHash)
 }
 
 // Send streams src over t to a Receive at the other end: it reads src in chunks, encodes them on Workers
@@ -262,7 +267,7 @@ type verdict struct {
 
 func (s *sender) run(parent context.Context) (*Stats, error) {
 	st := &Stats{Mode: s.o.Mode, ChunkSize: s.o.ChunkSize, Codebook: s.o.Codebook, Checksums: !s.o.NoChecksums,
-		Workers: s.o.Workers, InFlight: s.o.InFlight, ChunkHash: s.o.ChunkHash}
+		Workers: s.o.Workers, InFlight: s.o.InFlight, ChunkHash: s.o.ChunkHash, Hash: s.o.Hash}
 	sent0, recv0 := counts(s.t)
 	defer func() {
 		sent1, recv1 := counts(s.t)
@@ -273,7 +278,7 @@ func (s *sender) run(parent context.Context) (*Stats, error) {
 	defer cancel(nil)
 
 	h := hello{version: Version, mode: s.o.Mode, checksums: !s.o.NoChecksums, chunk: uint32(s.o.ChunkSize),
-		codecChunk: uint32(s.o.CodecChunk), codebook: s.o.Codebook, chunkHash: s.o.ChunkHash}
+		codecChunk: uint32(s.o.CodecChunk), codebook: s.o.Codebook, chunkHash: s.o.ChunkHash, hash: s.o.Hash}
 	if s.o.Mode == Raw {
 		h.checksums, h.codecChunk, h.codebook = false, 0, nil
 		st.Codebook, st.Checksums = nil, false
@@ -441,7 +446,7 @@ func (s *sender) pipeline(parent context.Context) error {
 // sequence order.
 func (s *sender) read(ctx context.Context, free <-chan *sendSlot, work chan<- *sendSlot) error {
 	defer close(work)
-	h := sha256.New()
+	h := s.o.Hash.newDigest()
 	for seq := int64(0); ; seq++ {
 		var sl *sendSlot
 		select {
@@ -476,7 +481,7 @@ func (s *sender) read(ctx context.Context, free <-chan *sendSlot, work chan<- *s
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
 			if !s.o.ChunkHash {
-				h.Sum(s.sum[:0])
+				s.sum = h.Sum()
 			}
 			return nil
 		case err != nil:
@@ -499,7 +504,7 @@ func (s *sender) encode(ctx context.Context, work <-chan *sendSlot, done chan<- 
 			return nil
 		}
 		if s.o.ChunkHash {
-			sl.sum = sha256.Sum256(sl.raw)
+			sl.sum = s.o.Hash.sum(sl.raw)
 		}
 		if s.c != nil {
 			if sl.enc == nil {
@@ -525,13 +530,13 @@ func (s *sender) encode(ctx context.Context, work <-chan *sendSlot, done chan<- 
 func (s *sender) sendInOrder(ctx context.Context, done <-chan *sendSlot, free chan<- *sendSlot) error {
 	pending := make(map[int64]*sendSlot, s.o.InFlight)
 	next := int64(0)
-	h := sha256.New() // of the chunk digests (ChunkHash)
+	h := s.o.Hash.newDigest() // of the chunk digests (ChunkHash)
 	for {
 		select {
 		case sl, ok := <-done:
 			if !ok {
 				if s.o.ChunkHash {
-					h.Sum(s.sum[:0])
+					s.sum = h.Sum()
 				}
 				return nil
 			}

@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zeebo/xxh3"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/synth"
@@ -234,6 +236,9 @@ func TestTamper(t *testing.T) {
 		{"compressed metadata", Compressed, false, false, at(1, one(func(m []byte) { m[dataHeaderSize+22] ^= 1 })), ErrPayload, codec.ErrChecksum, "send"},
 		{"end hash", Compressed, false, false, at(7, one(func(m []byte) { m[30] ^= 1 })), ErrHashMismatch, nil, ""},
 		{"end length", Raw, false, false, at(7, one(func(m []byte) { m[16]++ })), ErrHashMismatch, nil, ""},
+		{"raw payload bit, xxh3", Raw, false, false, at(2, one(func(m []byte) { m[dataHeaderSize+100] ^= 1 })), ErrHashMismatch, nil, ""},
+		{"raw payload bit, xxh3 chunk hash", Raw, false, true, at(3, one(func(m []byte) { m[dataHeaderSize+9] ^= 4 })), ErrHashMismatch, nil, ""},
+		{"end hash, xxh3", Compressed, false, false, at(7, one(func(m []byte) { m[40] ^= 1 })), ErrHashMismatch, nil, ""},
 		{"end chunk count", Raw, false, false, at(7, one(func(m []byte) { m[8]-- })), ErrProtocol, nil, "send"},
 		{"kind", Raw, false, false, at(3, one(func(m []byte) { m[0] = 99 })), ErrProtocol, nil, "send"},
 		{"sequence", Compressed, false, false, at(3, one(func(m []byte) { m[8] = 9 })), ErrProtocol, nil, "send"},
@@ -261,6 +266,9 @@ func TestTamper(t *testing.T) {
 			noLeaks(t)
 			snd, rcv := tcpPair(t)
 			o := Options{Mode: tc.mode, ChunkSize: chunk, NoChecksums: tc.noCRC, Workers: 2, InFlight: 3, ChunkHash: tc.chunkSum}
+			if strings.Contains(tc.name, "xxh3") {
+				o.Hash = XXH3
+			}
 			out := transfer(context.Background(), &tamper{Transport: snd, fn: tc.fn}, rcv, bytes.NewReader(data), o,
 				ReceiveOptions{}, io.Discard)
 			require.Error(t, out.rerr)
@@ -616,6 +624,7 @@ func TestProtocol(t *testing.T) {
 	for _, h := range []hello{
 		{version: Version, mode: Raw, chunk: 4096},
 		{version: Version, mode: Compressed, checksums: true, chunk: 4 << 20, codecChunk: 65536, codebook: &cb},
+		{version: Version, mode: Compressed, chunkHash: true, hash: XXH3, chunk: 1 << 20, codecChunk: 1024},
 	} {
 		m := appendHello(nil, &h)
 		require.Len(t, m, helloSize)
@@ -642,10 +651,49 @@ func TestProtocol(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	for _, o := range []Options{{ChunkSize: 3}, {ChunkSize: 100}, {ChunkSize: MaxChunkSize + 2}, {Mode: 9}} {
+	for _, o := range []Options{{ChunkSize: 3}, {ChunkSize: 100}, {ChunkSize: MaxChunkSize + 2}, {Mode: 9}, {Hash: 7}} {
 		_, err := Send(context.Background(), nil, nil, o)
 		assert.Error(t, err, "%+v", o)
 	}
 	_, err := Send(context.Background(), nil, nil, Options{Mode: Compressed, CodecChunk: 1000})
 	assert.ErrorIs(t, err, codec.ErrInvalidInput)
+}
+
+// TestXXH3 checks the fast digest end to end: both ends agree, the digest is the XXH3-128 of the stream (computed
+// independently here), and with chunk hashing the XXH3-128 of the chunks' XXH3-128 digests.
+func TestXXH3(t *testing.T) {
+	noLeaks(t)
+	const chunk = 32 << 10
+	data := kv(5*chunk+77, 11)
+	for _, ch := range []bool{false, true} {
+		for _, mode := range []Mode{Raw, Compressed} {
+			snd, rcv := pipePair(t)
+			o := Options{Mode: mode, ChunkSize: chunk, Workers: 2, InFlight: 3, ChunkHash: ch, Hash: XXH3}
+			out := transfer(context.Background(), snd, rcv, bytes.NewReader(data), o, ReceiveOptions{}, nil)
+			require.NoError(t, out.serr)
+			require.NoError(t, out.rerr)
+			require.True(t, bytes.Equal(data, out.got))
+			assert.Equal(t, XXH3, out.rst.Hash, "the receiver learns the hash from the hello")
+			assert.Equal(t, out.sst.SHA256, out.rst.SHA256)
+			var want [DigestSize]byte
+			if ch {
+				h := xxh3.New()
+				for off := 0; off < len(data); off += chunk {
+					d := xxh3.Hash128(data[off:min(off+chunk, len(data))]).Bytes()
+					h.Write(append(d[:], make([]byte, 16)...))
+				}
+				v := h.Sum128().Bytes()
+				copy(want[:], v[:])
+			} else {
+				v := xxh3.Hash128(data).Bytes()
+				copy(want[:], v[:])
+			}
+			assert.Equal(t, want, out.sst.SHA256, "chunk hash %v, %v", ch, mode)
+		}
+	}
+	h, err := ParseHash("xxh3")
+	require.NoError(t, err)
+	assert.Equal(t, XXH3, h)
+	_, err = ParseHash("md5")
+	assert.Error(t, err)
 }
