@@ -2,7 +2,7 @@
 # TCP transfer on the GPU machine: raw against compressed (GPU codec) between two network namespaces, at shaped
 # rates. The device image has no iproute2: carry its Debian packages in .net/ (apt-get download iproute2 and its
 # libraries there) and this script unpacks them into /opt/net, with ip/tc wrappers on PATH.
-# Usage (repo root, device machine, carry .gl .devbin .net): bash scripts/gpu-tcp.sh [RATES...]
+# Usage (repo root, device machine, carry .gl .devbin .net): [PAIRS="vulkan/cpu ..."] [EXTRA="--hash xxh3"] bash scripts/gpu-tcp.sh [RATES...]
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 bash .devbin/gpu.sh true >/dev/null 2>&1
@@ -28,7 +28,7 @@ for rate in "${rates[@]}"; do
   for pair in ${PAIRS:-vulkan/vulkan cpu/cpu}; do
     sb=${pair%/*} rb=${pair#*/}
     echo "=== $rate send $sb recv $rb"
-    SEND_FLAGS="--backend $sb --chunk-hash --codebook $PWD/.devbin/cb.json --workers $W" RECV_FLAGS="--backend $rb --workers $W" \
+    SEND_FLAGS="--backend $sb --chunk-hash --codebook $PWD/.devbin/cb.json --workers $W ${EXTRA:-}" RECV_FLAGS="--backend $rb --workers $W" \
       timeout 75 bash scripts/transfer-netns.sh "$rate" > "$OUT/tcp-$rate-$sb-$rb.log" 2>&1; echo "rc=$?"
     grep -E '^(raw|vkzip) |^rate |FAIL|warning|failed' "$OUT/tcp-$rate-$sb-$rb.log" | head -8
   done
