@@ -81,7 +81,11 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 	}
 	if wantBody {
 		n := c.values()
-		dst := poisoned(0, int(layout.SZ4{N: n, Shift: shift}.MaxBodySize())+len(in)+4096)
+		fd, ok := codec.LookupFormat(f.ID)
+		if !ok {
+			return e, fmt.Errorf("case %s: format %d is not in this build", c.ID, f.ID)
+		}
+		dst := poisoned(0, int(fd.MaxBody(n, dt.Size(), shift))+len(in)+4096)
 		jobs := []codec.EncodeJob{{Format: f.ID, Src: in, N: n, Shift: shift, Codebook: cb,
 			Checksums: c.Checksums, Dst: dst}}
 		if e.bodyErr = b.Encode(ctx, jobs); e.bodyErr == nil {

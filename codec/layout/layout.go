@@ -43,7 +43,7 @@ const NoCodebook = 0xFFFFFFFF
 const (
 	FormatStored    = 0 // bytes as they are, with a CRC-32C
 	FormatSplitZip4 = 1 // 4-bit exponent codes + sign/mantissa bytes + sparse escapes (BF16)
-	// 2..255 reserved: zf12, tbe3, auto, entropy-coded.
+	// 2 zf12, 3 tbe3, 4 auto, 5 an entropy-coded mode, 8..15 exponent formats of other dtypes; others reserved.
 )
 
 // Chunking of coded formats.

@@ -139,9 +139,9 @@ func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPl
 	return p, err
 }
 
-// Encode encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the three passes
+// encodeSZ4 encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the three passes
 // run for every job, and the outputs come back through staging.
-func (b *Backend) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
+func (b *Backend) encodeSZ4(ctx context.Context, jobs []codec.EncodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
@@ -385,10 +385,10 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 	return nil
 }
 
-// Decode decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
+// decodeSZ4 decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
 // kernel checks them again, as it must for bodies that never pass through host memory); per-job verdicts come back
 // as status words.
-func (b *Backend) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
+func (b *Backend) decodeSZ4(ctx context.Context, jobs []codec.DecodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.Err = nil
