@@ -550,9 +550,13 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 		r := &ct.Recs[k]
 		size := int(r.RawSize())
 		if !r.Blob && r.Format != layout.FormatStored {
+			var cb *Codebook
+			if r.Codebook != layout.NoCodebook {
+				cb = &ct.Codebooks[r.Codebook]
+			}
 			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
-				N: r.Elements, Shift: uint(r.Shift), Codebook: &ct.Codebooks[r.Codebook],
-				Checksums: ct.Checksums(), Dst: out[pos : pos+size : pos+size]})
+				N: r.Elements, Shift: uint(r.Shift), Codebook: cb, Checksums: ct.Checksums(),
+				Dst: out[pos : pos+size : pos+size]})
 		}
 		pos += size
 	}

@@ -61,7 +61,7 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 	}
 	opts := []codec.Option{codec.WithBackend(b), codec.WithFormat(f.Name), codec.WithChunkSize(c.Chunk),
 		codec.WithChecksums(c.Checksums)}
-	if !c.Calibrate {
+	if cb != nil && !c.Calibrate {
 		opts = append(opts, codec.WithCodebook(*cb))
 	}
 	cc, err := codec.New(opts...)
@@ -141,12 +141,12 @@ func decodeInvalid(ctx context.Context, b codec.Backend, f Format, base *Case, i
 		_, err := decodeContainer(b, payload)
 		return err, nil
 	}
-	cb, err := parseCodebook(base.Codebook)
+	cb, err := caseCodebook(base.Codebook)
 	if err != nil {
 		return nil, err
 	}
 	if iv.Codebook != "" {
-		if cb, err = parseCodebook(iv.Codebook); err != nil {
+		if cb, err = caseCodebook(iv.Codebook); err != nil {
 			return nil, err
 		}
 	}
@@ -158,7 +158,7 @@ func decodeInvalid(ctx context.Context, b codec.Backend, f Format, base *Case, i
 	if err != nil {
 		return nil, err
 	}
-	_, verdict, callErr = decodeBodyCall(ctx, b, f, base, &cb, checksums, payload, int(base.values())*dt.Size())
+	_, verdict, callErr = decodeBodyCall(ctx, b, f, base, cb, checksums, payload, int(base.values())*dt.Size())
 	return verdict, callErr
 }
 

@@ -114,17 +114,23 @@ func printInspect(w io.Writer, out *inspectOut) {
 			fmt.Fprintf(w, "  codebook %d: %s\n", i, joinInts(cb[:]))
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "#\tkind\tname\tdtype\tshape\tformat\tchunk\tchunks\traw\tescapes\tesc %\traw blocks\tbytes\traw bytes\tratio\tchunk mix")
+		fmt.Fprintln(tw, "#\tkind\tname\tdtype\tshape\tformat\tchunk\tchunks\traw\tescapes\tesc %\traw blocks\tbytes\traw bytes\tratio\t  chunk mix\t")
 		for i, r := range c.Records {
 			if r.Kind == "blob" {
-				fmt.Fprintf(tw, "%d\tblob\t\t\t\t(inline)\t\t\t\t\t\t\t-\t%d\t\t\n", i, r.RawBytes)
+				fmt.Fprintf(tw, "%d\tblob\t\t\t\t(inline)\t\t\t\t\t\t\t-\t%d\t\t\t\n", i, r.RawBytes)
 				continue
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.4f\t%s\n", i, r.Kind, r.Name, r.DType,
+			esc, escPct, rawBlocks := "", "", ""
+			if hasChunks(r.Mix, "splitzip4") {
+				esc, escPct = fmt.Sprint(r.Escapes), escPercent(&r.RecordInfo)
+			}
+			if hasChunks(r.Mix, "zf12") {
+				rawBlocks = fmt.Sprint(r.RawBlocks)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.4f\t  %s\t\n", i, r.Kind, r.Name, r.DType,
 				shapeString(r.Shape), r.Format, codedCell(&r.RecordInfo, r.ChunkSize), codedCell(&r.RecordInfo, r.Chunks),
-				codedCell(&r.RecordInfo, r.RawChunks), codedCell(&r.RecordInfo, r.Escapes), escPercent(&r.RecordInfo),
-				codedCell(&r.RecordInfo, r.RawBlocks), r.Bytes, r.RawBytes, ratio(int64(r.RawBytes), int64(r.Bytes)),
-				mixString(r.Mix))
+				codedCell(&r.RecordInfo, r.RawChunks), esc, escPct, rawBlocks, r.Bytes, r.RawBytes,
+				ratio(int64(r.RawBytes), int64(r.Bytes)), mixString(r.Mix))
 		}
 		tw.Flush()
 		for i, r := range c.Records {
@@ -141,6 +147,16 @@ func printInspect(w io.Writer, out *inspectOut) {
 			tw.Flush()
 		}
 	}
+}
+
+// hasChunks reports whether any chunk of a tensor is coded in format.
+func hasChunks(m []codec.MixCount, format string) bool {
+	for _, x := range m {
+		if x.Format == format {
+			return true
+		}
+	}
+	return false
 }
 
 // mixString is a tensor's chunk mix in one cell: "splitzip4 31, splitzip4/raw 1".

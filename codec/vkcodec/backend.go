@@ -149,7 +149,8 @@ func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
 	tables := uint32(nTables * 1024 * b.o.Repl)
 	encode = 4 * (tables + 256 + uint32(b.o.ListCap) + 4*wg + 1)
 	decode = 4 * (tables + 512 + uint32(b.o.EscCap) + 2*wg)
-	return encode, decode
+	ze, zd := zf12Shared(tables, wg)
+	return max(encode, ze), max(decode, zd)
 }
 
 // fitSharedMemory drops table replication, shrinks the escape buffers, then the workgroup, until the kernels fit the device's shared
@@ -281,6 +282,20 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 			debug = 1
 		}
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
+	case "zf12_encode":
+		desc.Bindings, desc.PushConstantSize = 8, pushZF12Encode
+		desc.Spec = append(desc.Spec, chunk...)
+	case "zf12_place":
+		desc.Bindings, desc.PushConstantSize = 6, pushZF12Place
+		desc.Spec = append(desc.Spec, chunk...)
+	case "zf12_decode":
+		desc.Bindings, desc.PushConstantSize = 8, pushZF12Decode
+		desc.Spec = append(desc.Spec, chunk...)
+		debug := uint32(0)
+		if b.o.DebugBounds {
+			debug = 1
+		}
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 4, Value: debug})
 	case "copy":
 		desc.Bindings, desc.PushConstantSize = 2, pushCopy
 	}
