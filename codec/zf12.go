@@ -74,10 +74,32 @@ const (
 	lanesLow7 = 0x007F007F007F007F
 )
 
+// lanesMinMax folds four 16-bit lanes of values below 0x8000 into per-lane minima and maxima.
+func lanesMinMax(f, lo, hi uint64) (uint64, uint64) {
+	const top = 0x8000800080008000
+	geLo := ((f | top) - lo) & top >> 15 * 0xFFFF // lanes where f ≥ lo (no borrows: every lane of f|top exceeds lo's)
+	geHi := ((hi | top) - f) & top >> 15 * 0xFFFF // lanes where hi ≥ f
+	return f&^geLo | lo&geLo, f&^geHi | hi&geHi
+}
+
+// foldLanes reduces per-lane minima and maxima to one minimum and maximum.
+func foldLanes(lo, hi uint64) (uint8, uint8) {
+	l, h := uint8(0x7F), uint8(0)
+	for k := 0; k < 4; k++ {
+		l, h = min(l, uint8(lo>>(16*k))), max(h, uint8(hi>>(16*k)))
+	}
+	return l, h
+}
+
 // zf12Fields returns the smallest and largest 7-bit field h&0x7F of m values.
 func zf12Fields(src []byte, m int) (lo, hi uint8) {
-	lo, hi = 0x7F, 0
-	for i := 0; i < m; i++ {
+	lo4, hi4 := uint64(0x007F007F007F007F), uint64(0)
+	i := 0
+	for s := src[:2*m]; len(s) >= 8; s, i = s[8:], i+4 {
+		lo4, hi4 = lanesMinMax(binary.LittleEndian.Uint64(s)>>8&lanesLow7, lo4, hi4)
+	}
+	lo, hi = foldLanes(lo4, hi4)
+	for ; i < m; i++ {
 		f := src[2*i+1] & 0x7F
 		lo, hi = min(lo, f), max(hi, f)
 	}
@@ -85,20 +107,25 @@ func zf12Fields(src []byte, m int) (lo, hi uint8) {
 }
 
 // zf12EncodeBlock writes the nibbles (codes, starting at a byte boundary: blocks hold an even number of values
-// except the tensor's last) and low bytes of one block of m values, and for a raw block its side nibbles. It
-// returns the header byte.
+// except the tensor's last) and low bytes of one block of m values, and for a raw block its side nibbles (side
+// must be zero). It returns the header byte.
 func zf12EncodeBlock(src []byte, m int, codes, lows, side []byte) uint8 {
 	q, top := zf12Fields(src, m)
 	raw := top-q > layout.ZF12Span
+	qq := uint64(q) * lanesOne
 	i := 0
-	if !raw {
-		qq := uint64(q) * lanesOne
-		for ; i+8 <= m; i += 8 {
-			x := binary.LittleEndian.Uint64(src[2*i:])
-			y := binary.LittleEndian.Uint64(src[2*i+8:])
+	for ; i+8 <= m; i += 8 {
+		x := binary.LittleEndian.Uint64(src[2*i:])
+		y := binary.LittleEndian.Uint64(src[2*i+8:])
+		if raw {
+			binary.LittleEndian.PutUint32(codes[i/2:], uint32(packNibbles4(x>>8&0x000F000F000F000F))|
+				uint32(packNibbles4(y>>8&0x000F000F000F000F))<<16)
+			binary.LittleEndian.PutUint32(side[i/2:], uint32(packNibbles4(x>>12&0x000F000F000F000F))|
+				uint32(packNibbles4(y>>12&0x000F000F000F000F))<<16)
+		} else {
 			binary.LittleEndian.PutUint32(codes[i/2:], uint32(zf12Nibbles(x, qq))|uint32(zf12Nibbles(y, qq))<<16)
-			binary.LittleEndian.PutUint64(lows[i:], uint64(lowBytes4(x))|uint64(lowBytes4(y))<<32)
 		}
+		binary.LittleEndian.PutUint64(lows[i:], uint64(lowBytes4(x))|uint64(lowBytes4(y))<<32)
 	}
 	for ; i < m; i++ {
 		v := binary.LittleEndian.Uint16(src[2*i:])
@@ -113,8 +140,6 @@ func zf12EncodeBlock(src []byte, m int, codes, lows, side []byte) uint8 {
 		lows[i] = uint8(v)
 	}
 	if raw {
-		// The fast path above only runs for coded blocks; raw ones took the per-value loop, which ORs into
-		// codes and side: they must start zeroed (the caller clears them).
 		return layout.ZF12RawHeader
 	}
 	return q
@@ -122,7 +147,11 @@ func zf12EncodeBlock(src []byte, m int, codes, lows, side []byte) uint8 {
 
 // zf12Nibbles codes four values of a coded block (x holds them as lanes, qq the base in every lane) into 16 bits.
 func zf12Nibbles(x, qq uint64) uint16 {
-	n := ((x>>8)&lanesLow7 - qq) | (x>>12)&0x0008000800080008
+	return packNibbles4(((x>>8)&lanesLow7 - qq) | (x>>12)&0x0008000800080008)
+}
+
+// packNibbles4 packs the low nibbles of four 16-bit lanes (the rest of each lane zero) into 16 bits.
+func packNibbles4(n uint64) uint16 {
 	n |= n >> 12 // lanes 0,1 → bits 0-7; lanes 2,3 → bits 32-39
 	n &= 0x000000FF000000FF
 	return uint16(n | n>>24)
@@ -216,8 +245,15 @@ func zf12DecodeBlock(dst []byte, m int, head uint8, codes, lows, side []byte) er
 		}
 		return nil
 	}
-	lo, hi := uint8(0x7F), uint8(0)
-	for i := 0; i < m; i++ {
+	lo4, hi4 := uint64(0x007F007F007F007F), uint64(0)
+	i := 0
+	for ; i+4 <= m; i += 4 {
+		h := spreadNibbles4(binary.LittleEndian.Uint16(side[i/2:]))<<4 | spreadNibbles4(binary.LittleEndian.Uint16(codes[i/2:]))
+		lo4, hi4 = lanesMinMax(h&lanesLow7, lo4, hi4)
+		binary.LittleEndian.PutUint64(dst[2*i:], h<<8|spreadBytes4(binary.LittleEndian.Uint32(lows[i:])))
+	}
+	lo, hi := foldLanes(lo4, hi4)
+	for ; i < m; i++ {
 		h := side[i/2]>>(4*(i&1))&15<<4 | codes[i/2]>>(4*(i&1))&15
 		f := h & 0x7F
 		lo, hi = min(lo, f), max(hi, f)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +63,28 @@ func TestInspectChunkMix(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "chunk mix")
 	assert.Contains(t, r.stdout, "splitzip4 4")
+}
+
+// TestBenchFormats runs a tiny bench of every coded format on the CPU and on Vulkan: it checks bit-exactness itself
+// and fails otherwise.
+func TestBenchFormats(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"splitzip4", "zf12"} {
+		for _, b := range []string{"cpu", "vulkan"} {
+			r := vkz(t, dir, nil, "bench", "--backend", b, "--format", f, "--size", "1MiB", "--iters", "1",
+				"--warmup", "0", "--latency=false", "--json")
+			if b == "vulkan" && r.code != exitOK && strings.Contains(r.stderr, "no usable device") &&
+				os.Getenv("VKZIP_REQUIRE_VULKAN") == "" {
+				continue
+			}
+			require.Equal(t, exitOK, r.code, "%s %s: %s", f, b, r.stderr)
+			var out benchOut
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+			assert.Equal(t, f, out.Format)
+			assert.True(t, out.BitExact && out.MatchesCPU, "%s %s", f, b)
+			assert.Greater(t, out.Ratio, 1.25, "%s %s", f, b)
+		}
+	}
+	r := vkz(t, dir, nil, "bench", "--format", "stored", "--size", "1MiB")
+	assert.Equal(t, exitUsage, r.code)
 }
