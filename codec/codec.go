@@ -191,17 +191,17 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			if f.Chunked() {
 				d.Shift = uint8(min(max(c.o.shift, uint(f.MinShift)), uint(f.MaxShift)))
 			}
-			if f.Codebook {
+			if f.UsesCodebook(d.DType) {
 				d.Codebook = 0
 				needCB = true
 				if c.o.codebook == nil {
 					hist.Add(r.Data)
 				}
 			}
-			jobs = append(jobs, EncodeJob{Format: d.Format, Src: r.Data, N: d.Elements, Shift: uint(d.Shift),
-				Checksums: c.o.checksums})
+			jobs = append(jobs, EncodeJob{Format: d.Format, DType: d.DType, Src: r.Data, N: d.Elements,
+				Shift: uint(d.Shift), Checksums: c.o.checksums})
 			jobRec = append(jobRec, i)
-			maxBody = append(maxBody, f.MaxBody(d.Elements, d.DType.Size(), uint(d.Shift)))
+			maxBody = append(maxBody, f.MaxBody(d.Elements, d.DType, uint(d.Shift)))
 		} else {
 			d.Format, d.Codebook = layout.FormatStored, layout.NoCodebook
 			d.BodyLen = layout.StoredBody(d.RawSize())
@@ -221,11 +221,34 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			}
 		}
 	}
+	planned := f.planned
+	if f.ID == layout.FormatAuto && len(jobs) > 0 {
+		// Each tensor in its smallest coding: one candidate format throughout, or auto's per-chunk mix when that
+		// is smaller despite its chunk table.
+		ids, err := autoTensorFormats(ctx, NewCPUBackend(c.o.workers), jobs)
+		if err != nil {
+			return dst, err
+		}
+		needCB, planned = false, true
+		for j, i := range jobRec {
+			g, _ := LookupFormat(ids[j])
+			jobs[j].Format, dir[i].Format = g.ID, g.ID
+			maxBody[j] = g.MaxBody(dir[i].Elements, dir[i].DType, uint(dir[i].Shift))
+			if !g.UsesCodebook(dir[i].DType) {
+				jobs[j].Codebook, dir[i].Codebook = nil, layout.NoCodebook
+			}
+			needCB = needCB || dir[i].Codebook == 0
+			planned = planned && g.planned
+		}
+		if !needCB {
+			cbs = nil
+		}
+	}
 	var srcBytes uint64
 	for _, i := range jobRec {
 		srcBytes += dir[i].RawSize()
 	}
-	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin && f.planned {
+	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin && planned {
 		// Count escapes first: with every body's length known, the header goes out first and each body is encoded
 		// straight into its place in dst (no staging copy of the payload).
 		plans, err := pe.PlanBodies(ctx, jobs)
@@ -554,7 +577,7 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 			if r.Codebook != layout.NoCodebook {
 				cb = &ct.Codebooks[r.Codebook]
 			}
-			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
+			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, DType: r.DType, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
 				N: r.Elements, Shift: uint(r.Shift), Codebook: cb, Checksums: ct.Checksums(),
 				Dst: out[pos : pos+size : pos+size]})
 		}

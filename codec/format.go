@@ -24,14 +24,24 @@ type Format struct {
 	MinShift, MaxShift uint8
 	Codebook           bool   // tensors reference a container codebook (layout.CodebookExp8)
 	MaxValues          uint64 // largest element count it codes; larger tensors are stored
-	// BodyBounds gives the smallest and largest valid body of a tensor of n values of size bytes each at chunk
+	// BodyBounds gives the smallest and largest valid body of a tensor of n values of dtype d at chunk
 	// shift s: what the directory check enforces and what an encoder must have room for.
-	BodyBounds func(n uint64, size int, shift uint) (lo, hi uint64)
+	BodyBounds func(n uint64, d layout.DType, shift uint) (lo, hi uint64)
 	// CPU is the reference codec as the CPU backend runs it; nil for stored, which the container layer handles on
 	// every backend.
 	CPU CPUCodec
 	// Chunks lists the chunk table of a body for Inspect, after checking its structure (nil: no chunks).
-	Chunks func(body []byte, n uint64, shift uint) ([]ChunkInfo, error)
+	Chunks func(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo, error)
+	// CheckBody checks a body's structure (its corrupt rules: chunk table, headers) without decoding it.
+	CheckBody func(body []byte, n uint64, shift uint, d layout.DType) error
+	// ChunkBodySize is the length of the body this format encodes m values (src, m ≤ 2^shift, one chunk) to, found
+	// without encoding them: how auto (§11) compares the formats of a chunk. Formats that have it are auto's
+	// candidates for their dtypes.
+	ChunkBodySize func(src []byte, m int, shift uint, cb *Codebook) uint64
+
+	// dtypes and codebookFor, when set, replace DTypes and Codebook (auto: whatever its candidates code and use).
+	dtypes      func() []layout.DType
+	codebookFor func(d layout.DType) bool
 
 	planned bool // the CPU backend can size bodies before encoding them (PlannedEncoder)
 }
@@ -55,18 +65,34 @@ type ChunkInfo struct {
 
 // Accepts reports whether the format codes a tensor of n values of dtype d.
 func (f *Format) Accepts(d layout.DType, n uint64) bool {
-	if len(f.DTypes) > 0 && !slices.Contains(f.DTypes, d) {
-		return false
+	if f.ID == layout.FormatStored {
+		return true
 	}
-	return f.ID == layout.FormatStored || (n >= 1 && n <= f.MaxValues)
+	return slices.Contains(f.DTypeList(), d) && n >= 1 && n <= f.MaxValues
+}
+
+// DTypeList is the dtypes the format codes (nil for stored, which takes any).
+func (f *Format) DTypeList() []layout.DType {
+	if f.dtypes != nil {
+		return f.dtypes()
+	}
+	return f.DTypes
+}
+
+// UsesCodebook reports whether a tensor of dtype d in this format references a container codebook.
+func (f *Format) UsesCodebook(d layout.DType) bool {
+	if f.codebookFor != nil {
+		return f.codebookFor(d)
+	}
+	return f.Codebook
 }
 
 // Chunked reports whether the format has a chunk shift.
 func (f *Format) Chunked() bool { return f.MaxShift != 0 }
 
 // MaxBody is the largest body of n values at chunk shift s.
-func (f *Format) MaxBody(n uint64, size int, shift uint) uint64 {
-	_, hi := f.BodyBounds(n, size, shift)
+func (f *Format) MaxBody(n uint64, d layout.DType, shift uint) uint64 {
+	_, hi := f.BodyBounds(n, d, shift)
 	return hi
 }
 
@@ -246,8 +272,8 @@ func formatOf(backend string, id uint8) (*Format, error) {
 func init() {
 	RegisterFormat(Format{ID: layout.FormatStored, Name: "stored",
 		About: "bytes as they are plus a CRC-32C: any dtype, and the fallback for tensors no format codes",
-		BodyBounds: func(n uint64, size int, _ uint) (uint64, uint64) {
-			b := layout.StoredBody(n * uint64(size))
+		BodyBounds: func(n uint64, d layout.DType, _ uint) (uint64, uint64) {
+			b := layout.StoredBody(n * uint64(d.Size()))
 			return b, b
 		}})
 }

@@ -495,7 +495,7 @@ func zf12DecodeOne(job *DecodeJob, g *zf12Geom, c uint64) *Error {
 }
 
 // zf12Chunks lists a zf12 body's chunk table for Inspect.
-func zf12Chunks(body []byte, n uint64, shift uint) ([]ChunkInfo, error) {
+func zf12Chunks(body []byte, n uint64, shift uint, _ layout.DType) ([]ChunkInfo, error) {
 	g := newZF12Geom(n, shift)
 	if err := zf12CheckTable(body, &g); err != nil {
 		return nil, err
@@ -517,9 +517,22 @@ func init() {
 			"offset from a per-block base, low byte kept; raw blocks otherwise); no codebook, at most 1.33x",
 		DTypes: []layout.DType{layout.DTypeBF16}, MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift,
 		MaxValues: layout.MaxCodedValues,
-		BodyBounds: func(n uint64, _ int, shift uint) (uint64, uint64) {
+		BodyBounds: func(n uint64, _ layout.DType, shift uint) (uint64, uint64) {
 			z := layout.ZF12{N: n, Shift: shift}
 			return z.MinBodySize(), z.MaxBodySize()
 		},
-		CPU: zf12CPU{}, Chunks: zf12Chunks})
+		CPU: zf12CPU{}, Chunks: zf12Chunks, CheckBody: func(body []byte, n uint64, shift uint, _ layout.DType) error { return CheckZF12Table(body, n, shift) }, ChunkBodySize: zf12ChunkBodySize})
+}
+
+// zf12ChunkBodySize is the zf12 body of one chunk of m values: dense streams, headers, entry and the side nibbles
+// of its raw blocks.
+func zf12ChunkBodySize(src []byte, m int, shift uint, _ *Codebook) uint64 {
+	size := layout.ZF12{N: uint64(m), Shift: shift}.SideOffset()
+	for v0 := 0; v0 < m; v0 += layout.ZF12Block {
+		mb := min(layout.ZF12Block, m-v0)
+		if lo, hi := zf12Fields(src[2*v0:], mb); hi-lo > layout.ZF12Span {
+			size += layout.ZF12BlockSide(uint64(mb))
+		}
+	}
+	return size
 }

@@ -77,7 +77,8 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 		if err != nil {
 			return e, err
 		}
-		wantBody = ct.Recs[len(ct.Recs)-1].Format == f.ID
+		// (auto's container may pick one candidate for the whole tensor; its body is still an auto body.)
+		wantBody = ct.Recs[len(ct.Recs)-1].Format != layout.FormatStored
 	}
 	if wantBody {
 		n := c.values()
@@ -85,8 +86,8 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 		if !ok {
 			return e, fmt.Errorf("case %s: format %d is not in this build", c.ID, f.ID)
 		}
-		dst := poisoned(0, int(fd.MaxBody(n, dt.Size(), shift))+len(in)+4096)
-		jobs := []codec.EncodeJob{{Format: f.ID, Src: in, N: n, Shift: shift, Codebook: cb,
+		dst := poisoned(0, int(fd.MaxBody(n, dt, shift))+len(in)+4096)
+		jobs := []codec.EncodeJob{{Format: f.ID, DType: dt, Src: in, N: n, Shift: shift, Codebook: cb,
 			Checksums: c.Checksums, Dst: dst}}
 		if e.bodyErr = b.Encode(ctx, jobs); e.bodyErr == nil {
 			e.body = jobs[0].Out
@@ -116,7 +117,11 @@ func decodeBodyCall(ctx context.Context, b codec.Backend, f Format, c *Case, cb 
 	if err != nil {
 		return nil, nil, err
 	}
-	jobs := []codec.DecodeJob{{Name: c.ID, Format: f.ID, Body: body, N: c.values(), Shift: shift, Codebook: cb,
+	dt, err := c.dtype()
+	if err != nil {
+		return nil, nil, err
+	}
+	jobs := []codec.DecodeJob{{Name: c.ID, Format: f.ID, DType: dt, Body: body, N: c.values(), Shift: shift, Codebook: cb,
 		Checksums: checksums, Dst: poisoned(outBytes, outBytes)}}
 	if err := b.Decode(ctx, jobs); err != nil {
 		return nil, nil, err

@@ -58,12 +58,13 @@ func formatList() []formatOut {
 	cpu := codec.NewCPUBackend(1)
 	var out []formatOut
 	for _, f := range codec.Formats() {
-		fo := formatOut{ID: f.ID, Name: f.Name, Aliases: f.Aliases, Codebook: f.Codebook, About: f.About}
+		fo := formatOut{ID: f.ID, Name: f.Name, Aliases: f.Aliases, About: f.About}
 		if f.Chunked() {
 			fo.MinChunk, fo.MaxChunk, fo.MaxValues = 1<<f.MinShift, 1<<f.MaxShift, f.MaxValues
 		}
-		for _, d := range f.DTypes {
+		for _, d := range f.DTypeList() {
 			fo.DTypes = append(fo.DTypes, d.String())
+			fo.Codebook = fo.Codebook || f.UsesCodebook(d)
 		}
 		if len(fo.DTypes) == 0 {
 			fo.DTypes = []string{"any"}

@@ -154,9 +154,9 @@ func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint6
 	return op, nil
 }
 
-func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
-	dst vk.BufferRange) error {
-	b, s := op.b, op.s
+// sz4EncodeViews plans the encode of g.N values at src into a body at dst (device ranges): scratch and the
+// prefix-sum words come from s.
+func (b *Backend) sz4EncodeViews(s *session, src vk.BufferRange, g layout.SZ4, dst vk.BufferRange) (*tensorPlan, error) {
 	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
 	C := g.Chunks()
 	p.nb = (C + 63) / 64
@@ -171,13 +171,21 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 		sg.vCodes = bufView(dst, cl, ch-cl)
 		sg.vLows = bufView(dst, g.CodeBytes()+ll, lh-ll)
 		if sg.scratch, err = s.dev.alloc(sg.count << g.Shift / 2); err != nil {
-			return err
+			return nil, err
 		}
 		p.segs = append(p.segs, sg)
 	}
 	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
 	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
-	if p.work, err = s.allocOut(b, 4*(2*p.nb+1)); err != nil {
+	p.work, err = s.allocOut(b, 4*(2*p.nb+1))
+	return p, err
+}
+
+func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
+	dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	p, err := b.sz4EncodeViews(s, src, g, dst)
+	if err != nil {
 		return err
 	}
 	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
@@ -390,6 +398,8 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 		return b.PrepareEncode(ctx, src, n, shift, *cb, checksums, dst)
 	case layout.FormatZF12:
 		return b.prepareEncodeZF12(ctx, src, n, shift, checksums, dst)
+	case layout.FormatAuto:
+		return b.prepareEncodeAuto(ctx, src, n, shift, cb, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }
@@ -406,6 +416,8 @@ func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk
 		return b.PrepareDecode(ctx, body, bodyLen, n, shift, *cb, checksums, dst)
 	case layout.FormatZF12:
 		return b.prepareDecodeZF12(ctx, body, bodyLen, n, shift, checksums, dst)
+	case layout.FormatAuto:
+		return b.prepareDecodeAuto(ctx, body, bodyLen, n, shift, cb, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }
@@ -440,9 +452,8 @@ func (b *Backend) prepareEncodeZF12(ctx context.Context, src vk.BufferRange, n u
 	return op, nil
 }
 
-func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layout.ZF12, checksums bool,
-	dst vk.BufferRange) error {
-	b, s := op.b, op.s
+// zf12EncodeViews plans the zf12 encode of g.N values at src into a body at dst (device ranges).
+func (b *Backend) zf12EncodeViews(s *session, src vk.BufferRange, g layout.ZF12, dst vk.BufferRange) (*zf12Plan, error) {
 	p := &zf12Plan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
 	C := g.Chunks()
 	p.nb = (C + 63) / 64
@@ -460,13 +471,21 @@ func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layou
 		sg.vLows = bufView(dst, g.CodeBytes()+ll, lh-ll)
 		sg.vHeads = bufView(dst, g.HeaderOffset()+hl, hh-hl)
 		if sg.scratch, err = s.dev.alloc(sg.count << g.Shift / 2); err != nil {
-			return err
+			return nil, err
 		}
 		p.segs = append(p.segs, sg)
 	}
 	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
 	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
-	if p.work, err = s.allocOut(b, 4*(2*p.nb+1)); err != nil {
+	p.work, err = s.allocOut(b, 4*(2*p.nb+1))
+	return p, err
+}
+
+func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layout.ZF12, checksums bool,
+	dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	p, err := b.zf12EncodeViews(s, src, g, dst)
+	if err != nil {
 		return err
 	}
 	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
