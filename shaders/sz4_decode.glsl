@@ -6,6 +6,9 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#if PIECES
+#extension GL_KHR_shader_subgroup_vote : require
+#endif
 
 #include "layout.glsl"
 
@@ -117,13 +120,18 @@ uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
 // The zf12 size of the chunk's values (auto's choice must be the smallest candidate): every block's field range.
 shared uint pmin[N / ZF12_BLOCK], pmax[N / ZF12_BLOCK];
 
-void probeSlot(uint s, uvec4 o, uint present) {
-    uint lo = ZF12_MAX_BASE, hi = 0u;
+// slotRange folds the fields of a slot's present values into lo and hi.
+void slotRange(uvec4 o, uint present, inout uint lo, inout uint hi) {
     for (uint q = 0u; q < 4u; q++) {
         uint f0 = (o[q] >> 8) & 0x7Fu, f1 = (o[q] >> 24) & 0x7Fu;
         if (2u * q < present) { lo = min(lo, f0); hi = max(hi, f0); }
         if (2u * q + 1u < present) { lo = min(lo, f1); hi = max(hi, f1); }
     }
+}
+
+void probeSlot(uint s, uvec4 o, uint present) {
+    uint lo = ZF12_MAX_BASE, hi = 0u;
+    slotRange(o, present, lo, hi);
     uint blk = s / (ZF12_BLOCK / 8u);
     atomicMin(pmin[blk], lo);
     atomicMax(pmax[blk], hi);
@@ -250,6 +258,13 @@ void main() {
         uint cur = 0u; // escapes before this thread's next slot: slots only move forward, so a cursor beats a search
         for (uint j0 = 0u; j0 < ITERS; j0 += U) {
           // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them.
+#if PIECES
+          uint plo[U], phi[U]; // each slot's field range, for the zf12 probe (neutral when the slot is empty)
+          for (uint u = 0u; u < U; u++) {
+              plo[u] = ZF12_MAX_BASE;
+              phi[u] = 0u;
+          }
+#endif
           uvec3 in3[U];
           for (uint u = 0u; u < U; u++) {
             uint s = (j0 + u) * WG + t;
@@ -321,7 +336,7 @@ void main() {
                 }
             }
 #if PIECES
-            probeSlot(s, o, present);
+            slotRange(o, present, plo[u], phi[u]);
 #endif
             uint ow = (lc * N + v0) / 2u;
             if (present == 8u) {
@@ -330,6 +345,22 @@ void main() {
                 for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
             }
           }
+#if PIECES
+          // Out of the divergent slot loop: lanes of a subgroup mostly share a block, so reduce there first.
+          for (uint u = 0u; u < U; u++) {
+              uint blk = ((j0 + u) * WG + t) / (ZF12_BLOCK / 8u);
+              if (subgroupAllEqual(blk)) {
+                  uint lo = subgroupMin(plo[u]), hi = subgroupMax(phi[u]);
+                  if (subgroupElect()) {
+                      atomicMin(pmin[blk], lo);
+                      atomicMax(pmax[blk], hi);
+                  }
+              } else {
+                  atomicMin(pmin[blk], plo[u]);
+                  atomicMax(pmax[blk], phi[u]);
+              }
+          }
+#endif
         }
         if (raw) {
             // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.

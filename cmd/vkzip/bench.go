@@ -203,7 +203,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	// The reference body: for the CPU backend the measurement itself, for Vulkan the bit-exactness check.
 	cpu := codec.NewCPUBackend(0)
 	var cbp *codec.Codebook
-	if fd.Codebook {
+	if fd.UsesCodebook(layout.DTypeBF16) {
 		cbp = &cb
 	}
 	ref := []codec.EncodeJob{{Format: fid, Src: src, N: uint64(values), Shift: shift, Codebook: cbp,

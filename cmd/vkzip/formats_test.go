@@ -69,7 +69,7 @@ func TestInspectChunkMix(t *testing.T) {
 // and fails otherwise.
 func TestBenchFormats(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"splitzip4", "zf12"} {
+	for _, f := range []string{"splitzip4", "zf12", "auto"} {
 		for _, b := range []string{"cpu", "vulkan"} {
 			r := vkz(t, dir, nil, "bench", "--backend", b, "--format", f, "--size", "1MiB", "--iters", "1",
 				"--warmup", "0", "--latency=false", "--json")
