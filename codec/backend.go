@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/vkzip/vkzip/codec/layout"
 )
 
 // EncodeJob asks a backend to encode one tensor body. Src holds N little-endian values; Dst must have capacity for
 // the format's largest body (layout.SZ4.MaxBodySize); the backend sets Out to the encoded body (a prefix of Dst).
 type EncodeJob struct {
 	Format    uint8
+	DType     layout.DType // of the values; 0 means BF16 (formats that code one dtype ignore it)
 	Src       []byte
 	N         uint64
 	Shift     uint
@@ -24,6 +27,7 @@ type EncodeJob struct {
 type DecodeJob struct {
 	Name      string
 	Format    uint8
+	DType     layout.DType // of the values; 0 means BF16
 	Body      []byte
 	N         uint64
 	Shift     uint
@@ -142,4 +146,12 @@ func joinReasons(r []string) string {
 		s += x
 	}
 	return s
+}
+
+// jobDType is a job's dtype, BF16 for the zero value.
+func jobDType(d layout.DType) layout.DType {
+	if d == layout.DTypeOpaque {
+		return layout.DTypeBF16
+	}
+	return d
 }

@@ -68,3 +68,40 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFormats measures every coded format on the same KV-like input (splitzip4 with a fixed codebook), whole
+// containers through Codec, as BenchmarkEncode and BenchmarkDecode do for splitzip4.
+func BenchmarkFormats(b *testing.B) {
+	for _, f := range Formats() {
+		if f.CPU == nil {
+			continue
+		}
+		for _, sz := range benchSizes {
+			src := benchInput()[:sz.n]
+			c := newCPU(b, WithFormat(f.Name), WithCodebook(benchCodebook()))
+			enc, err := c.EncodeAll(src, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(f.Name+"/encode/"+sz.name, func(b *testing.B) {
+				dst := make([]byte, 0, len(enc))
+				b.SetBytes(int64(len(src)))
+				for i := 0; i < b.N; i++ {
+					if dst, err = c.EncodeAll(src, dst[:0]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(src))/float64(len(dst)), "ratio")
+			})
+			b.Run(f.Name+"/decode/"+sz.name, func(b *testing.B) {
+				dst := make([]byte, 0, len(src))
+				b.SetBytes(int64(len(src)))
+				for i := 0; i < b.N; i++ {
+					if dst, err = c.DecodeAll(enc, dst[:0]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

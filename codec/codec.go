@@ -6,7 +6,6 @@ package codec
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -29,7 +28,8 @@ type options struct {
 // Option configures a Codec.
 type Option func(*options) error
 
-// WithFormat selects the format of BF16 tensors by name ("splitzip4", the default).
+// WithFormat selects the format of coded tensors by name ("splitzip4", the default; `vkzip formats` lists them).
+// Tensors the format does not code (another dtype, no values, too many) are stored.
 func WithFormat(name string) Option {
 	return func(o *options) error {
 		f, ok := FormatByName(name)
@@ -164,9 +164,14 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 	if c.closed.Load() {
 		return dst, errorf(ErrClosed, "encode")
 	}
+	f, ok := LookupFormat(c.o.format)
+	if !ok {
+		return dst, errorf(ErrUnsupported, "format %d", c.o.format)
+	}
 	dir := make([]Rec, len(recs))
 	var jobs []EncodeJob
 	var jobRec []int
+	var maxBody []uint64 // per job: the largest body it can have
 	var hist ExpHistogram
 	needCB := false
 	for i := range recs {
@@ -181,16 +186,22 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		if err := fillTensorRec(d, r); err != nil {
 			return dst, err
 		}
-		if d.DType == layout.DTypeBF16 && d.Elements > 0 && d.Elements <= layout.MaxCodedValues &&
-			c.o.format == layout.FormatSplitZip4 {
-			d.Format, d.Shift, d.Codebook = layout.FormatSplitZip4, uint8(c.o.shift), 0
-			needCB = true
-			if c.o.codebook == nil {
-				hist.Add(r.Data)
+		if f.ID != layout.FormatStored && f.Accepts(d.DType, d.Elements) {
+			d.Format, d.Codebook = f.ID, layout.NoCodebook
+			if f.Chunked() {
+				d.Shift = uint8(min(max(c.o.shift, uint(f.MinShift)), uint(f.MaxShift)))
 			}
-			jobs = append(jobs, EncodeJob{Format: d.Format, Src: r.Data, N: d.Elements, Shift: c.o.shift,
-				Checksums: c.o.checksums})
+			if f.UsesCodebook(d.DType) {
+				d.Codebook = 0
+				needCB = true
+				if c.o.codebook == nil {
+					hist.Add(r.Data)
+				}
+			}
+			jobs = append(jobs, EncodeJob{Format: d.Format, DType: d.DType, Src: r.Data, N: d.Elements,
+				Shift: uint(d.Shift), Checksums: c.o.checksums})
 			jobRec = append(jobRec, i)
+			maxBody = append(maxBody, f.MaxBody(d.Elements, d.DType, uint(d.Shift)))
 		} else {
 			d.Format, d.Codebook = layout.FormatStored, layout.NoCodebook
 			d.BodyLen = layout.StoredBody(d.RawSize())
@@ -204,15 +215,40 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			cb = &x
 		}
 		cbs = []Codebook{*cb}
-		for j := range jobs {
-			jobs[j].Codebook = cb
+		for j, i := range jobRec {
+			if dir[i].Codebook == 0 {
+				jobs[j].Codebook = cb
+			}
+		}
+	}
+	planned := f.planned
+	if f.ID == layout.FormatAuto && len(jobs) > 0 {
+		// Each tensor in its smallest coding: one candidate format throughout, or auto's per-chunk mix when that
+		// is smaller despite its chunk table.
+		ids, err := autoTensorFormats(ctx, NewCPUBackend(c.o.workers), jobs)
+		if err != nil {
+			return dst, err
+		}
+		needCB, planned = false, true
+		for j, i := range jobRec {
+			g, _ := LookupFormat(ids[j])
+			jobs[j].Format, dir[i].Format = g.ID, g.ID
+			maxBody[j] = g.MaxBody(dir[i].Elements, dir[i].DType, uint(dir[i].Shift))
+			if !g.UsesCodebook(dir[i].DType) {
+				jobs[j].Codebook, dir[i].Codebook = nil, layout.NoCodebook
+			}
+			needCB = needCB || dir[i].Codebook == 0
+			planned = planned && g.planned
+		}
+		if !needCB {
+			cbs = nil
 		}
 	}
 	var srcBytes uint64
-	for j := range jobs {
-		srcBytes += 2 * jobs[j].N
+	for _, i := range jobRec {
+		srcBytes += dir[i].RawSize()
 	}
-	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin {
+	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin && planned {
 		// Count escapes first: with every body's length known, the header goes out first and each body is encoded
 		// straight into its place in dst (no staging copy of the payload).
 		plans, err := pe.PlanBodies(ctx, jobs)
@@ -258,10 +294,10 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 	var hdrGuess int
 	if direct {
 		for j, i := range jobRec {
-			dir[i].BodyLen = layout.SZ4{N: jobs[j].N, Shift: jobs[j].Shift}.MaxBodySize()
+			dir[i].BodyLen = maxBody[j]
 		}
 		hdrGuess = len(appendHeader(nil, c.flags(final), cbs, dir))
-		n := layout.SZ4{N: jobs[0].N, Shift: jobs[0].Shift}.MaxBodySize()
+		n := maxBody[0]
 		dst = growTo(dst, base+hdrGuess+int(n))
 		jobs[0].Dst = dst[base+hdrGuess : base+hdrGuess+int(n) : base+hdrGuess+int(n)]
 	}
@@ -270,9 +306,13 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		staged = jobs[1:]
 	}
 	if len(jobs) > 0 {
+		stagedMax := maxBody
+		if direct {
+			stagedMax = maxBody[1:]
+		}
 		var need uint64
 		for j := range staged {
-			need += layout.SZ4{N: staged[j].N, Shift: staged[j].Shift}.MaxBodySize()
+			need += stagedMax[j]
 		}
 		scratch := keep
 		if scratch == nil {
@@ -285,7 +325,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		}
 		buf := *scratch
 		for j := range staged {
-			n := layout.SZ4{N: staged[j].N, Shift: staged[j].Shift}.MaxBodySize()
+			n := stagedMax[j]
 			staged[j].Dst, buf = buf[:n:n], buf[n:]
 		}
 		if err := c.backend.Encode(ctx, jobs); err != nil {
@@ -533,9 +573,13 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 		r := &ct.Recs[k]
 		size := int(r.RawSize())
 		if !r.Blob && r.Format != layout.FormatStored {
-			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
-				N: r.Elements, Shift: uint(r.Shift), Codebook: &ct.Codebooks[r.Codebook],
-				Checksums: ct.Checksums(), Dst: out[pos : pos+size : pos+size]})
+			var cb *Codebook
+			if r.Codebook != layout.NoCodebook {
+				cb = &ct.Codebooks[r.Codebook]
+			}
+			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, DType: r.DType, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
+				N: r.Elements, Shift: uint(r.Shift), Codebook: cb, Checksums: ct.Checksums(),
+				Dst: out[pos : pos+size : pos+size]})
 		}
 		pos += size
 	}
@@ -628,29 +672,4 @@ func (c *Codec) decodeContainer(ctx context.Context, src []byte, bufp *[]byte, f
 		i = j
 	}
 	return ct, nil
-}
-
-// FormatByName maps a format name to its id.
-func FormatByName(name string) (uint8, bool) {
-	switch name {
-	case "splitzip4", "sz4", "":
-		return layout.FormatSplitZip4, true
-	case "stored":
-		return layout.FormatStored, true
-	}
-	return 0, false
-}
-
-// FormatNames lists the format names this build encodes.
-func FormatNames() []string { return []string{"splitzip4", "stored"} }
-
-// FormatName is the name of a format id.
-func FormatName(f uint8) string {
-	switch f {
-	case layout.FormatStored:
-		return "stored"
-	case layout.FormatSplitZip4:
-		return "splitzip4"
-	}
-	return fmt.Sprintf("format%d", f)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/vkzip/vkzip/codec/cdeflate"
@@ -332,24 +333,32 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 	if prod != rec.Elements {
 		return bad(ErrCorrupt, "shape %v has %d elements, record says %d", rec.Shape, prod, rec.Elements)
 	}
-	switch rec.Format {
-	case layout.FormatStored:
+	f, ok := LookupFormat(rec.Format)
+	if !ok {
+		return bad(ErrUnsupported, "format %d", rec.Format)
+	}
+	if rec.Format == layout.FormatStored {
 		if rec.Shift != 0 || rec.Codebook != layout.NoCodebook {
 			return bad(ErrNonCanonical, "stored tensor with a chunk size or codebook")
 		}
-		if want := layout.StoredBody(rec.RawSize()); rec.BodyLen != want {
-			return bad(ErrCorrupt, "stored body of %d bytes, expected %d", rec.BodyLen, want)
+		if lo, _ := f.BodyBounds(rec.Elements, rec.DType, 0); rec.BodyLen != lo {
+			return bad(ErrCorrupt, "stored body of %d bytes, expected %d", rec.BodyLen, lo)
 		}
-	case layout.FormatSplitZip4:
-		if rec.DType != layout.DTypeBF16 {
-			return bad(ErrCorrupt, "splitzip4 needs BF16, not %v", rec.DType)
-		}
-		if rec.Shift < layout.MinChunkShift || rec.Shift > layout.MaxChunkShift {
-			return bad(ErrCorrupt, "chunk shift %d outside [%d, %d]", rec.Shift, layout.MinChunkShift, layout.MaxChunkShift)
-		}
-		if rec.Elements > layout.MaxCodedValues {
-			return bad(ErrTooLarge, "%d values exceed the coded-tensor limit", rec.Elements)
-		}
+		return nil
+	}
+	if !slices.Contains(f.DTypeList(), rec.DType) {
+		return bad(ErrCorrupt, "%s does not code %v", f.Name, rec.DType)
+	}
+	if f.Chunked() && (rec.Shift < f.MinShift || rec.Shift > f.MaxShift) {
+		return bad(ErrCorrupt, "chunk shift %d outside [%d, %d]", rec.Shift, f.MinShift, f.MaxShift)
+	}
+	if !f.Chunked() && rec.Shift != 0 {
+		return bad(ErrNonCanonical, "%s tensor with a chunk shift", f.Name)
+	}
+	if rec.Elements > f.MaxValues {
+		return bad(ErrTooLarge, "%d values exceed the %s limit", rec.Elements, f.Name)
+	}
+	if f.UsesCodebook(rec.DType) {
 		if rec.Codebook >= uint32(len(c.Codebooks)) {
 			return bad(ErrCorrupt, "codebook %d of %d", rec.Codebook, len(c.Codebooks))
 		}
@@ -359,13 +368,12 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 		if rec.Codebook == *nextCB {
 			*nextCB++
 		}
-		g := layout.SZ4{N: rec.Elements, Shift: uint(rec.Shift)}
-		if rec.BodyLen < g.MinBodySize() || rec.BodyLen > g.MaxBodySize() || rec.BodyLen%4 != 0 {
-			return bad(ErrCorrupt, "body of %d bytes outside [%d, %d] for %d values", rec.BodyLen,
-				g.MinBodySize(), g.MaxBodySize(), rec.Elements)
-		}
-	default:
-		return bad(ErrUnsupported, "format %d", rec.Format)
+	} else if rec.Codebook != layout.NoCodebook {
+		return bad(ErrNonCanonical, "%s tensor with a codebook", f.Name)
+	}
+	lo, hi := f.BodyBounds(rec.Elements, rec.DType, uint(rec.Shift))
+	if rec.BodyLen < lo || rec.BodyLen > hi || rec.BodyLen%4 != 0 {
+		return bad(ErrCorrupt, "body of %d bytes outside [%d, %d] for %d values", rec.BodyLen, lo, hi, rec.Elements)
 	}
 	return nil
 }

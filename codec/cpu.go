@@ -122,8 +122,48 @@ type encState struct {
 // extra read; for data in cache, one pass and a copy are cheaper.
 const PlannedMin = 32 << 20
 
-// Encode encodes SplitZip-4 bodies into the jobs' Dst buffers (capacity ≥ layout.SZ4.MaxBodySize).
+// Encode encodes bodies into the jobs' Dst buffers (capacity ≥ the format's largest body), each format with its
+// reference codec.
 func (b *CPUBackend) Encode(ctx context.Context, jobs []EncodeJob) error {
+	return EncodeByFormat(jobs, func(id uint8, jobs []EncodeJob) error {
+		f, err := formatOf("cpu", id)
+		if err != nil {
+			return err
+		}
+		return f.CPU.Encode(b, ctx, jobs)
+	})
+}
+
+// Decode decodes bodies into the jobs' Dst buffers, each format with its reference codec; invalid bodies get their
+// error class in the job's Err.
+func (b *CPUBackend) Decode(ctx context.Context, jobs []DecodeJob) error {
+	return DecodeByFormat(jobs, func(id uint8, jobs []DecodeJob) error {
+		f, err := formatOf("cpu", id)
+		if err != nil {
+			return err
+		}
+		return f.CPU.Decode(b, ctx, jobs)
+	})
+}
+
+// SupportsFormat reports whether the CPU backend runs format id: every registered format with a reference codec.
+func (b *CPUBackend) SupportsFormat(id uint8) bool {
+	f, ok := LookupFormat(id)
+	return ok && (f.CPU != nil || id == layout.FormatStored)
+}
+
+// sz4CPU is SplitZip-4's reference codec on the CPU backend.
+type sz4CPU struct{}
+
+func (sz4CPU) Encode(b *CPUBackend, ctx context.Context, jobs []EncodeJob) error {
+	return b.sz4Encode(ctx, jobs)
+}
+func (sz4CPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) error {
+	return b.sz4Decode(ctx, jobs)
+}
+
+// sz4Encode encodes SplitZip-4 bodies into the jobs' Dst buffers (capacity ≥ layout.SZ4.MaxBodySize).
+func (b *CPUBackend) sz4Encode(ctx context.Context, jobs []EncodeJob) error {
 	var total uint64
 	for j := range jobs {
 		total += 2 * jobs[j].N
@@ -255,8 +295,8 @@ type decState struct {
 	errs jobErrs
 }
 
-// Decode decodes SplitZip-4 bodies after validating every chunk table; all chunks of all jobs run in parallel.
-func (b *CPUBackend) Decode(ctx context.Context, jobs []DecodeJob) error {
+// sz4Decode decodes SplitZip-4 bodies after validating every chunk table; all chunks of all jobs run in parallel.
+func (b *CPUBackend) sz4Decode(ctx context.Context, jobs []DecodeJob) error {
 	st := make([]decState, len(jobs))
 	for j := range jobs {
 		job := &jobs[j]

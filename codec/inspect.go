@@ -1,8 +1,6 @@
 package codec
 
 import (
-	"encoding/binary"
-
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
@@ -41,6 +39,17 @@ type RecordInfo struct {
 	RawChunks  uint64   `json:"raw_chunks,omitempty"`
 	Escapes    uint64   `json:"escapes,omitempty"`
 	EscapeRate float64  `json:"escape_rate,omitempty"`
+	RawBlocks  uint64   `json:"raw_blocks,omitempty"` // zf12 blocks left raw
+	// Mix counts the chunks by the format and kind they are coded in, in order of first appearance.
+	Mix       []MixCount  `json:"chunk_mix,omitempty"`
+	ChunkList []ChunkInfo `json:"-"` // every chunk's entry (the CLI prints it on request)
+}
+
+// MixCount is how many chunks of a tensor are coded one way.
+type MixCount struct {
+	Format string `json:"format"`
+	Kind   string `json:"kind"`
+	Chunks uint64 `json:"chunks"`
 }
 
 // Inspect parses every container of src and summarises it. It verifies the metadata checksums and chunk-table
@@ -69,23 +78,21 @@ func Inspect(src []byte) (*Info, error) {
 			}
 			ri.Kind, ri.Name, ri.DType, ri.Shape, ri.Format = "tensor", r.Name, r.DType.String(), r.Shape, FormatName(r.Format)
 			ri.Bytes = r.BodyLen
-			if r.Format == layout.FormatSplitZip4 {
-				cb := r.Codebook
-				ri.Codebook = &cb
-				g := newSZ4Geom(r.Elements, uint(r.Shift))
-				ri.ChunkSize, ri.Chunks = g.ChunkValues(), g.Chunks()
+			if f, _ := LookupFormat(r.Format); f != nil && f.Chunks != nil {
+				if f.Codebook {
+					cb := r.Codebook
+					ri.Codebook = &cb
+				}
 				body := src[off+r.BodyOff : off+r.BodyOff+r.BodyLen]
-				if err := sz4CheckTable(body, &g); err != nil {
+				chunks, err := f.Chunks(body, r.Elements, uint(r.Shift), r.DType)
+				if err != nil {
 					return nil, withTensor(err, r.Name)
 				}
-				for c := uint64(0); c < g.Chunks(); c++ {
-					w := binary.LittleEndian.Uint32(body[g.table+c*layout.ChunkEntrySize:])
-					if w>>layout.KindShift == layout.ChunkRaw {
-						ri.RawChunks++
-					}
-					ri.Escapes += uint64(w & layout.CountMask)
+				ri.ChunkSize, ri.Chunks, ri.ChunkList = 1<<r.Shift, uint64(len(chunks)), chunks
+				for _, ch := range chunks {
+					ri.addChunk(ch)
 				}
-				if r.Elements > 0 {
+				if r.Elements > 0 && ri.Escapes > 0 {
 					ri.EscapeRate = float64(ri.Escapes) / float64(r.Elements)
 				}
 			}
@@ -107,4 +114,19 @@ func Inspect(src []byte) (*Info, error) {
 		info.Ratio = float64(info.RawBytes) / float64(info.Bytes)
 	}
 	return info, nil
+}
+
+func (ri *RecordInfo) addChunk(ch ChunkInfo) {
+	if ch.Kind == "raw" {
+		ri.RawChunks++
+	}
+	ri.Escapes += ch.Escapes
+	ri.RawBlocks += ch.RawBlocks
+	for i := range ri.Mix {
+		if ri.Mix[i].Format == ch.Format && ri.Mix[i].Kind == ch.Kind {
+			ri.Mix[i].Chunks++
+			return
+		}
+	}
+	ri.Mix = append(ri.Mix, MixCount{Format: ch.Format, Kind: ch.Kind, Chunks: 1})
 }

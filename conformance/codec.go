@@ -61,7 +61,7 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 	}
 	opts := []codec.Option{codec.WithBackend(b), codec.WithFormat(f.Name), codec.WithChunkSize(c.Chunk),
 		codec.WithChecksums(c.Checksums)}
-	if !c.Calibrate {
+	if cb != nil && !c.Calibrate {
 		opts = append(opts, codec.WithCodebook(*cb))
 	}
 	cc, err := codec.New(opts...)
@@ -77,12 +77,17 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 		if err != nil {
 			return e, err
 		}
-		wantBody = ct.Recs[len(ct.Recs)-1].Format == f.ID
+		// (auto's container may pick one candidate for the whole tensor; its body is still an auto body.)
+		wantBody = ct.Recs[len(ct.Recs)-1].Format != layout.FormatStored
 	}
 	if wantBody {
 		n := c.values()
-		dst := poisoned(0, int(layout.SZ4{N: n, Shift: shift}.MaxBodySize())+len(in)+4096)
-		jobs := []codec.EncodeJob{{Format: f.ID, Src: in, N: n, Shift: shift, Codebook: cb,
+		fd, ok := codec.LookupFormat(f.ID)
+		if !ok {
+			return e, fmt.Errorf("case %s: format %d is not in this build", c.ID, f.ID)
+		}
+		dst := poisoned(0, int(fd.MaxBody(n, dt, shift))+len(in)+4096)
+		jobs := []codec.EncodeJob{{Format: f.ID, DType: dt, Src: in, N: n, Shift: shift, Codebook: cb,
 			Checksums: c.Checksums, Dst: dst}}
 		if e.bodyErr = b.Encode(ctx, jobs); e.bodyErr == nil {
 			e.body = jobs[0].Out
@@ -112,7 +117,11 @@ func decodeBodyCall(ctx context.Context, b codec.Backend, f Format, c *Case, cb 
 	if err != nil {
 		return nil, nil, err
 	}
-	jobs := []codec.DecodeJob{{Name: c.ID, Format: f.ID, Body: body, N: c.values(), Shift: shift, Codebook: cb,
+	dt, err := c.dtype()
+	if err != nil {
+		return nil, nil, err
+	}
+	jobs := []codec.DecodeJob{{Name: c.ID, Format: f.ID, DType: dt, Body: body, N: c.values(), Shift: shift, Codebook: cb,
 		Checksums: checksums, Dst: poisoned(outBytes, outBytes)}}
 	if err := b.Decode(ctx, jobs); err != nil {
 		return nil, nil, err
@@ -137,12 +146,12 @@ func decodeInvalid(ctx context.Context, b codec.Backend, f Format, base *Case, i
 		_, err := decodeContainer(b, payload)
 		return err, nil
 	}
-	cb, err := parseCodebook(base.Codebook)
+	cb, err := caseCodebook(base.Codebook)
 	if err != nil {
 		return nil, err
 	}
 	if iv.Codebook != "" {
-		if cb, err = parseCodebook(iv.Codebook); err != nil {
+		if cb, err = caseCodebook(iv.Codebook); err != nil {
 			return nil, err
 		}
 	}
@@ -154,7 +163,7 @@ func decodeInvalid(ctx context.Context, b codec.Backend, f Format, base *Case, i
 	if err != nil {
 		return nil, err
 	}
-	_, verdict, callErr = decodeBodyCall(ctx, b, f, base, &cb, checksums, payload, int(base.values())*dt.Size())
+	_, verdict, callErr = decodeBodyCall(ctx, b, f, base, cb, checksums, payload, int(base.values())*dt.Size())
 	return verdict, callErr
 }
 

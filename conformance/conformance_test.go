@@ -217,7 +217,7 @@ func TestSkipIsNeverAPass(t *testing.T) {
 	cats := []string{"lengths", "invalid-stream"}
 	run := func(allow bool) *Report {
 		r, err := Run(context.Background(), Options{Targets: []Target{fakeTarget("skipper", &skipper{})},
-			Categories: cats, AllowSkip: allow})
+			Formats: []string{sz4}, Categories: cats, AllowSkip: allow})
 		require.NoError(t, err)
 		return r
 	}
@@ -443,5 +443,19 @@ func TestGeneratedInputsAreFrozen(t *testing.T) {
 	}
 	for v, ok := range seen {
 		require.True(t, ok, "pattern %#04x missing", v)
+	}
+}
+
+// TestEveryFormatHasACorpus: every coded format of the build is checked by conformance (a format without a corpus
+// would pass every run unexamined).
+func TestEveryFormatHasACorpus(t *testing.T) {
+	have := map[uint8]bool{}
+	for _, c := range corpora(t) {
+		have[c.FormatID] = true
+	}
+	for _, f := range codec.Formats() {
+		if f.CPU != nil {
+			assert.True(t, have[f.ID], "format %s has no conformance corpus", f.Name)
+		}
 	}
 }

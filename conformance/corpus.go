@@ -224,6 +224,15 @@ type Corpus struct {
 
 func (c *Corpus) input(id string) []byte { return c.inputs[id] }
 
+// caseCodebook decodes a case's codebook: nil for "" (a format without one).
+func caseCodebook(s string) (*codec.Codebook, error) {
+	if s == "" {
+		return nil, nil
+	}
+	cb, err := parseCodebook(s)
+	return &cb, err
+}
+
 // Codebook decodes a hex codebook.
 func parseCodebook(s string) (codec.Codebook, error) {
 	var cb codec.Codebook
@@ -317,7 +326,7 @@ func loadCorpus(fsys fs.FS, dir string) (*Corpus, error) {
 		if _, err := shiftOf(k.Chunk); err != nil {
 			return nil, fmt.Errorf("case %s: %v", k.ID, err)
 		}
-		if _, err := parseCodebook(k.Codebook); err != nil {
+		if _, err := caseCodebook(k.Codebook); err != nil {
 			return nil, fmt.Errorf("case %s: %v", k.ID, err)
 		}
 		c.cases[k.ID] = k

@@ -52,17 +52,18 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 	dev := r.B.VK()
 	for i := range jobs {
 		j := &jobs[i]
-		if j.Format != layout.FormatSplitZip4 {
+		if !r.B.SupportsFormat(j.Format) {
 			return unsupported(j.Format)
 		}
-		g := layout.SZ4{N: j.N, Shift: j.Shift}
+		f, _ := codec.LookupFormat(j.Format)
+		maxBody := f.MaxBody(j.N, layout.DTypeBF16, j.Shift)
 		err := func() error {
 			in, err := r.buffer(resSrcOff + layout.Align4(2*j.N))
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			out, err := r.buffer(resBodyOff + g.MaxBodySize())
+			out, err := r.buffer(resBodyOff + maxBody)
 			if err != nil {
 				return err
 			}
@@ -75,8 +76,8 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 			if err := dev.Upload(ctx, out, 0, poisonedCopy(nil, 0, out.Size())); err != nil {
 				return err
 			}
-			op, err := r.B.PrepareEncode(ctx, vk.BufferRange{Buf: in, Offset: resSrcOff}, j.N, j.Shift, *j.Codebook,
-				j.Checksums, vk.BufferRange{Buf: out, Offset: resBodyOff})
+			op, err := r.B.PrepareEncodeFormat(ctx, j.Format, vk.BufferRange{Buf: in, Offset: resSrcOff}, j.N, j.Shift,
+				j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resBodyOff})
 			if err != nil {
 				return err
 			}
@@ -115,7 +116,7 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.Err = nil
-		if j.Format != layout.FormatSplitZip4 {
+		if !r.B.SupportsFormat(j.Format) {
 			return unsupported(j.Format)
 		}
 		err := func() error {
@@ -132,8 +133,8 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 			if err := dev.Upload(ctx, body, 0, poisonedCopy(j.Body, resBodyOff, body.Size())); err != nil {
 				return err
 			}
-			op, err := r.B.PrepareDecode(ctx, vk.BufferRange{Buf: body, Offset: resBodyOff}, uint64(len(j.Body)), j.N,
-				j.Shift, *j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resDstOff})
+			op, err := r.B.PrepareDecodeFormat(ctx, j.Format, vk.BufferRange{Buf: body, Offset: resBodyOff},
+				uint64(len(j.Body)), j.N, j.Shift, j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resDstOff})
 			if err != nil {
 				return err
 			}

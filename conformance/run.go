@@ -195,9 +195,9 @@ func (r *runner) runCorpus(c *Corpus) error {
 			invalid = append(invalid, &c.Invalid[i])
 		}
 	}
-	cbs := map[string]codec.Codebook{}
+	cbs := map[string]*codec.Codebook{}
 	for _, k := range cases {
-		cbs[k.ID], _ = parseCodebook(k.Codebook) // validated when loading
+		cbs[k.ID], _ = caseCodebook(k.Codebook) // validated when loading
 	}
 
 	// The reference's payloads: the bases of the invalid payloads, and the payloads every target decodes when
@@ -211,8 +211,8 @@ func (r *runner) runCorpus(c *Corpus) error {
 	r.log("%s: reference encodings of %d cases", f.Name, len(need))
 	ref := map[string]*encodedCase{}
 	for _, k := range need {
-		cb, _ := parseCodebook(k.Codebook)
-		e, err := encodeCase(r.ctx, r.ref, f, k, &cb, c.input(k.Input))
+		cb, _ := caseCodebook(k.Codebook)
+		e, err := encodeCase(r.ctx, r.ref, f, k, cb, c.input(k.Input))
 		if err != nil {
 			return err
 		}
@@ -290,9 +290,9 @@ func matches(want *Expect, got []byte, err error) bool {
 	return err == nil && len(got) == want.Len && sha(got) == want.SHA256
 }
 
-func (r *runner) encode(f Format, t *Target, k *Case, cb codec.Codebook, in []byte, ref *encodedCase) *encodedCase {
+func (r *runner) encode(f Format, t *Target, k *Case, cb *codec.Codebook, in []byte, ref *encodedCase) *encodedCase {
 	t0 := time.Now()
-	e, err := encodeCase(r.ctx, t.Backend, f, k, &cb, in)
+	e, err := encodeCase(r.ctx, t.Backend, f, k, cb, in)
 	d := time.Since(t0)
 	if err != nil {
 		r.note(f, k.Category, k.ID, t, "encode", fail, d, err.Error())
@@ -342,11 +342,11 @@ func firstDiff(got, want []byte, wantOK bool) string {
 
 // decode decodes producer p's payloads of case k on t. A payload that matched the corpus must decode to the
 // input; one that did not (the producer already failed for it) must get the reference's verdict.
-func (r *runner) decode(f Format, t *Target, k *Case, cb codec.Codebook, in []byte, p *encodedCase) {
+func (r *runner) decode(f Format, t *Target, k *Case, cb *codec.Codebook, in []byte, p *encodedCase) {
 	dt, _ := k.dtype()
 	if p.enc.body != nil {
 		t0 := time.Now()
-		out, verdict, err := decodeBodyCall(r.ctx, t.Backend, f, k, &cb, k.Checksums, p.enc.body, len(in))
+		out, verdict, err := decodeBodyCall(r.ctx, t.Backend, f, k, cb, k.Checksums, p.enc.body, len(in))
 		d := time.Since(t0)
 		check := "decode body " + p.label
 		switch {
@@ -359,7 +359,7 @@ func (r *runner) decode(f Format, t *Target, k *Case, cb codec.Codebook, in []by
 		case p.bodyOK && !bytes.Equal(out, in):
 			r.note(f, k.Category, k.ID, t, check, fail, d, "decoded values differ from the input"+valueDiff(out, in, dt.Size()))
 		case !p.bodyOK:
-			wantOut, wantErr := decodeBody(r.ctx, r.ref, f, k, &cb, k.Checksums, p.enc.body, len(in))
+			wantOut, wantErr := decodeBody(r.ctx, r.ref, f, k, cb, k.Checksums, p.enc.body, len(in))
 			if ClassName(verdict) != ClassName(wantErr) || (wantErr == nil && !bytes.Equal(out, wantOut)) {
 				r.note(f, k.Category, k.ID, t, check, fail, d, fmt.Sprintf("on a body that differs from the corpus: %v, the reference says %v", verdict, wantErr))
 			} else {

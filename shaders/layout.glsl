@@ -15,3 +15,11 @@
 #define STATUS_CHECKSUM        2u // status bit: chunk CRC mismatch
 #define STATUS_NONCANONICAL    4u // status bit: non-canonical stream
 #define CRC32C_POLY            2197175160u // reflected Castagnoli polynomial
+#define FORMAT_SPLITZIP4       1u // format id of SplitZip-4
+#define FORMAT_ZF12            2u // format id of zf12
+#define FORMAT_AUTO            4u // format id of auto
+#define ZF12_BLOCK             512u // zf12: values per block
+#define ZF12_SPAN              7u // zf12: largest field - base of a coded block
+#define ZF12_RAW_HEADER        255u // zf12: header byte of a raw block
+#define ZF12_MAX_BASE          127u // zf12: largest base (7-bit field)
+#define ZF12_RAW_SIDE          256u // zf12: side bytes of a full raw block

@@ -5,7 +5,14 @@
 //	sz4_encode.comp  SplitZip-4 encode pass 1: dense pieces, escapes to scratch, per-chunk partial CRC
 //	sz4_scan.comp    pass 2: prefix sum of side sizes
 //	sz4_place.comp   pass 3: side pieces to their offsets, chunk CRCs finished
-//	sz4_decode.comp  SplitZip-4 decode, validation and CRC check in one pass
+//	sz4_decode.comp  SplitZip-4 decode, validation and CRC check in one pass (sz4_decode.glsl)
+//	zf12_encode.comp zf12 encode pass 1: block ranges, dense pieces, headers, raw side nibbles to scratch
+//	zf12_place.comp  zf12 pass 3 (pass 2 is sz4_scan): side pieces to their offsets, chunk CRCs finished
+//	zf12_decode.comp zf12 decode, validation and CRC check in one pass (zf12_decode.glsl)
+//	sz4_decode_pieces.comp, zf12_decode_pieces.comp  the decoders over the pieces of an auto body, each checking
+//	                 that its chunks' choice is the smallest candidate
+//	auto_pick.comp   auto encode: each chunk's smallest candidate body, from the candidates' whole bodies
+//	auto_gather.comp auto encode: chunk pieces copied into the auto body, table written
 //	copy.comp        16-byte copy, the bandwidth roofline for benchmarks
 package shaders
 
@@ -21,13 +28,21 @@ import (
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_scan.comp -o sz4_scan.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_place.comp -o sz4_place.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_decode.comp -o sz4_decode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O zf12_encode.comp -o zf12_encode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O zf12_place.comp -o zf12_place.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O zf12_decode.comp -o zf12_decode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_decode_pieces.comp -o sz4_decode_pieces.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O zf12_decode_pieces.comp -o zf12_decode_pieces.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_pick.comp -o auto_pick.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_gather.comp -o auto_gather.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O copy.comp -o copy.spv
 
 //go:embed *.spv
 var spv embed.FS
 
 // Names lists the kernels.
-var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "copy"}
+var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "zf12_encode", "zf12_place", "zf12_decode",
+	"sz4_decode_pieces", "zf12_decode_pieces", "auto_pick", "auto_gather", "copy"}
 
 // SPIRV returns the SPIR-V of a kernel.
 func SPIRV(name string) ([]byte, error) { return spv.ReadFile(name + ".spv") }

@@ -25,7 +25,7 @@ var benchVerb = &verb{
 	args:    "[flags]",
 	summary: "measure encode/decode throughput against an in-run copy roofline",
 	about: `
-Measures SplitZip-4 encode and decode on one tensor. On the Vulkan backend the tensor stays in device memory: GPU
+Measures encode and decode of one tensor in one format (--format, default splitzip4). On the Vulkan backend the tensor stays in device memory: GPU
 time comes from timestamps around the whole operation (every pass, checksums included), wall time adds submission,
 synchronisation and the read-back of the size. A 16-byte copy kernel over the same bytes, in the same run, gives
 the bandwidth roofline; the codec ceiling derived from it is copy bandwidth × 2 / (2 + 2/ratio) bytes of input per
@@ -59,6 +59,7 @@ func spreadOf(x []float64) spread {
 }
 
 type benchOut struct {
+	Format         string              `json:"format"`
 	Backend        string              `json:"backend"`
 	Device         string              `json:"device"`
 	Data           string              `json:"data"`
@@ -152,6 +153,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	data := fs.String("data", "kvlike", "kvlike, gauss, escapes=P or a file")
 	sizeS := fs.String("size", "512MiB", "uncompressed BF16 bytes")
 	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values")
+	formatName := fs.String("format", "splitzip4", "`format` to measure (vkzip formats lists them)")
 	noCRC := fs.Bool("no-checksum", false, "measure without chunk checksums")
 	iters := fs.Int("iters", 20, "measured iterations")
 	warm := fs.Int("warmup", 3, "warm-up iterations")
@@ -180,13 +182,18 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	if shift == 0 || *iters < 1 || *warm < 0 {
 		return usagef("--chunk must be a power of two in [1024, 65536] and --iters ≥ 1")
 	}
+	fid, ok := codec.FormatByName(*formatName)
+	fd, _ := codec.LookupFormat(fid)
+	if !ok || fd.CPU == nil || !fd.Accepts(layout.DTypeBF16, 1) {
+		return usagef("--format %q: want a coded BF16 format (have %v)", *formatName, codec.FormatNames())
+	}
 	values := int(size / 2)
 	src, err := benchData(*data, values, *seed)
 	if err != nil {
 		return err
 	}
-	out := benchOut{Data: *data, SizeBytes: int64(2 * values), Chunk: *chunk, Checksums: !*noCRC, Iters: *iters,
-		Warmup: *warm}
+	out := benchOut{Format: fd.Name, Data: *data, SizeBytes: int64(2 * values), Chunk: *chunk, Checksums: !*noCRC,
+		Iters: *iters, Warmup: *warm}
 	cb := synth.KVCodebook()
 	if *data != "kvlike" && !strings.HasPrefix(*data, "escapes=") {
 		var h codec.ExpHistogram
@@ -195,9 +202,12 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	}
 	// The reference body: for the CPU backend the measurement itself, for Vulkan the bit-exactness check.
 	cpu := codec.NewCPUBackend(0)
-	g := layout.SZ4{N: uint64(values), Shift: shift}
-	ref := []codec.EncodeJob{{Format: layout.FormatSplitZip4, Src: src, N: g.N, Shift: shift, Codebook: &cb,
-		Checksums: out.Checksums, Dst: make([]byte, g.MaxBodySize())}}
+	var cbp *codec.Codebook
+	if fd.UsesCodebook(layout.DTypeBF16) {
+		cbp = &cb
+	}
+	ref := []codec.EncodeJob{{Format: fid, Src: src, N: uint64(values), Shift: shift, Codebook: cbp,
+		Checksums: out.Checksums, Dst: make([]byte, fd.MaxBody(uint64(values), layout.DTypeBF16, shift))}}
 	name := bf.name
 	if name == "auto" {
 		name = "vulkan"
@@ -206,6 +216,9 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		} else {
 			b.Close()
 		}
+	}
+	if *source != "" && fid != layout.FormatSplitZip4 {
+		return usagef("--source measures splitzip4 only")
 	}
 	if *source != "" {
 		// The tensor lives in CUDA memory: cudabridge shares it with the Vulkan device (or copies, or stages).
@@ -259,7 +272,10 @@ func gbps(bytes int64, d time.Duration) float64 {
 	return float64(bytes) / d.Seconds() / 1e9
 }
 
-func escapeRateOf(body []byte, g layout.SZ4) float64 {
+func escapeRateOf(body []byte, format uint8, g layout.SZ4) float64 {
+	if format != layout.FormatSplitZip4 {
+		return 0
+	}
 	var k uint64
 	for c := uint64(0); c < g.Chunks(); c++ {
 		w := uint64(body[g.TableOffset()+c*layout.ChunkEntrySize]) | uint64(body[g.TableOffset()+c*layout.ChunkEntrySize+1])<<8 |
@@ -280,7 +296,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 			return err
 		}
 		te := time.Since(t0)
-		jobs := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: ref[0].Out, N: g.N, Shift: g.Shift,
+		jobs := []codec.DecodeJob{{Format: ref[0].Format, Body: ref[0].Out, N: g.N, Shift: g.Shift,
 			Codebook: ref[0].Codebook, Checksums: ref[0].Checksums, Dst: dst}}
 		t0 = time.Now()
 		if err := cpu.Decode(ctx, jobs); err != nil {
@@ -298,7 +314,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 	out.EncodeWall, out.DecodeWall = spreadOf(enc), spreadOf(dec)
 	out.EncodeWallGBps, out.DecodeWallGBps = out.EncodeWall.Median, out.DecodeWall.Median
 	out.Ratio = float64(len(src)) / float64(len(ref[0].Out))
-	out.EscapeRate = escapeRateOf(ref[0].Out, g)
+	out.EscapeRate = escapeRateOf(ref[0].Out, ref[0].Format, g)
 	out.BitExact, out.MatchesCPU = bytes.Equal(dst, src), true
 	return nil
 }
@@ -316,7 +332,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	n := uint64(len(src))
 	pad := (n + 255) &^ 255
-	bufs := map[string]uint64{"in": pad, "body": g.MaxBodySize(), "out": pad, "copy": pad}
+	bufs := map[string]uint64{"in": pad, "body": uint64(cap(ref[0].Dst)), "out": pad, "copy": pad}
 	buf := map[string]*vk.Buffer{}
 	for k, sz := range bufs {
 		x, err := dev.NewBuffer(sz, vk.DeviceLocal)
@@ -330,7 +346,8 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	whole := func(k string) vk.BufferRange { return vk.BufferRange{Buf: buf[k]} }
-	enc, err := b.PrepareEncode(ctx, whole("in"), g.N, g.Shift, cb, ref[0].Checksums, whole("body"))
+	f := ref[0].Format
+	enc, err := b.PrepareEncodeFormat(ctx, f, whole("in"), g.N, g.Shift, ref[0].Codebook, ref[0].Checksums, whole("body"))
 	if err != nil {
 		return err
 	}
@@ -339,7 +356,8 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	if err != nil {
 		return err
 	}
-	dec, err := b.PrepareDecode(ctx, whole("body"), bodyLen, g.N, g.Shift, cb, ref[0].Checksums, whole("out"))
+	dec, err := b.PrepareDecodeFormat(ctx, f, whole("body"), bodyLen, g.N, g.Shift, ref[0].Codebook, ref[0].Checksums,
+		whole("out"))
 	if err != nil {
 		return err
 	}
@@ -394,7 +412,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	out.MatchesCPU = bytes.Equal(body, ref[0].Out)
-	out.EscapeRate = escapeRateOf(body, g)
+	out.EscapeRate = escapeRateOf(body, f, g)
 	got := make([]byte, n)
 	if err := dev.Download(ctx, got, buf["out"], 0); err != nil {
 		return err
@@ -402,7 +420,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	out.BitExact = bytes.Equal(got, src)
 	out.KernelStats = b.KernelStats()
 	if latency {
-		l, err := benchLatency(ctx, b, src, ref[0].Checksums, cb)
+		l, err := benchLatency(ctx, b, src, f, ref[0].Checksums, ref[0].Codebook)
 		if err != nil {
 			return err
 		}
@@ -412,16 +430,18 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 }
 
 // benchLatency times encode+decode of a resident 1 MiB tensor, wall clock, as a serving stack would see it.
-func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, checksums bool, cb codec.Codebook) (spread, error) {
+func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, checksums bool, cb *codec.Codebook) (spread, error) {
 	dev := b.VK()
 	const n = 1 << 19 // values: 1 MiB
 	g := layout.SZ4{N: n, Shift: layout.DefaultChunkShift}
+	fd, _ := codec.LookupFormat(f)
+	maxBody := fd.MaxBody(n, layout.DTypeBF16, g.Shift)
 	in, err := dev.NewBuffer(2*n, vk.DeviceLocal)
 	if err != nil {
 		return spread{}, err
 	}
 	defer in.Close()
-	body, err := dev.NewBuffer(g.MaxBodySize(), vk.DeviceLocal)
+	body, err := dev.NewBuffer(maxBody, vk.DeviceLocal)
 	if err != nil {
 		return spread{}, err
 	}
@@ -434,7 +454,7 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, checksums
 	if err := dev.Upload(ctx, in, 0, src[:min(len(src), 2*n)]); err != nil {
 		return spread{}, err
 	}
-	enc, err := b.PrepareEncode(ctx, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
+	enc, err := b.PrepareEncodeFormat(ctx, f, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
 	if err != nil {
 		return spread{}, err
 	}
@@ -443,7 +463,7 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, checksums
 	if err != nil {
 		return spread{}, err
 	}
-	dec, err := b.PrepareDecode(ctx, vk.BufferRange{Buf: body}, size, n, g.Shift, cb, checksums, vk.BufferRange{Buf: outb})
+	dec, err := b.PrepareDecodeFormat(ctx, f, vk.BufferRange{Buf: body}, size, n, g.Shift, cb, checksums, vk.BufferRange{Buf: outb})
 	if err != nil {
 		return spread{}, err
 	}
@@ -469,8 +489,8 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, checksums
 	if !bytes.Equal(back, src[:2*n]) {
 		return spread{}, fmt.Errorf("1 MiB round trip is not bit-exact")
 	}
-	ref := []codec.EncodeJob{{Format: layout.FormatSplitZip4, Src: src[:2*n], N: n, Shift: g.Shift, Codebook: &cb,
-		Checksums: checksums, Dst: make([]byte, g.MaxBodySize())}}
+	ref := []codec.EncodeJob{{Format: f, Src: src[:2*n], N: n, Shift: g.Shift, Codebook: cb,
+		Checksums: checksums, Dst: make([]byte, maxBody)}}
 	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
 		return spread{}, err
 	}
@@ -493,7 +513,7 @@ func gb(x float64) string {
 }
 
 func printBench(o *benchOut) {
-	fmt.Printf("bench: %s on %s\n", o.Backend, o.Device)
+	fmt.Printf("bench: %s, %s on %s\n", o.Format, o.Backend, o.Device)
 	fmt.Printf("  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f, escape rate %.4f%%\n", o.Data,
 		float64(o.SizeBytes)/(1<<20), o.Chunk, o.Checksums, o.Ratio, 100*o.EscapeRate)
 	if o.CopyGBps > 0 {

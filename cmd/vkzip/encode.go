@@ -63,7 +63,7 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	cbPath := fs.String("codebook", "", "codebook `file` from 'vkzip calibrate' (default: calibrate on the input)")
 	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "SplitZip-4 chunk size in `values`: a power of two from 1024 to 65536")
 	noCRC := fs.Bool("no-checksum", false, "leave out chunk checksums: a little faster, but corruption of tensor data goes undetected")
-	format := fs.String("format", "splitzip4", "`format` of BF16 tensors: splitzip4 or stored")
+	format := fs.String("format", "splitzip4", "tensor `format` (vkzip formats lists them); tensors it does not code are stored")
 	dtypeName := fs.String("dtype", "", "element `type` of a raw or npy input, e.g. bf16 (default: from the file; raw files need it)")
 	kindName := fs.String("kind", "auto", "input `kind`: auto (detect), safetensors, npy or raw")
 	asJSON := fs.Bool("json", false, "print the result as a JSON object")

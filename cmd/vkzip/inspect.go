@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/vkzip/vkzip/codec"
-	"github.com/vkzip/vkzip/codec/layout"
 )
 
 var inspectVerb = &verb{
@@ -20,7 +18,7 @@ var inspectVerb = &verb{
 	about: `
 Prints what INPUT (a .vkz path, or - for stdin) holds without decoding it: per container its size, flags and
 codebooks; per record its kind, name, dtype, shape, format, chunk size, chunks, raw chunks, escapes, escape rate,
-coded and decoded bytes and ratio. --chunks adds every chunk's table entry. The metadata checksums and chunk
+raw blocks (zf12), coded and decoded bytes, ratio and the chunk mix (how many chunks are coded in which format). --chunks adds every chunk's table entry. The metadata checksums and chunk
 tables are verified, the tensor data is not: use 'vkzip decode' for that.`,
 	examples: `  vkzip inspect kv.vkz
   vkzip inspect --json kv.vkz | jq '.containers[0].records[] | {name, escape_rate}'
@@ -47,14 +45,10 @@ type recordOut struct {
 	ChunkList []chunkOut `json:"chunk_list,omitempty"`
 }
 
-// chunkOut is one SplitZip-4 chunk table entry (docs/FORMAT.md §5.3).
+// chunkOut is one chunk table entry, with its index.
 type chunkOut struct {
-	Index      uint64 `json:"index"`
-	Kind       string `json:"kind"` // "coded" or "raw"
-	Values     uint64 `json:"values"`
-	Escapes    uint64 `json:"escapes"`
-	SideOffset uint32 `json:"side_offset"`
-	CRC        uint32 `json:"crc"`
+	Index uint64 `json:"index"`
+	codec.ChunkInfo
 }
 
 func runInspect(ctx context.Context, v *verb, args []string) error {
@@ -87,8 +81,13 @@ func runInspect(ctx context.Context, v *verb, args []string) error {
 		out.Containers = append(out.Containers, co)
 	}
 	if *chunks {
-		if err := addChunks(data, &out); err != nil {
-			return err
+		for ci, c := range info.Containers {
+			for ri, r := range c.Records {
+				for k, ch := range r.ChunkList {
+					rec := &out.Containers[ci].Records[ri]
+					rec.ChunkList = append(rec.ChunkList, chunkOut{Index: uint64(k), ChunkInfo: ch})
+				}
+			}
 		}
 	}
 	if *asJSON {
@@ -96,44 +95,6 @@ func runInspect(ctx context.Context, v *verb, args []string) error {
 	}
 	printInspect(os.Stdout, &out)
 	return nil
-}
-
-// addChunks reads the chunk tables of the coded records. Inspect has already checked their structure.
-func addChunks(src []byte, out *inspectOut) error {
-	ci := 0
-	return forContainers(src, func(ct *codec.Container) {
-		co := &out.Containers[ci]
-		base := co.Offset
-		ci++
-		for i := range ct.Recs {
-			r := &ct.Recs[i]
-			if r.Blob || r.Format != layout.FormatSplitZip4 {
-				continue
-			}
-			g := layout.SZ4{N: r.Elements, Shift: uint(r.Shift)}
-			body := src[base+r.BodyOff : base+r.BodyOff+r.BodyLen]
-			if uint64(len(body)) < g.SideOffset() {
-				continue
-			}
-			list := make([]chunkOut, 0, g.Chunks())
-			for c := uint64(0); c < g.Chunks(); c++ {
-				e := body[g.TableOffset()+c*layout.ChunkEntrySize:]
-				w := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
-				ch := chunkOut{Index: c, Kind: "coded", Values: g.ChunkValues(),
-					Escapes:    uint64(w & layout.CountMask),
-					SideOffset: binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:]),
-					CRC:        binary.LittleEndian.Uint32(e[4*layout.EntryCRC:])}
-				if c == g.Chunks()-1 {
-					ch.Values = r.Elements - c*g.ChunkValues()
-				}
-				if w>>layout.KindShift == layout.ChunkRaw {
-					ch.Kind = "raw"
-				}
-				list = append(list, ch)
-			}
-			co.Records[i].ChunkList = list
-		}
-	})
 }
 
 func printInspect(w io.Writer, out *inspectOut) {
@@ -153,15 +114,23 @@ func printInspect(w io.Writer, out *inspectOut) {
 			fmt.Fprintf(w, "  codebook %d: %s\n", i, joinInts(cb[:]))
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "#\tkind\tname\tdtype\tshape\tformat\tchunk\tchunks\traw\tescapes\tesc %\tbytes\traw bytes\tratio\t")
+		fmt.Fprintln(tw, "#\tkind\tname\tdtype\tshape\tformat\tchunk\tchunks\traw\tescapes\tesc %\traw blocks\tbytes\traw bytes\tratio\t  chunk mix\t")
 		for i, r := range c.Records {
 			if r.Kind == "blob" {
-				fmt.Fprintf(tw, "%d\tblob\t\t\t\t(inline)\t\t\t\t\t\t-\t%d\t\t\n", i, r.RawBytes)
+				fmt.Fprintf(tw, "%d\tblob\t\t\t\t(inline)\t\t\t\t\t\t\t-\t%d\t\t\t\n", i, r.RawBytes)
 				continue
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.4f\t\n", i, r.Kind, r.Name, r.DType,
+			esc, escPct, rawBlocks := "", "", ""
+			if hasChunks(r.Mix, "splitzip4") {
+				esc, escPct = fmt.Sprint(r.Escapes), escPercent(&r.RecordInfo)
+			}
+			if hasChunks(r.Mix, "zf12") {
+				rawBlocks = fmt.Sprint(r.RawBlocks)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.4f\t  %s\t\n", i, r.Kind, r.Name, r.DType,
 				shapeString(r.Shape), r.Format, codedCell(&r.RecordInfo, r.ChunkSize), codedCell(&r.RecordInfo, r.Chunks),
-				codedCell(&r.RecordInfo, r.RawChunks), codedCell(&r.RecordInfo, r.Escapes), escPercent(&r.RecordInfo), r.Bytes, r.RawBytes, ratio(int64(r.RawBytes), int64(r.Bytes)))
+				codedCell(&r.RecordInfo, r.RawChunks), esc, escPct, rawBlocks, r.Bytes, r.RawBytes,
+				ratio(int64(r.RawBytes), int64(r.Bytes)), mixString(r.Mix))
 		}
 		tw.Flush()
 		for i, r := range c.Records {
@@ -170,13 +139,36 @@ func printInspect(w io.Writer, out *inspectOut) {
 			}
 			fmt.Fprintf(w, "\n  record %d %q chunks:\n", i, r.Name)
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "  chunk\tkind\tvalues\tescapes\tside offset\tcrc\t")
+			fmt.Fprintln(tw, "  chunk\tformat\tkind\tvalues\tescapes\traw blocks\tside offset\tcrc\t")
 			for _, ch := range r.ChunkList {
-				fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%08x\t\n", ch.Index, ch.Kind, ch.Values, ch.Escapes, ch.SideOffset, ch.CRC)
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\t%d\t%d\t%08x\t\n", ch.Index, ch.Format, ch.Kind, ch.Values, ch.Escapes,
+					ch.RawBlocks, ch.SideOffset, ch.CRC)
 			}
 			tw.Flush()
 		}
 	}
+}
+
+// hasChunks reports whether any chunk of a tensor is coded in format.
+func hasChunks(m []codec.MixCount, format string) bool {
+	for _, x := range m {
+		if x.Format == format {
+			return true
+		}
+	}
+	return false
+}
+
+// mixString is a tensor's chunk mix in one cell: "splitzip4 31, splitzip4/raw 1".
+func mixString(m []codec.MixCount) string {
+	parts := make([]string, len(m))
+	for i, x := range m {
+		parts[i] = fmt.Sprintf("%s %d", x.Format, x.Chunks)
+		if x.Kind != "coded" {
+			parts[i] = fmt.Sprintf("%s/%s %d", x.Format, x.Kind, x.Chunks)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func escPercent(r *codec.RecordInfo) string {

@@ -32,7 +32,7 @@ var verbs []*verb
 
 func init() {
 	// Assigned here, not in the declaration: the verbs' run functions print usage from this table.
-	verbs = []*verb{calibrateVerb, encodeVerb, decodeVerb, inspectVerb, demoVerb, benchVerb, sendVerb, recvVerb, transferBenchVerb, devicesVerb, conformanceVerb, versionVerb}
+	verbs = []*verb{calibrateVerb, encodeVerb, decodeVerb, inspectVerb, formatsVerb, demoVerb, benchVerb, sendVerb, recvVerb, transferBenchVerb, devicesVerb, conformanceVerb, versionVerb}
 }
 
 func findVerb(name string) *verb {

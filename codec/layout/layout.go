@@ -43,7 +43,9 @@ const NoCodebook = 0xFFFFFFFF
 const (
 	FormatStored    = 0 // bytes as they are, with a CRC-32C
 	FormatSplitZip4 = 1 // 4-bit exponent codes + sign/mantissa bytes + sparse escapes (BF16)
-	// 2..255 reserved: zf12, tbe3, auto, entropy-coded.
+	FormatZF12      = 2 // 512-value blocks: 4-bit sign + exponent/2 offset from a per-block base, low bytes kept (BF16)
+	FormatAuto      = 4 // per chunk the smallest candidate format, each chunk a one-chunk body of its format
+	// 3 tbe3, 5 an entropy-coded mode, 8..15 exponent formats of other dtypes; others reserved.
 )
 
 // Chunking of coded formats.
@@ -206,3 +208,73 @@ func (s SZ4) MinBodySize() uint64 { return s.SideOffset() }
 
 // StoredBody is the body size of a stored tensor of n bytes: data, zero padding to 4, CRC-32C.
 func StoredBody(n uint64) uint64 { return Align4(n) + 4 }
+
+// zf12 (docs/FORMAT.md §10): independent blocks of ZF12Block values. A block is coded when the 7-bit high fields
+// (exponent>>1) of its values span at most ZF12Span: each value is then a nibble sign<<3 | (field - base) and its low
+// byte; otherwise it is raw, and the high nibble of every value goes to the side section.
+const (
+	ZF12Block     = 512  // values per block
+	ZF12BlockLog  = 9    // log2(ZF12Block)
+	ZF12Span      = 7    // largest field - base of a coded block (exponents within [2·base, 2·base+15])
+	ZF12RawHeader = 0xFF // header byte of a raw block; coded blocks have their base, 0..127
+	ZF12MaxBase   = 127
+	ZF12RawSide   = ZF12Block / 2 // side bytes of a full raw block: one nibble per value
+)
+
+// ZF12 is the size arithmetic of a zf12 body of N values with chunks of 1<<Shift values (Shift ≥ ZF12BlockLog+1).
+type ZF12 struct {
+	N     uint64
+	Shift uint
+}
+
+func (z ZF12) sz4() SZ4 { return SZ4(z) }
+
+// ChunkValues is the chunk size in values.
+func (z ZF12) ChunkValues() uint64 { return 1 << z.Shift }
+
+// Chunks is the number of chunks, the last possibly partial.
+func (z ZF12) Chunks() uint64 { return z.sz4().Chunks() }
+
+// ChunkLen is the number of values in chunk c.
+func (z ZF12) ChunkLen(c uint64) uint64 { return z.sz4().ChunkLen(c) }
+
+// Blocks is the number of blocks, the last possibly partial.
+func (z ZF12) Blocks() uint64 { return (z.N + ZF12Block - 1) >> ZF12BlockLog }
+
+// ChunkBlocks is the number of blocks of a full chunk.
+func (z ZF12) ChunkBlocks() uint64 { return z.ChunkValues() >> ZF12BlockLog }
+
+// HeaderPiece is the bytes of the header stream each chunk owns: one per block, at least 4.
+func (z ZF12) HeaderPiece() uint64 { return max(4, z.ChunkBlocks()) }
+
+// CodeBytes is the padded length of the nibble stream.
+func (z ZF12) CodeBytes() uint64 { return Align4((z.N + 1) / 2) }
+
+// LowBytes is the padded length of the low-byte stream.
+func (z ZF12) LowBytes() uint64 { return Align4(z.N) }
+
+// HeaderOffset is where the header stream starts in the body.
+func (z ZF12) HeaderOffset() uint64 { return z.CodeBytes() + z.LowBytes() }
+
+// TableOffset is where the chunk table starts.
+func (z ZF12) TableOffset() uint64 { return z.HeaderOffset() + z.Chunks()*z.HeaderPiece() }
+
+// SideOffset is where the side section starts.
+func (z ZF12) SideOffset() uint64 { return z.TableOffset() + ChunkEntrySize*z.Chunks() }
+
+// MinBodySize is the body with every block coded.
+func (z ZF12) MinBodySize() uint64 { return z.SideOffset() }
+
+// MaxBodySize is the body with every block raw.
+func (z ZF12) MaxBodySize() uint64 {
+	full := z.N >> ZF12BlockLog
+	side := full * ZF12RawSide
+	if rest := z.N - full<<ZF12BlockLog; rest > 0 {
+		side += ZF12BlockSide(rest)
+	}
+	return z.SideOffset() + side
+}
+
+// ZF12BlockSide is the side bytes of a raw block of m values: its high nibbles, padded to 4 (only the tensor's
+// last block can be partial, so the padding is the side section's last).
+func ZF12BlockSide(m uint64) uint64 { return Align4((m + 1) / 2) }

@@ -40,9 +40,11 @@ type Backend struct {
 	dev     *vk.Device
 	info    vk.DeviceInfo
 	o       Options
-	unified bool   // device memory is host memory: bind mapped buffers directly, no staging copies
-	slabMax uint64 // largest region one binding can cover
-	groups  uint32
+	unified bool // device memory is host memory: bind mapped buffers directly, no staging copies
+	// autoShared: the device's shared memory also holds auto's piece decoders (fitSharedMemory).
+	autoShared bool
+	slabMax    uint64 // largest region one binding can cover
+	groups     uint32
 
 	mu       sync.Mutex
 	pipes    map[pipeKey]*vk.Pipeline
@@ -149,7 +151,8 @@ func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
 	tables := uint32(nTables * 1024 * b.o.Repl)
 	encode = 4 * (tables + 256 + uint32(b.o.ListCap) + 4*wg + 1)
 	decode = 4 * (tables + 512 + uint32(b.o.EscCap) + 2*wg)
-	return encode, decode
+	ze, zd := zf12Shared(tables, wg)
+	return max(encode, ze), max(decode, zd)
 }
 
 // fitSharedMemory drops table replication, shrinks the escape buffers, then the workgroup, until the kernels fit the device's shared
@@ -158,6 +161,12 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 	for {
 		e, d := b.sharedBytes(uint32(b.o.WorkGroup))
 		if max(e, d) <= limit {
+			// auto's piece decoders add a probe of the other candidate: block ranges (2 words per block of a
+			// chunk of at most 2^16 values) and a codebook table with a counter. A device short of that much more
+			// runs every format but auto.
+			const blocks = 1 << layout.MaxChunkShift / layout.ZF12Block
+			_, zd := zf12Shared(uint32(nTables*1024*b.o.Repl), uint32(b.o.WorkGroup))
+			b.autoShared = max(d+4*2*blocks, zd+4*257) <= limit
 			return nil
 		}
 		switch {
@@ -281,6 +290,35 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 			debug = 1
 		}
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
+	case "zf12_encode":
+		desc.Bindings, desc.PushConstantSize = 8, pushZF12Encode
+		desc.Spec = append(desc.Spec, chunk...)
+	case "zf12_place":
+		desc.Bindings, desc.PushConstantSize = 6, pushZF12Place
+		desc.Spec = append(desc.Spec, chunk...)
+	case "zf12_decode":
+		desc.Bindings, desc.PushConstantSize = 8, pushZF12Decode
+		desc.Spec = append(desc.Spec, chunk...)
+		debug := uint32(0)
+		if b.o.DebugBounds {
+			debug = 1
+		}
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 4, Value: debug})
+	case "sz4_decode_pieces", "zf12_decode_pieces":
+		desc.Bindings, desc.PushConstantSize = 7, pushPieces
+		if name == "zf12_decode_pieces" {
+			desc.Bindings = 8
+		}
+		desc.Spec = append(desc.Spec, chunk...)
+		debug := uint32(0)
+		if b.o.DebugBounds {
+			debug = 1
+		}
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
+	case "auto_pick":
+		desc.Bindings, desc.PushConstantSize = 5, pushPick
+	case "auto_gather":
+		desc.Bindings, desc.PushConstantSize = 5, pushGather
 	case "copy":
 		desc.Bindings, desc.PushConstantSize = 2, pushCopy
 	}

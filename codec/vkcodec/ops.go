@@ -73,17 +73,17 @@ func (r *recorded) Close() {
 	}
 }
 
-// EncodeOp encodes n BF16 values at src into a SplitZip-4 body at dst.
+// EncodeOp encodes n BF16 values at src into a body at dst.
 type EncodeOp struct {
 	recorded
-	p     *tensorPlan
-	total loc // host-visible word receiving the side section size
+	total   loc    // host-visible work words; the side section size is word 2·nb
+	nb      uint64 // 64-chunk blocks of the prefix sum
+	sideOff uint64 // where the side section starts in the body
 }
 
-// DecodeOp decodes a SplitZip-4 body at body into n BF16 values at dst.
+// DecodeOp decodes a body at body into n BF16 values at dst.
 type DecodeOp struct {
 	recorded
-	p      *tensorPlan
 	status loc // host-visible status words
 	name   string
 }
@@ -154,9 +154,9 @@ func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint6
 	return op, nil
 }
 
-func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
-	dst vk.BufferRange) error {
-	b, s := op.b, op.s
+// sz4EncodeViews plans the encode of g.N values at src into a body at dst (device ranges): scratch and the
+// prefix-sum words come from s.
+func (b *Backend) sz4EncodeViews(s *session, src vk.BufferRange, g layout.SZ4, dst vk.BufferRange) (*tensorPlan, error) {
 	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
 	C := g.Chunks()
 	p.nb = (C + 63) / 64
@@ -171,17 +171,24 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 		sg.vCodes = bufView(dst, cl, ch-cl)
 		sg.vLows = bufView(dst, g.CodeBytes()+ll, lh-ll)
 		if sg.scratch, err = s.dev.alloc(sg.count << g.Shift / 2); err != nil {
-			return err
+			return nil, err
 		}
 		p.segs = append(p.segs, sg)
 	}
 	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
 	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
-	if p.work, err = s.allocOut(b, 4*(2*p.nb+1)); err != nil {
+	p.work, err = s.allocOut(b, 4*(2*p.nb+1))
+	return p, err
+}
+
+func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
+	dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	p, err := b.sz4EncodeViews(s, src, g, dst)
+	if err != nil {
 		return err
 	}
-	op.p = p
-	op.total = p.work.host
+	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
 	if op.qp, err = b.dev.NewQueryPool(4); err != nil {
 		return err
 	}
@@ -234,7 +241,7 @@ func (op *EncodeOp) Finish(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	op.b.dev.CountReadback(4)
-	return op.p.g.SideOffset() + uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.p.nb:])), nil
+	return op.sideOff + uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.nb:])), nil
 }
 
 // PassTimes is the device time of each pass (dense + escapes, prefix sum, placement) in the last Run.
@@ -308,7 +315,7 @@ func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen ui
 	if p.status, err = s.allocOut(b, 32); err != nil {
 		return err
 	}
-	op.p, op.status = p, p.status.host
+	op.status = p.status.host
 	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
 		return err
 	}
@@ -377,4 +384,222 @@ func (b *Backend) wait(ctx context.Context, sub *vk.Submission) error {
 		return mapVK(err)
 	}
 	return nil
+}
+
+// PrepareEncodeFormat is PrepareEncode for any format the backend runs; cb is ignored by formats without a
+// codebook. dst must have room for the format's largest body.
+func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.BufferRange, n uint64, shift uint,
+	cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+	switch format {
+	case layout.FormatSplitZip4:
+		if cb == nil {
+			return nil, invalid("splitzip4 needs a codebook")
+		}
+		return b.PrepareEncode(ctx, src, n, shift, *cb, checksums, dst)
+	case layout.FormatZF12:
+		return b.prepareEncodeZF12(ctx, src, n, shift, checksums, dst)
+	case layout.FormatAuto:
+		return b.prepareEncodeAuto(ctx, src, n, shift, cb, checksums, dst)
+	}
+	return nil, unsupportedFormat(format)
+}
+
+// PrepareDecodeFormat is PrepareDecode for any format the backend runs; cb is ignored by formats without a
+// codebook.
+func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk.BufferRange, bodyLen, n uint64,
+	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	switch format {
+	case layout.FormatSplitZip4:
+		if cb == nil {
+			return nil, invalid("splitzip4 needs a codebook")
+		}
+		return b.PrepareDecode(ctx, body, bodyLen, n, shift, *cb, checksums, dst)
+	case layout.FormatZF12:
+		return b.prepareDecodeZF12(ctx, body, bodyLen, n, shift, checksums, dst)
+	case layout.FormatAuto:
+		return b.prepareDecodeAuto(ctx, body, bodyLen, n, shift, cb, checksums, dst)
+	}
+	return nil, unsupportedFormat(format)
+}
+
+func (b *Backend) prepareEncodeZF12(ctx context.Context, src vk.BufferRange, n uint64, shift uint, checksums bool,
+	dst vk.BufferRange) (*EncodeOp, error) {
+	if err := b.checkZF12(n, shift); err != nil {
+		return nil, err
+	}
+	g := layout.ZF12{N: n, Shift: shift}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
+		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
+	}
+	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &EncodeOp{recorded: recorded{b: b, s: s}}
+	if err := op.prepareZF12(ctx, src, g, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+// zf12EncodeViews plans the zf12 encode of g.N values at src into a body at dst (device ranges).
+func (b *Backend) zf12EncodeViews(s *session, src vk.BufferRange, g layout.ZF12, dst vk.BufferRange) (*zf12Plan, error) {
+	p := &zf12Plan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
+	C := g.Chunks()
+	p.nb = (C + 63) / 64
+	per := b.segChunks(g.Shift)
+	sz := zsz4(g)
+	var err error
+	for first := uint64(0); first < C; first += per {
+		sg := zsegment{first: first, count: min(per, C-first)}
+		cl, ch := codeRange(sz, sg.first, sg.count)
+		ll, lh := lowRange(sz, sg.first, sg.count)
+		hl, hh := headRange(g, sg.first, sg.count)
+		vl, vh := valueRange(sz, sg.first, sg.count)
+		sg.vSrc = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
+		sg.vCodes = bufView(dst, cl, ch-cl)
+		sg.vLows = bufView(dst, g.CodeBytes()+ll, lh-ll)
+		sg.vHeads = bufView(dst, g.HeaderOffset()+hl, hh-hl)
+		if sg.scratch, err = s.dev.alloc(sg.count << g.Shift / 2); err != nil {
+			return nil, err
+		}
+		p.segs = append(p.segs, sg)
+	}
+	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
+	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
+	p.work, err = s.allocOut(b, 4*(2*p.nb+1))
+	return p, err
+}
+
+func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layout.ZF12, checksums bool,
+	dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	p, err := b.zf12EncodeViews(s, src, g, dst)
+	if err != nil {
+		return err
+	}
+	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
+	if op.qp, err = b.dev.NewQueryPool(4); err != nil {
+		return err
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	cmd.ResetQueries(op.qp, 0, 4)
+	cmd.Timestamp(op.qp, 0)
+	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
+	cmd.Barrier()
+	if err := b.recordZF12Encode(ctx, s, checksums, p); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	if err := b.recordScan(s, &tensorPlan{work: p.work, nb: p.nb}); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 2)
+	if err := b.recordZF12Place(ctx, s, checksums, p); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 3)
+	b.copyDown(cmd, p.work)
+	cmd.BarrierToHost()
+	return cmd.End()
+}
+
+func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
+	checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	if err := b.checkZF12(n, shift); err != nil {
+		return nil, err
+	}
+	g := layout.ZF12{N: n, Shift: shift}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if bodyLen < g.MinBodySize() || bodyLen > g.MaxBodySize() || bodyLen%4 != 0 {
+		return nil, &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
+			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, g.MinBodySize(), g.MaxBodySize())}
+	}
+	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
+		return nil, invalid("body offset must be a multiple of 4 and destination offset of 16")
+	}
+	if err := within(body, 0, bodyLen, "body"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, layout.Align4(2*n), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &DecodeOp{recorded: recorded{b: b, s: s}}
+	if err := op.prepareZF12(ctx, body, bodyLen, g, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *DecodeOp) prepareZF12(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.ZF12,
+	checksums bool, dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	p := &zf12Plan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
+	C := g.Chunks()
+	per := b.segChunks(g.Shift)
+	sz := zsz4(g)
+	for first := uint64(0); first < C; first += per {
+		sg := zsegment{first: first, count: min(per, C-first)}
+		cl, ch := codeRange(sz, sg.first, sg.count)
+		ll, lh := lowRange(sz, sg.first, sg.count)
+		hl, hh := headRange(g, sg.first, sg.count)
+		vl, vh := valueRange(sz, sg.first, sg.count)
+		sg.vCodes = bufView(body, cl, ch-cl)
+		sg.vLows = bufView(body, g.CodeBytes()+ll, lh-ll)
+		sg.vHeads = bufView(body, g.HeaderOffset()+hl, hh-hl)
+		sg.vDst = bufView(dst, 2*vl, layout.Align4(2*(vh-vl)))
+		p.segs = append(p.segs, sg)
+	}
+	sideLen := bodyLen - g.SideOffset()
+	p.vTable = bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
+	p.vSide = bufView(body, g.SideOffset(), max(sideLen, 4))
+	var err error
+	if p.status, err = s.allocOut(b, 32); err != nil {
+		return err
+	}
+	op.status = p.status.host
+	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+		return err
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	cmd.ResetQueries(op.qp, 0, 2)
+	cmd.Timestamp(op.qp, 0)
+	st := p.status.dev
+	cmd.FillBuffer(st.buf, st.off, st.size, 0)
+	cmd.FillBuffer(st.buf, st.off+4, 12, 0xFFFFFFFF)
+	cmd.Barrier()
+	if err := b.recordZF12Decode(ctx, s, checksums, p, uint32(sideLen)); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	b.copyDown(cmd, p.status)
+	cmd.BarrierToHost()
+	return cmd.End()
 }

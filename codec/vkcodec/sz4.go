@@ -139,22 +139,24 @@ func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPl
 	return p, err
 }
 
-// Encode encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the three passes
+// encodeSZ4 encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the three passes
 // run for every job, and the outputs come back through staging.
-func (b *Backend) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
+func (b *Backend) encodeSZ4(ctx context.Context, jobs []codec.EncodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
 			return err
 		}
 	}
-	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) { return jobs[i].N, uint64(jobs[i].Shift) }, true,
-		func(from, to int) error { return b.encodeBatch(ctx, jobs[from:to]) })
+	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) {
+		return jobs[i].N, planBytes(layout.SZ4{N: jobs[i].N, Shift: jobs[i].Shift}, b.segChunks(jobs[i].Shift), true)
+	}, func(from, to int) error { return b.encodeBatch(ctx, jobs[from:to]) })
 }
 
 // inBatches splits jobs into consecutive runs whose device memory fits the budget, one submission each, and
-// stops between runs when ctx is done. A single job over the budget is refused.
-func (b *Backend) inBatches(ctx context.Context, n int, job func(i int) (values, shift uint64), encode bool,
+// stops between runs when ctx is done; job(i) gives job i's value count and the device memory its plan takes. A
+// single job over the budget is refused.
+func (b *Backend) inBatches(ctx context.Context, n int, job func(i int) (values, bytes uint64),
 	run func(from, to int) error) error {
 	budget := b.o.MemoryBudget
 	for from := 0; from < n; {
@@ -163,8 +165,7 @@ func (b *Backend) inBatches(ctx context.Context, n int, job func(i int) (values,
 		}
 		to, used := from, uint64(0)
 		for to < n {
-			v, sh := job(to)
-			need := planBytes(layout.SZ4{N: v, Shift: uint(sh)}, b.segChunks(uint(sh)), encode)
+			v, need := job(to)
 			if budget > 0 && need > budget {
 				return &codec.Error{Class: codec.ErrTooLarge, Chunk: -1, Detail: fmt.Sprintf(
 					"a tensor of %d values needs %d bytes of device memory, over the %d-byte budget", v, need, budget)}
@@ -385,10 +386,10 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 	return nil
 }
 
-// Decode decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
+// decodeSZ4 decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
 // kernel checks them again, as it must for bodies that never pass through host memory); per-job verdicts come back
 // as status words.
-func (b *Backend) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
+func (b *Backend) decodeSZ4(ctx context.Context, jobs []codec.DecodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.Err = nil
@@ -402,8 +403,9 @@ func (b *Backend) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 			j.Err = tensorErr(err, j.Name)
 		}
 	}
-	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) { return jobs[i].N, uint64(jobs[i].Shift) }, false,
-		func(from, to int) error { return b.decodeBatch(ctx, jobs[from:to]) })
+	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) {
+		return jobs[i].N, planBytes(layout.SZ4{N: jobs[i].N, Shift: jobs[i].Shift}, b.segChunks(jobs[i].Shift), false)
+	}, func(from, to int) error { return b.decodeBatch(ctx, jobs[from:to]) })
 }
 
 // decodeBatch decodes jobs (tables already checked) in one submission.

@@ -31,6 +31,14 @@ func main() {
 	def("STATUS_CHECKSUM", layout.StatusChecksum, "status bit: chunk CRC mismatch")
 	def("STATUS_NONCANONICAL", layout.StatusNonCanonical, "status bit: non-canonical stream")
 	def("CRC32C_POLY", layout.CRC32CPoly, "reflected Castagnoli polynomial")
+	def("FORMAT_SPLITZIP4", layout.FormatSplitZip4, "format id of SplitZip-4")
+	def("FORMAT_ZF12", layout.FormatZF12, "format id of zf12")
+	def("FORMAT_AUTO", layout.FormatAuto, "format id of auto")
+	def("ZF12_BLOCK", layout.ZF12Block, "zf12: values per block")
+	def("ZF12_SPAN", layout.ZF12Span, "zf12: largest field - base of a coded block")
+	def("ZF12_RAW_HEADER", layout.ZF12RawHeader, "zf12: header byte of a raw block")
+	def("ZF12_MAX_BASE", layout.ZF12MaxBase, "zf12: largest base (7-bit field)")
+	def("ZF12_RAW_SIDE", layout.ZF12RawSide, "zf12: side bytes of a full raw block")
 	out := "layout.glsl"
 	if o := os.Getenv("VKZIP_LAYOUT_OUT"); o != "" { // tests compare a fresh copy
 		out = o

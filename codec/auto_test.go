@@ -1,0 +1,261 @@
+package codec
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+// autoMix is data whose chunks prefer different formats: 's' chunks of the codebook's exponents spread wider than
+// a zf12 block allows, 'z' chunks of exponents the codebook lacks within one zf12 block range.
+func autoMix(r *rand.Rand, n, chunk int, pattern string, cb *Codebook) []byte {
+	b := kvLike(r, n, 0.0005)
+	for i := 0; i < n; i++ {
+		v := binary.LittleEndian.Uint16(b[2*i:])
+		e := uint16(cb[r.IntN(16)])
+		if pattern[(i/chunk)%len(pattern)] == 'z' {
+			e = uint16(60 + r.IntN(6))
+		}
+		if (v>>7)&0xFF >= 100 {
+			binary.LittleEndian.PutUint16(b[2*i:], v&^(0xFF<<7)|e<<7)
+		}
+	}
+	return b
+}
+
+func autoEncode(t testing.TB, src []byte, shift uint, checksums bool, cb *Codebook) []byte {
+	t.Helper()
+	n := uint64(len(src) / 2)
+	f, _ := LookupFormat(layout.FormatAuto)
+	jobs := []EncodeJob{{Format: layout.FormatAuto, Src: src, N: n, Shift: shift, Codebook: cb, Checksums: checksums,
+		Dst: make([]byte, f.MaxBody(n, layout.DTypeBF16, shift))}}
+	require.NoError(t, NewCPUBackend(3).Encode(context.Background(), jobs))
+	return jobs[0].Out
+}
+
+func autoDecode(t testing.TB, body []byte, n uint64, shift uint, checksums bool, cb *Codebook) ([]byte, error) {
+	t.Helper()
+	jobs := []DecodeJob{{Name: "a", Format: layout.FormatAuto, Body: body, N: n, Shift: shift, Codebook: cb,
+		Checksums: checksums, Dst: make([]byte, 2*n)}}
+	require.NoError(t, NewCPUBackend(3).Decode(context.Background(), jobs))
+	return jobs[0].Dst, jobs[0].Err
+}
+
+// TestChunkBodySizes: what a format's size function says is what its encoder writes, for one-chunk bodies of any
+// length: auto's choice rests on it.
+func TestChunkBodySizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 3))
+	cb := goldenCodebook
+	for _, f := range candidates(layout.DTypeBF16) {
+		for _, m := range []int{1, 2, 7, 511, 512, 513, 1024, 3000, 65536} {
+			for _, esc := range []float64{0, 0.002, 0.3} {
+				shift := uint(16)
+				for 1<<(shift-1) >= m && shift > layout.MinChunkShift {
+					shift--
+				}
+				src := kvLike(r, m, esc)
+				jobs := []EncodeJob{{Format: f.ID, Src: src, N: uint64(m), Shift: shift, Codebook: &cb, Checksums: true,
+					Dst: make([]byte, f.MaxBody(uint64(m), layout.DTypeBF16, shift))}}
+				require.NoError(t, NewCPUBackend(1).Encode(context.Background(), jobs))
+				require.Equal(t, uint64(len(jobs[0].Out)), f.ChunkBodySize(src, m, shift, &cb), "%s m=%d esc=%v", f.Name, m, esc)
+			}
+		}
+	}
+}
+
+func TestAutoRoundTripAndChoice(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	cb := goldenCodebook
+	for _, shift := range []uint{10, 12, 16} {
+		nv := 1 << shift
+		for _, n := range []int{1, 700, 3*nv + 5} {
+			for _, pat := range []string{"sz", "zzs", "s", "z"} {
+				src := autoMix(r, n, nv, pat, &cb)
+				for _, crc := range []bool{true, false} {
+					body := autoEncode(t, src, shift, crc, &cb)
+					a := AutoGeom{N: uint64(n), Shift: shift}
+					for c := uint64(0); c < a.Chunks(); c++ {
+						m := a.ChunkLen(c)
+						want, _ := chooseChunk(candidates(layout.DTypeBF16), src[2*(c<<shift):2*((c<<shift)+m)], int(m), shift, &cb)
+						require.Equal(t, uint32(want.ID), binary.LittleEndian.Uint32(body[12*c:])>>layout.KindShift)
+					}
+					out, err := autoDecode(t, body, uint64(n), shift, crc, &cb)
+					require.NoError(t, err, "shift %d n %d %s", shift, n, pat)
+					require.Equal(t, src, out)
+				}
+			}
+		}
+	}
+}
+
+// replacePiece rebuilds an auto body with chunk c's piece coded in format id instead.
+func replacePiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64, id uint8, crc bool, cb *Codebook) []byte {
+	a := AutoGeom{N: n, Shift: shift}
+	ps, err := autoCheck(body, n, shift, layout.DTypeBF16)
+	require.NoError(t, err)
+	f, _ := LookupFormat(id)
+	m := a.ChunkLen(c)
+	v0 := c << shift
+	jobs := []EncodeJob{{Format: id, Src: src[2*v0 : 2*(v0+m)], N: m, Shift: shift, Codebook: cb, Checksums: crc,
+		Dst: make([]byte, f.MaxBody(m, layout.DTypeBF16, shift))}}
+	require.NoError(t, NewCPUBackend(1).Encode(context.Background(), jobs))
+	out := make([]byte, a.PieceOffset())
+	var off uint64
+	for k := range ps {
+		p, fid := ps[k].body, ps[k].f.ID
+		if uint64(k) == c {
+			p, fid = jobs[0].Out, id
+		}
+		info := uint32(fid) << layout.KindShift
+		binary.LittleEndian.PutUint32(out[12*k:], info)
+		binary.LittleEndian.PutUint32(out[12*k+4:], uint32(off/4))
+		if crc {
+			binary.LittleEndian.PutUint32(out[12*k+8:], autoEntryCRC(info, uint32(off/4)))
+		}
+		out = append(out, p...)
+		off += uint64(len(p))
+	}
+	return out
+}
+
+func TestAutoInvalidClasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 5))
+	cb := goldenCodebook
+	const n, shift = 4*1024 + 100, 10
+	src := autoMix(r, n, 1024, "szsz", &cb)
+	base := map[bool][]byte{true: autoEncode(t, src, shift, true, &cb), false: autoEncode(t, src, shift, false, &cb)}
+	u32 := func(b []byte, at int, v uint32) { binary.LittleEndian.PutUint32(b[at:], v) }
+	for _, tc := range []struct {
+		name  string
+		crc   bool
+		edit  func(b []byte) []byte
+		cls   error
+		chunk int64
+	}{
+		{"unknown format", false, func(b []byte) []byte { b[12*2+3] = 9; return b }, ErrCorrupt, 2},
+		{"stored is no candidate", false, func(b []byte) []byte { b[12*2+3] = 0; return b }, ErrCorrupt, 2},
+		{"low info bits", true, func(b []byte) []byte { b[12*1] = 1; return b }, ErrCorrupt, 1},
+		{"first offset", false, func(b []byte) []byte { u32(b, 4, 1); return b }, ErrCorrupt, 0},
+		{"offset past the end", false, func(b []byte) []byte { u32(b, 12*3+4, 1<<20); return b }, ErrCorrupt, 2},
+		{"format swapped", true, func(b []byte) []byte { b[12*1+3] ^= 3; return b }, ErrCorrupt, 1},
+		{"short body", false, func(b []byte) []byte { return b[:len(b)-4] }, ErrCorrupt, 4},
+		{"long body", false, func(b []byte) []byte { return append(b, 0, 0, 0, 0) }, ErrCorrupt, 4},
+		{"table only", false, func(b []byte) []byte { return b[:12*5] }, ErrCorrupt, 0},
+		{"piece structure", false, func(b []byte) []byte { b[12*5+512+1024+3] = 2; return b }, ErrCorrupt, 0},
+		{"entry crc", true, func(b []byte) []byte { b[12*3+8] ^= 1; return b }, ErrChecksum, 3},
+		{"piece crc", true, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, ErrChecksum, 4},
+		{"entry crc without checksums", false, func(b []byte) []byte { b[12*2+8] = 1; return b }, ErrNonCanonical, 2},
+		{"choice: sz4 where zf12 is smaller", true, func(b []byte) []byte {
+			return replacePiece(t, b, src, n, shift, 1, layout.FormatSplitZip4, true, &cb)
+		}, ErrNonCanonical, 1},
+		{"choice: zf12 where sz4 is smaller", false, func(b []byte) []byte {
+			return replacePiece(t, b, src, n, shift, 2, layout.FormatZF12, false, &cb)
+		}, ErrNonCanonical, 2},
+	} {
+		b := tc.edit(append([]byte(nil), base[tc.crc]...))
+		_, err := autoDecode(t, b, n, shift, tc.crc, &cb)
+		if tc.cls == nil {
+			require.Error(t, err, tc.name)
+			continue
+		}
+		require.ErrorIs(t, err, tc.cls, tc.name)
+		require.Equal(t, tc.chunk, err.(*Error).Chunk, "%s: %v", tc.name, err)
+	}
+}
+
+// TestAutoTensorChoice: with WithFormat("auto") every tensor takes its smallest coding; one format alone when the
+// auto table would not pay for itself.
+func TestAutoTensorChoice(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 6))
+	cb := goldenCodebook
+	kv := kvLike(r, 16384, 0.0003)
+	mixed := autoMix(r, 4*4096, 4096, "sz", &cb)
+	narrow := autoMix(r, 3000, 4096, "z", &cb)
+	recs := []Record{{Name: "kv", DType: layout.DTypeBF16, Data: kv}, {Name: "mixed", DType: layout.DTypeBF16, Data: mixed},
+		{Name: "narrow", DType: layout.DTypeBF16, Data: narrow}, {Name: "f32", DType: layout.DTypeF32, Data: kv[:400]}}
+	c := newCPU(t, WithFormat("auto"), WithChunkSize(4096), WithCodebook(cb))
+	p, err := c.Encode(context.Background(), nil, recs, true)
+	require.NoError(t, err)
+	info, err := Inspect(p)
+	require.NoError(t, err)
+	var got []string
+	for _, ri := range info.Containers[0].Records {
+		got = append(got, ri.Format)
+	}
+	require.Equal(t, []string{"splitzip4", "auto", "zf12", "stored"}, got)
+	require.Equal(t, []MixCount{{"splitzip4", "coded", 2}, {"zf12", "coded", 2}}, info.Containers[0].Records[1].Mix)
+	out, err := c.DecodeAll(p, nil)
+	require.NoError(t, err)
+	require.Equal(t, append(append(append(append([]byte{}, kv...), mixed...), narrow...), kv[:400]...), out)
+	// Every tensor no larger than its best single format.
+	for i, rec := range recs[:3] {
+		best := ^uint64(0)
+		for _, f := range []string{"splitzip4", "zf12"} {
+			cc := newCPU(t, WithFormat(f), WithChunkSize(4096), WithCodebook(cb))
+			q, err := cc.Encode(context.Background(), nil, []Record{rec}, true)
+			require.NoError(t, err)
+			qi, _ := Inspect(q)
+			best = min(best, qi.Containers[0].Records[0].Bytes)
+		}
+		require.LessOrEqual(t, info.Containers[0].Records[i].Bytes, best, rec.Name)
+	}
+	// Only zf12 tensors: the codebook is left out, even one the caller gave.
+	p, err = newCPU(t, WithFormat("auto"), WithCodebook(cb)).Encode(context.Background(), nil, recs[2:3], true)
+	require.NoError(t, err)
+	info, err = Inspect(p)
+	require.NoError(t, err)
+	require.Empty(t, info.Containers[0].Codebooks)
+	require.Equal(t, "zf12", info.Containers[0].Records[0].Format)
+}
+
+func TestAutoEveryBitFlipDetected(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 7))
+	cb := goldenCodebook
+	src := autoMix(r, 2*1024+300, 1024, "sz", &cb)
+	c := newCPU(t, WithFormat("auto"), WithChunkSize(1024), WithCodebook(cb))
+	enc, err := c.EncodeAll(src, nil)
+	require.NoError(t, err)
+	info, _ := Inspect(enc)
+	require.Equal(t, "auto", info.Containers[0].Records[0].Format)
+	bad := make([]byte, len(enc))
+	for bit := 0; bit < 8*len(enc); bit++ {
+		copy(bad, enc)
+		bad[bit/8] ^= 1 << (bit % 8)
+		_, err := c.DecodeAll(bad, nil)
+		require.Error(t, err, "flip of bit %d undetected", bit)
+		var e *Error
+		require.True(t, errors.As(err, &e), "bit %d: untyped error %v", bit, err)
+	}
+}
+
+// FuzzAutoBody drives the auto body decoder directly: nil or a typed error, never a panic; a body that decodes is
+// the one the encoder produces for the decoded values.
+func FuzzAutoBody(f *testing.F) {
+	cb := goldenCodebook
+	for _, n := range []int{1, 700, 2100, 3000} {
+		src := autoMix(rand.New(rand.NewPCG(uint64(n), 4)), n, 1024, "sz", &cb)
+		f.Add(autoEncode(f, src, 10, n%2 == 0, &cb), uint32(n), n%2 == 0)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, n32 uint32, checksums bool) {
+		n := uint64(n32 % 20000)
+		lo, hi := autoBounds(n, layout.DTypeBF16, 10)
+		if n == 0 || uint64(len(body)) < lo || uint64(len(body)) > hi || len(body)%4 != 0 {
+			return
+		}
+		out, err := autoDecode(t, body, n, 10, checksums, &cb)
+		if err != nil {
+			var e *Error
+			require.True(t, errors.As(err, &e), "untyped error %v", err)
+			return
+		}
+		if again := autoEncode(t, out, 10, checksums, &cb); string(again) != string(body) {
+			t.Fatalf("a body that decodes is not the canonical one (%d bytes, canonical %d)", len(body), len(again))
+		}
+	})
+}

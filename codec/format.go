@@ -1,0 +1,279 @@
+package codec
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+// Format describes one tensor body format: which tensors it codes, the directory rules of its records, its
+// reference codec and how inspect reads its chunk table. Formats register themselves (RegisterFormat) in init
+// functions; the container, the encoder's format choice, the CPU backend, Inspect and the CLI consult the registry
+// and know no format by its id. GPU backends keep their own table of the formats they run.
+type Format struct {
+	ID      uint8
+	Name    string
+	Aliases []string
+	About   string         // one line: what the format is for
+	DTypes  []layout.DType // dtypes it codes; empty means any (stored)
+	// MinShift..MaxShift is the range of chunkShift; 0..0 for an unchunked format (stored).
+	MinShift, MaxShift uint8
+	Codebook           bool   // tensors reference a container codebook (layout.CodebookExp8)
+	MaxValues          uint64 // largest element count it codes; larger tensors are stored
+	// BodyBounds gives the smallest and largest valid body of a tensor of n values of dtype d at chunk
+	// shift s: what the directory check enforces and what an encoder must have room for.
+	BodyBounds func(n uint64, d layout.DType, shift uint) (lo, hi uint64)
+	// CPU is the reference codec as the CPU backend runs it; nil for stored, which the container layer handles on
+	// every backend.
+	CPU CPUCodec
+	// Chunks lists the chunk table of a body for Inspect, after checking its structure (nil: no chunks).
+	Chunks func(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo, error)
+	// CheckBody checks a body's structure (its corrupt rules: chunk table, headers) without decoding it.
+	CheckBody func(body []byte, n uint64, shift uint, d layout.DType) error
+	// ChunkBodySize is the length of the body this format encodes m values (src, m ≤ 2^shift, one chunk) to, found
+	// without encoding them: how auto (§11) compares the formats of a chunk. Formats that have it are auto's
+	// candidates for their dtypes.
+	ChunkBodySize func(src []byte, m int, shift uint, cb *Codebook) uint64
+
+	// dtypes and codebookFor, when set, replace DTypes and Codebook (auto: whatever its candidates code and use).
+	dtypes      func() []layout.DType
+	codebookFor func(d layout.DType) bool
+
+	planned bool // the CPU backend can size bodies before encoding them (PlannedEncoder)
+}
+
+// CPUCodec runs a format's reference codec on the CPU backend's goroutines. Jobs all have the format's id.
+type CPUCodec interface {
+	Encode(b *CPUBackend, ctx context.Context, jobs []EncodeJob) error
+	Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) error
+}
+
+// ChunkInfo is one chunk-table entry as Inspect reports it.
+type ChunkInfo struct {
+	Format     string `json:"format"` // the format the chunk is coded in (auto bodies mix them)
+	Kind       string `json:"kind"`   // "coded" or "raw" (a SplitZip-4 chunk of exponent bytes)
+	Values     uint64 `json:"values"`
+	Escapes    uint64 `json:"escapes"`              // SplitZip-4
+	RawBlocks  uint64 `json:"raw_blocks,omitempty"` // zf12: blocks left raw
+	SideOffset uint32 `json:"side_offset"`
+	CRC        uint32 `json:"crc"`
+}
+
+// Accepts reports whether the format codes a tensor of n values of dtype d.
+func (f *Format) Accepts(d layout.DType, n uint64) bool {
+	if f.ID == layout.FormatStored {
+		return true
+	}
+	return slices.Contains(f.DTypeList(), d) && n >= 1 && n <= f.MaxValues
+}
+
+// DTypeList is the dtypes the format codes (nil for stored, which takes any).
+func (f *Format) DTypeList() []layout.DType {
+	if f.dtypes != nil {
+		return f.dtypes()
+	}
+	return f.DTypes
+}
+
+// UsesCodebook reports whether a tensor of dtype d in this format references a container codebook.
+func (f *Format) UsesCodebook(d layout.DType) bool {
+	if f.codebookFor != nil {
+		return f.codebookFor(d)
+	}
+	return f.Codebook
+}
+
+// Chunked reports whether the format has a chunk shift.
+func (f *Format) Chunked() bool { return f.MaxShift != 0 }
+
+// MaxBody is the largest body of n values at chunk shift s.
+func (f *Format) MaxBody(n uint64, d layout.DType, shift uint) uint64 {
+	_, hi := f.BodyBounds(n, d, shift)
+	return hi
+}
+
+var (
+	fmtMu   sync.RWMutex
+	fmtByID = map[uint8]*Format{}
+)
+
+// RegisterFormat adds a format to the registry. It panics on a duplicate id or name: ids are allocated in
+// codec/layout, and two registrations of one are a build error.
+func RegisterFormat(f Format) {
+	fmtMu.Lock()
+	defer fmtMu.Unlock()
+	if _, dup := fmtByID[f.ID]; dup {
+		panic(fmt.Sprintf("codec: format id %d registered twice", f.ID))
+	}
+	for _, g := range fmtByID {
+		for _, n := range append([]string{f.Name}, f.Aliases...) {
+			if n == g.Name || slices.Contains(g.Aliases, n) {
+				panic(fmt.Sprintf("codec: format name %q registered twice", n))
+			}
+		}
+	}
+	fmtByID[f.ID] = &f
+}
+
+// LookupFormat returns the registered format with id id.
+func LookupFormat(id uint8) (*Format, bool) {
+	fmtMu.RLock()
+	defer fmtMu.RUnlock()
+	f, ok := fmtByID[id]
+	return f, ok
+}
+
+// Formats lists the registered formats by id.
+func Formats() []*Format {
+	fmtMu.RLock()
+	defer fmtMu.RUnlock()
+	out := make([]*Format, 0, len(fmtByID))
+	for _, f := range fmtByID {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// FormatByName maps a format name or alias to its id; "" is the default, splitzip4.
+func FormatByName(name string) (uint8, bool) {
+	if name == "" {
+		return layout.FormatSplitZip4, true
+	}
+	for _, f := range Formats() {
+		if f.Name == name || slices.Contains(f.Aliases, name) {
+			return f.ID, true
+		}
+	}
+	return 0, false
+}
+
+// FormatNames lists the names of the registered formats, by id.
+func FormatNames() []string {
+	var out []string
+	for _, f := range Formats() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// FormatName is the name of a format id ("format7" for an id this build does not know).
+func FormatName(id uint8) string {
+	if f, ok := LookupFormat(id); ok {
+		return f.Name
+	}
+	return fmt.Sprintf("format%d", id)
+}
+
+// FormatSupporter is implemented by backends that run only some formats. Backends without it are assumed to
+// run every coded format.
+type FormatSupporter interface {
+	SupportsFormat(id uint8) bool
+}
+
+// SupportsFormat reports whether backend b runs format id (stored is the container's and runs everywhere).
+func SupportsFormat(b Backend, id uint8) bool {
+	if id == layout.FormatStored {
+		return true
+	}
+	if s, ok := b.(FormatSupporter); ok {
+		return s.SupportsFormat(id)
+	}
+	return true
+}
+
+// EncodeByFormat calls fn once per format present in jobs, in order of first appearance, with that format's jobs
+// (results are copied back into jobs). A backend runs mixed calls with it.
+func EncodeByFormat(jobs []EncodeJob, fn func(id uint8, jobs []EncodeJob) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if sameFormat(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
+		return fn(jobs[0].Format, jobs)
+	}
+	for _, id := range formatOrder(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
+		var sub []EncodeJob
+		var at []int
+		for i := range jobs {
+			if jobs[i].Format == id {
+				sub, at = append(sub, jobs[i]), append(at, i)
+			}
+		}
+		err := fn(id, sub)
+		for k, i := range at {
+			jobs[i] = sub[k]
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DecodeByFormat is EncodeByFormat for decode jobs.
+func DecodeByFormat(jobs []DecodeJob, fn func(id uint8, jobs []DecodeJob) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if sameFormat(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
+		return fn(jobs[0].Format, jobs)
+	}
+	for _, id := range formatOrder(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
+		var sub []DecodeJob
+		var at []int
+		for i := range jobs {
+			if jobs[i].Format == id {
+				sub, at = append(sub, jobs[i]), append(at, i)
+			}
+		}
+		err := fn(id, sub)
+		for k, i := range at {
+			jobs[i] = sub[k]
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sameFormat(n int, id func(int) uint8) bool {
+	for i := 1; i < n; i++ {
+		if id(i) != id(0) {
+			return false
+		}
+	}
+	return true
+}
+
+func formatOrder(n int, id func(int) uint8) []uint8 {
+	var out []uint8
+	for i := 0; i < n; i++ {
+		if !slices.Contains(out, id(i)) {
+			out = append(out, id(i))
+		}
+	}
+	return out
+}
+
+// formatOf returns the registered format of a job, or an unsupported error naming the backend.
+func formatOf(backend string, id uint8) (*Format, error) {
+	f, ok := LookupFormat(id)
+	if !ok || f.CPU == nil {
+		return nil, errorf(ErrUnsupported, "%s backend: format %d", backend, id)
+	}
+	return f, nil
+}
+
+func init() {
+	RegisterFormat(Format{ID: layout.FormatStored, Name: "stored",
+		About: "bytes as they are plus a CRC-32C: any dtype, and the fallback for tensors no format codes",
+		BodyBounds: func(n uint64, d layout.DType, _ uint) (uint64, uint64) {
+			b := layout.StoredBody(n * uint64(d.Size()))
+			return b, b
+		}})
+}

@@ -1,0 +1,559 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// auto on Vulkan (docs/FORMAT.md §11).
+//
+// Encode: every candidate encodes the whole tensor into a scratch body with its own kernels; auto_pick sizes each
+// chunk's one-chunk body under every candidate and keeps the smallest; sz4_scan turns the sizes into offsets;
+// auto_gather copies each chunk's piece out of the chosen body into place. One submission.
+//
+// Decode: one pass. Each candidate's decoder, built over pieces (sz4_decode_pieces, zf12_decode_pieces), takes the
+// chunks whose table entry names its format, decodes them and checks that no other candidate would have coded them
+// smaller; the dispatches run together, each chunk decoded once.
+//
+// The candidate bodies and the auto body must each fit one storage-buffer binding; larger tensors are refused
+// (ErrTooLarge) and stay with the CPU backend.
+
+func init() {
+	gpuFormats[layout.FormatAuto] = gpuFormat{encode: (*Backend).encodeAuto, decode: (*Backend).decodeAuto}
+}
+
+// push-constant sizes of the auto kernels, in bytes
+const (
+	pushPieces = 4 * (4 + 18)
+	pushPick   = 4 * (8 + 4)
+	pushGather = 4 * (24 + 6)
+)
+
+// autoKernels are the piece decoders of the candidates the kernels handle, by format id.
+var autoKernels = map[uint8]string{layout.FormatSplitZip4: "sz4_decode_pieces", layout.FormatZF12: "zf12_decode_pieces"}
+
+// autoCands lists auto's candidates for d (by id) or says why this backend cannot run auto on d: a candidate
+// without piece kernels here, or more than the two the encode kernels bind.
+func autoCands(d layout.DType) ([]uint8, error) {
+	var ids []uint8
+	for _, f := range codec.AutoCandidates(d) {
+		if _, ok := autoKernels[f.ID]; !ok {
+			return nil, &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
+				Detail: fmt.Sprintf("vulkan backend: auto candidate %s has no piece kernels", f.Name)}
+		}
+		ids = append(ids, f.ID)
+	}
+	if len(ids) == 0 || len(ids) > 2 {
+		return nil, &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
+			Detail: fmt.Sprintf("vulkan backend: auto on %v with %d candidates", d, len(ids))}
+	}
+	return ids, nil
+}
+
+// candLayout is where a candidate's whole body keeps each chunk's piece: up to three dense streams with fixed
+// per-chunk pieces, the chunk table and the side section.
+type candLayout struct {
+	id               uint8
+	streams          [3]uint64 // byte offsets; ^0 when absent
+	full, last       [3]uint64 // piece bytes of a full chunk and of the last
+	table, side, max uint64
+}
+
+func candidateLayout(id uint8, n uint64, shift uint) candLayout {
+	g := layout.SZ4{N: n, Shift: shift}
+	c := g.Chunks()
+	l := candLayout{id: id, streams: [3]uint64{0, g.CodeBytes(), ^uint64(0)}}
+	l.full = [3]uint64{g.ChunkValues() / 2, g.ChunkValues(), 0}
+	l.last = [3]uint64{g.CodeBytes() - (c-1)*g.ChunkValues()/2, g.LowBytes() - (c-1)*g.ChunkValues(), 0}
+	switch id {
+	case layout.FormatSplitZip4:
+		l.table, l.side, l.max = g.TableOffset(), g.SideOffset(), g.MaxBodySize()
+	case layout.FormatZF12:
+		z := layout.ZF12{N: n, Shift: shift}
+		l.streams[2] = z.HeaderOffset()
+		l.full[2], l.last[2] = z.HeaderPiece(), z.HeaderPiece()
+		l.table, l.side, l.max = z.TableOffset(), z.SideOffset(), z.MaxBodySize()
+	}
+	return l
+}
+
+func (l candLayout) dense(last bool) uint64 {
+	p := l.full
+	if last {
+		p = l.last
+	}
+	return p[0] + p[1] + p[2]
+}
+
+func autoMax(n uint64, shift uint) uint64 {
+	f, _ := codec.LookupFormat(layout.FormatAuto)
+	return f.MaxBody(n, layout.DTypeBF16, shift)
+}
+
+// checkAuto refuses tensors whose bodies do not fit one binding, and devices whose shared memory does not hold
+// the piece decoders.
+func (b *Backend) checkAuto(n uint64, shift uint, ids []uint8) error {
+	if !b.autoShared {
+		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
+			Detail: fmt.Sprintf("vulkan backend: %s has too little shared memory for auto's decoders", b.info.Name)}
+	}
+	for _, id := range ids {
+		if m := candidateLayout(id, n, shift).max; m > b.slabMax {
+			return errTooBig(m, b.slabMax)
+		}
+	}
+	if m := autoMax(n, shift); m > b.slabMax {
+		return errTooBig(m, b.slabMax)
+	}
+	return nil
+}
+
+// recordAutoEncode records the auto encode of n values at src into dst (device ranges; dst has room for the
+// largest auto body). The returned work words hold the pieces' total size at word 2·chunks.
+func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.BufferRange, n uint64, shift uint,
+	cb *codec.Codebook, checksums bool, dst vk.BufferRange, ids []uint8) (staged, error) {
+	C := layout.SZ4{N: n, Shift: shift}.Chunks()
+	var none staged
+	type cand struct {
+		l    candLayout
+		body loc
+		sz4  *tensorPlan
+		zf12 *zf12Plan
+		work staged
+		nb   uint64
+	}
+	cs := make([]cand, len(ids))
+	for k, id := range ids {
+		c := &cs[k]
+		c.l = candidateLayout(id, n, shift)
+		var err error
+		if c.body, err = s.dev.alloc(c.l.max); err != nil {
+			return none, err
+		}
+		switch id {
+		case layout.FormatSplitZip4:
+			c.sz4, err = b.sz4EncodeViews(s, src, layout.SZ4{N: n, Shift: shift}, c.body.rng())
+			if err == nil {
+				c.work, c.nb = c.sz4.work, c.sz4.nb
+			}
+		case layout.FormatZF12:
+			c.zf12, err = b.zf12EncodeViews(s, src, layout.ZF12{N: n, Shift: shift}, c.body.rng())
+			if err == nil {
+				c.work, c.nb = c.zf12.work, c.zf12.nb
+			}
+		}
+		if err != nil {
+			return none, err
+		}
+	}
+	work, err := s.allocOut(b, 4*(3*C+1))
+	if err != nil {
+		return none, err
+	}
+	cmd := s.cmd
+	for _, c := range cs {
+		cmd.FillBuffer(c.work.dev.buf, c.work.dev.off, c.work.dev.size, 0)
+	}
+	cmd.Barrier()
+	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
+	for _, c := range cs {
+		if c.sz4 != nil {
+			err = b.recordEncodeA(ctx, s, &job, c.sz4)
+		} else {
+			err = b.recordZF12Encode(ctx, s, checksums, c.zf12)
+		}
+		if err != nil {
+			return none, err
+		}
+	}
+	cmd.Barrier()
+	for _, c := range cs {
+		if err := b.recordScan(s, &tensorPlan{work: c.work, nb: c.nb}); err != nil {
+			return none, err
+		}
+	}
+	cmd.Barrier()
+	for _, c := range cs {
+		if c.sz4 != nil {
+			err = b.recordPlace(ctx, s, &job, c.sz4)
+		} else {
+			err = b.recordZF12Place(ctx, s, checksums, c.zf12)
+		}
+		if err != nil {
+			return none, err
+		}
+	}
+	cmd.Barrier()
+
+	// Pick each chunk's smallest candidate, then offsets.
+	wg := uint32(b.o.WorkGroup)
+	pick, err := b.pipeline("auto_pick", wg, 0)
+	if err != nil {
+		return none, err
+	}
+	second := cs[len(cs)-1]
+	bd, err := s.bind(b, pick, work.dev, cs[0].body, second.body, cs[0].work.dev, second.work.dev)
+	if err != nil {
+		return none, err
+	}
+	var pw pushWriter
+	for _, c := range []cand{cs[0], second} {
+		pw.u32(uint32(c.l.table/4), uint32(2*c.nb), uint32(c.l.dense(false)), uint32(c.l.dense(true)))
+	}
+	pw.u32(uint32(C), uint32(len(cs)), 0, 0)
+	cmd.Dispatch(pick, bd, pw.b, uint32(min((C+uint64(wg)-1)/uint64(wg), uint64(b.groups))), 1, 1)
+	cmd.Barrier()
+	if err := b.recordScan(s, &tensorPlan{work: work, nb: C}); err != nil {
+		return none, err
+	}
+	cmd.Barrier()
+
+	// Gather the pieces.
+	gather, err := b.pipeline("auto_gather", wg, 0)
+	if err != nil {
+		return none, err
+	}
+	consts, err := b.constsFor(ctx, wg, shift)
+	if err != nil {
+		return none, err
+	}
+	out := bufView(dst, 0, autoMax(n, shift))
+	bd, err = s.bind(b, gather, out.l, cs[0].body, second.body, work.dev, loc{buf: consts, size: consts.Size()})
+	if err != nil {
+		return none, err
+	}
+	pw = pushWriter{}
+	w32 := func(x uint64) uint32 {
+		if x == ^uint64(0) {
+			return ^uint32(0)
+		}
+		return uint32(x / 4)
+	}
+	ids16 := uint32(0)
+	for k, c := range []cand{cs[0], second} {
+		l := c.l
+		pw.u32(w32(l.streams[0]), w32(l.streams[1]), w32(l.streams[2]), uint32(l.table/4))
+		pw.u32(uint32(l.full[0]), uint32(l.full[1]), uint32(l.full[2]), uint32(l.side/4))
+		pw.u32(uint32(l.last[0]), uint32(l.last[1]), uint32(l.last[2]), 0)
+		ids16 |= uint32(l.id) << (8 * k)
+	}
+	pw.u32(uint32(C), b2u(checksums), uint32(out.base/4), 0, 0, ids16)
+	cmd.Dispatch(gather, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	cmd.Barrier()
+	return work, nil
+}
+
+// recordAutoDecode records the one-pass decode of an auto body of bodyLen bytes at body into n values at dst; the
+// kernels report into status (8 words, zero flags and ~0 chunks).
+func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.BufferRange, bodyLen, n uint64, shift uint,
+	cb *codec.Codebook, checksums bool, dst vk.BufferRange, status loc, ids []uint8) error {
+	g := layout.SZ4{N: n, Shift: shift}
+	C := g.Chunks()
+	tc := newTensorConsts(n, shift)
+	wg := b.wgFor(shift, C)
+	bv := bufView(body, 0, bodyLen)
+	var mask uint32
+	for _, id := range ids {
+		mask |= 1 << id
+	}
+	var cbw codec.Codebook
+	if cb != nil {
+		cbw = *cb
+	}
+	per := b.segChunks(shift)
+	for k, id := range ids {
+		name := autoKernels[id]
+		pipe, err := b.pipeline(name, wg, shift)
+		if err != nil {
+			return err
+		}
+		consts, err := b.constsFor(ctx, wg, shift)
+		if err != nil {
+			return err
+		}
+		cl := loc{buf: consts, size: consts.Size()}
+		for first := uint64(0); first < C; first += per {
+			count := min(per, C-first)
+			vl, vh := valueRange(g, first, count)
+			dv := bufView(dst, 2*vl, layout.Align4(2*(vh-vl)))
+			binds := []loc{bv.l, bv.l, bv.l, bv.l}
+			if id == layout.FormatZF12 {
+				binds = append(binds, bv.l)
+			}
+			binds = append(binds, dv.l, cl, status)
+			bd, err := s.bind(b, pipe, binds...)
+			if err != nil {
+				return err
+			}
+			var pw pushWriter
+			pw.codebook(&cbw).u32(tc.chunks, uint32(first), uint32(count), tc.lastLen, tc.invC, tc.invL, tc.shLowFull,
+				tc.shLowLast, tc.kdFull, tc.kdLast, b2u(checksums), uint32(bodyLen-layout.ChunkEntrySize*C), 0,
+				uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C), mask, b2u(k == 0), uint32(dv.base/16))
+			s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(count, uint64(b.groups))), 1, 1)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) encodeAuto(ctx context.Context, jobs []codec.EncodeJob) error {
+	for i := range jobs {
+		j := &jobs[i]
+		ids, err := autoCands(jobDType(j.DType))
+		if err != nil {
+			return err
+		}
+		if err := b.checkAuto(j.N, j.Shift, ids); err != nil {
+			return err
+		}
+		if j.N == 0 || uint64(len(j.Src)) < 2*j.N || uint64(cap(j.Dst)) < autoMax(j.N, j.Shift) || j.Codebook == nil {
+			return invalid("auto: empty tensor, no codebook, or source or destination too small")
+		}
+		if err := b.encodeAutoOne(ctx, j, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeAutoOne encodes one job in one submission, staged through host memory.
+func (b *Backend) encodeAutoOne(ctx context.Context, j *codec.EncodeJob, ids []uint8) error {
+	s, err := b.getSession()
+	if err != nil {
+		return err
+	}
+	defer b.putSession(s)
+	s.reset()
+	src, err := s.allocIn(b, layout.Align4(2*j.N))
+	if err != nil {
+		return err
+	}
+	max := autoMax(j.N, j.Shift)
+	out, err := s.allocOut(b, max)
+	if err != nil {
+		return err
+	}
+	h := src.host.bytes()
+	copy(h, j.Src[:2*j.N])
+	clear(h[2*j.N:])
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	b.copyUp(cmd, src)
+	cmd.Barrier()
+	work, err := b.recordAutoEncode(ctx, s, src.dev.rng(), j.N, j.Shift, j.Codebook, j.Checksums, out.dev.rng(), ids)
+	if err != nil {
+		return err
+	}
+	b.copyDown(cmd, out)
+	b.copyDown(cmd, work)
+	cmd.BarrierToHost()
+	if err := b.run(ctx, cmd); err != nil {
+		return err
+	}
+	C := layout.SZ4{N: j.N, Shift: j.Shift}.Chunks()
+	size := layout.ChunkEntrySize*C + uint64(binary.LittleEndian.Uint32(work.host.bytes()[4*2*C:]))
+	if size > max {
+		return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1, Detail: "vulkan encode: auto body size out of range"}
+	}
+	j.Out = j.Dst[:size]
+	copy(j.Out, out.host.bytes())
+	return nil
+}
+
+func (b *Backend) decodeAuto(ctx context.Context, jobs []codec.DecodeJob) error {
+	for i := range jobs {
+		j := &jobs[i]
+		j.Err = nil
+		d := jobDType(j.DType)
+		ids, err := autoCands(d)
+		if err != nil {
+			return err
+		}
+		if err := b.checkAuto(j.N, j.Shift, ids); err != nil {
+			return err
+		}
+		if j.N == 0 || uint64(len(j.Dst)) != 2*j.N {
+			return invalid("auto: empty tensor or destination size")
+		}
+		if err := codec.CheckAutoTable(j.Body, j.N, j.Shift, d); err != nil {
+			j.Err = tensorErr(err, j.Name)
+			continue
+		}
+		if err := b.decodeAutoOne(ctx, j, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []uint8) error {
+	s, err := b.getSession()
+	if err != nil {
+		return err
+	}
+	defer b.putSession(s)
+	s.reset()
+	body, err := s.allocIn(b, uint64(len(j.Body)))
+	if err != nil {
+		return err
+	}
+	dst, err := s.allocOut(b, layout.Align4(2*j.N))
+	if err != nil {
+		return err
+	}
+	status, err := s.allocOut(b, 32)
+	if err != nil {
+		return err
+	}
+	copy(body.host.bytes(), j.Body)
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	cmd.FillBuffer(status.dev.buf, status.dev.off, status.dev.size, 0)
+	cmd.FillBuffer(status.dev.buf, status.dev.off+4, 12, 0xFFFFFFFF)
+	b.copyUp(cmd, body)
+	cmd.Barrier()
+	if err := b.recordAutoDecode(ctx, s, body.dev.rng(), uint64(len(j.Body)), j.N, j.Shift, j.Codebook, j.Checksums,
+		dst.dev.rng(), status.dev, ids); err != nil {
+		return err
+	}
+	cmd.Barrier()
+	b.copyDown(cmd, dst)
+	b.copyDown(cmd, status)
+	cmd.BarrierToHost()
+	if err := b.run(ctx, cmd); err != nil {
+		return err
+	}
+	copy(j.Dst, dst.host.bytes())
+	j.Err = statusErr(status.host.bytes(), j.Name)
+	return nil
+}
+
+func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n uint64, shift uint, cb *codec.Codebook,
+	checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+	ids, err := autoCands(layout.DTypeBF16)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkAuto(n, shift, ids); err != nil {
+		return nil, err
+	}
+	if n == 0 || cb == nil {
+		return nil, invalid("auto: empty tensor or no codebook")
+	}
+	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
+		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
+	}
+	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, autoMax(n, shift), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &EncodeOp{recorded: recorded{b: b, s: s}}
+	fail := func(err error) (*EncodeOp, error) { op.Close(); return nil, err }
+	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+		return fail(err)
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return fail(err)
+	}
+	cmd.ResetQueries(op.qp, 0, 2)
+	cmd.Timestamp(op.qp, 0)
+	work, err := b.recordAutoEncode(ctx, s, src, n, shift, cb, checksums, dst, ids)
+	if err != nil {
+		return fail(err)
+	}
+	cmd.Timestamp(op.qp, 1)
+	b.copyDown(cmd, work)
+	cmd.BarrierToHost()
+	if err := cmd.End(); err != nil {
+		return fail(err)
+	}
+	C := layout.SZ4{N: n, Shift: shift}.Chunks()
+	op.total, op.nb, op.sideOff = work.host, C, layout.ChunkEntrySize*C
+	return op, nil
+}
+
+func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
+	cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	ids, err := autoCands(layout.DTypeBF16)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkAuto(n, shift, ids); err != nil {
+		return nil, err
+	}
+	f, _ := codec.LookupFormat(layout.FormatAuto)
+	lo, hi := f.BodyBounds(n, layout.DTypeBF16, shift)
+	if n == 0 || cb == nil {
+		return nil, invalid("auto: empty tensor or no codebook")
+	}
+	if bodyLen < lo || bodyLen > hi || bodyLen%4 != 0 {
+		return nil, &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
+			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, lo, hi)}
+	}
+	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
+		return nil, invalid("body offset must be a multiple of 4 and destination offset of 16")
+	}
+	if err := within(body, 0, bodyLen, "body"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, layout.Align4(2*n), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &DecodeOp{recorded: recorded{b: b, s: s}}
+	fail := func(err error) (*DecodeOp, error) { op.Close(); return nil, err }
+	status, err := s.allocOut(b, 32)
+	if err != nil {
+		return fail(err)
+	}
+	op.status = status.host
+	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+		return fail(err)
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return fail(err)
+	}
+	cmd.ResetQueries(op.qp, 0, 2)
+	cmd.Timestamp(op.qp, 0)
+	cmd.FillBuffer(status.dev.buf, status.dev.off, status.dev.size, 0)
+	cmd.FillBuffer(status.dev.buf, status.dev.off+4, 12, 0xFFFFFFFF)
+	cmd.Barrier()
+	if err := b.recordAutoDecode(ctx, s, body, bodyLen, n, shift, cb, checksums, dst, status.dev, ids); err != nil {
+		return fail(err)
+	}
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	b.copyDown(cmd, status)
+	cmd.BarrierToHost()
+	if err := cmd.End(); err != nil {
+		return fail(err)
+	}
+	return op, nil
+}
+
+// jobDType is a job's dtype, BF16 for the zero value (as package codec reads it).
+func jobDType(d layout.DType) layout.DType {
+	if d == layout.DTypeOpaque {
+		return layout.DTypeBF16
+	}
+	return d
+}

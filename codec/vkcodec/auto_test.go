@@ -1,0 +1,253 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/crc32c"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk"
+)
+
+func crc32cOf(b []byte) uint32 { return crc32c.Checksum(b) }
+
+// autoMix is data whose chunks prefer different formats: 's' chunks of the codebook's exponents spread wider than a
+// zf12 block allows (SplitZip-4 codes them without escapes, zf12 leaves its blocks raw) and 'z' chunks of exponents
+// the codebook lacks but within one zf12 block range (zf12 codes them, SplitZip-4 would store them raw). A few
+// values everywhere take exponents nobody codes well.
+func autoMix(r *rand.Rand, n int, chunk int, pattern string) []byte {
+	b := kvLike(r, n, 0.0005)
+	for i := 0; i < n; i++ {
+		v := binary.LittleEndian.Uint16(b[2*i:])
+		e := uint16(testCB[r.IntN(16)])
+		if pattern[(i/chunk)%len(pattern)] == 'z' {
+			e = uint16(60 + r.IntN(6))
+		}
+		if (v>>7)&0xFF < 100 { // kvLike's rare escapes stay
+			continue
+		}
+		binary.LittleEndian.PutUint16(b[2*i:], v&^(0xFF<<7)|e<<7)
+	}
+	return b
+}
+
+func autoEncodeBoth(t *testing.T, vb *Backend, src []byte, shift uint, checksums bool) (cpu, gpu []byte) {
+	t.Helper()
+	n := uint64(len(src) / 2)
+	f, _ := codec.LookupFormat(layout.FormatAuto)
+	mk := func() []codec.EncodeJob {
+		return []codec.EncodeJob{{Format: layout.FormatAuto, Src: src, N: n, Shift: shift, Codebook: &testCB,
+			Checksums: checksums, Dst: make([]byte, f.MaxBody(n, layout.DTypeBF16, shift))}}
+	}
+	cj, gj := mk(), mk()
+	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), cj))
+	require.NoError(t, vb.Encode(context.Background(), gj))
+	return cj[0].Out, gj[0].Out
+}
+
+func autoDecodeJob(body []byte, n int, shift uint, checksums bool) []codec.DecodeJob {
+	return []codec.DecodeJob{{Name: "a", Format: layout.FormatAuto, Body: body, N: uint64(n), Shift: shift,
+		Codebook: &testCB, Checksums: checksums, Dst: make([]byte, 2*n)}}
+}
+
+func TestAutoMatchesReference(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(4, 1))
+	for _, shift := range []uint{10, 13, 16} {
+		nv := 1 << shift
+		for _, length := range []int{1, 513, nv - 1, nv + 1, 3*nv + 17, 5 * nv} {
+			for _, pat := range []string{"s", "z", "sz", "zzs"} {
+				for _, cs := range []bool{true, false} {
+					src := autoMix(r, length, nv, pat)
+					cpu, gpu := autoEncodeBoth(t, vb, src, shift, cs)
+					require.True(t, string(cpu) == string(gpu), "shift %d len %d %s crc %v: %d/%d bytes, differ at %d",
+						shift, length, pat, cs, len(cpu), len(gpu), firstDiff(cpu, gpu))
+					if length >= 2*nv && pat == "sz" {
+						// The mix the data was made for: chunk 0 SplitZip-4, chunk 1 zf12.
+						require.Equal(t, uint32(layout.FormatSplitZip4), binary.LittleEndian.Uint32(cpu)>>layout.KindShift)
+						require.Equal(t, uint32(layout.FormatZF12), binary.LittleEndian.Uint32(cpu[12:])>>layout.KindShift)
+					}
+					jobs := autoDecodeJob(cpu, length, shift, cs)
+					require.NoError(t, vb.Decode(context.Background(), jobs))
+					require.NoError(t, jobs[0].Err, "shift %d len %d %s crc %v", shift, length, pat, cs)
+					require.True(t, string(src) == string(jobs[0].Dst), "shift %d len %d %s: differs at %d", shift,
+						length, pat, firstDiff(src, jobs[0].Dst))
+				}
+			}
+		}
+	}
+}
+
+// TestAutoCorruptionClasses flips bits of valid auto bodies: the Vulkan decoder must give the reference's verdict.
+func TestAutoCorruptionClasses(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(4, 2))
+	const n = 5*1024 + 77
+	src := autoMix(r, n, 1024, "szsz")
+	for _, cs := range []bool{true, false} {
+		body, _ := autoEncodeBoth(t, vb, src, 10, cs)
+		for i := 0; i < 300; i++ {
+			bad := append([]byte{}, body...)
+			for k := 0; k <= i%3; k++ {
+				bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
+			}
+			cj, gj := autoDecodeJob(bad, n, 10, cs), autoDecodeJob(bad, n, 10, cs)
+			require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
+			require.NoError(t, vb.Decode(context.Background(), gj))
+			if cj[0].Err == nil {
+				require.NoError(t, gj[0].Err)
+				require.Equal(t, cj[0].Dst, gj[0].Dst)
+				continue
+			}
+			require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
+			for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
+				require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
+			}
+		}
+	}
+}
+
+// swapPiece rebuilds an auto body (checksums as given) with chunk c coded in format id: same values, a choice
+// that is not the smallest.
+func swapPiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64, id uint8, crc bool) []byte {
+	g := layout.SZ4{N: n, Shift: shift}
+	C := g.Chunks()
+	off := func(k uint64) uint64 { return 4 * uint64(binary.LittleEndian.Uint32(body[12*k+4:])) }
+	piece := func(k uint64) []byte {
+		end := uint64(len(body)) - 12*C
+		if k+1 < C {
+			end = off(k + 1)
+		}
+		return body[12*C+off(k) : 12*C+end]
+	}
+	f, _ := codec.LookupFormat(id)
+	m := g.ChunkLen(c)
+	v0 := c << shift
+	jobs := []codec.EncodeJob{{Format: id, Src: src[2*v0 : 2*(v0+m)], N: m, Shift: shift, Codebook: &testCB, Checksums: crc,
+		Dst: make([]byte, f.MaxBody(m, layout.DTypeBF16, shift))}}
+	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), jobs))
+	out := make([]byte, 12*C)
+	var pos uint64
+	for k := uint64(0); k < C; k++ {
+		p, info := piece(k), binary.LittleEndian.Uint32(body[12*k:])
+		if k == c {
+			p, info = jobs[0].Out, uint32(id)<<layout.KindShift
+		}
+		binary.LittleEndian.PutUint32(out[12*k:], info)
+		binary.LittleEndian.PutUint32(out[12*k+4:], uint32(pos/4))
+		if crc {
+			var e [8]byte
+			binary.LittleEndian.PutUint32(e[:], info)
+			binary.LittleEndian.PutUint32(e[4:], uint32(pos/4))
+			binary.LittleEndian.PutUint32(out[12*k+8:], crc32cOf(e[:]))
+		}
+		out = append(out, p...)
+		pos += uint64(len(p))
+	}
+	return out
+}
+
+// TestAutoOnDevice decodes auto bodies straight from device buffers (no host-side table check): valid ones, bodies
+// whose chunk choice is not the smallest (both ways: the kernels' probes of the other candidate must see it),
+// and mutations; every verdict must be the reference's. Encodes go through the device-resident operation too.
+func TestAutoOnDevice(t *testing.T) {
+	vb := openTest(t, Options{})
+	dev := vb.VK()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(4, 8))
+	const n, shift = 4*1024 + 333, 10
+	classes := map[string]int{}
+	f, _ := codec.LookupFormat(layout.FormatAuto)
+	maxBody := f.MaxBody(n, layout.DTypeBF16, shift)
+	in, err := dev.NewBuffer(maxBody+64, vk.DeviceLocal)
+	require.NoError(t, err)
+	defer in.Close()
+	out, err := dev.NewBuffer(2*n+64, vk.DeviceLocal)
+	require.NoError(t, err)
+	defer out.Close()
+	ops := map[[2]int]*DecodeOp{}
+	run := func(bad []byte, crc bool) {
+		if uint64(len(bad)) > maxBody || len(bad) < 12*5 {
+			return
+		}
+		op := ops[[2]int{len(bad), int(b2u(crc))}]
+		if op == nil {
+			var err error
+			op, err = vb.PrepareDecodeFormat(ctx, layout.FormatAuto, vk.BufferRange{Buf: in, Offset: 20}, uint64(len(bad)),
+				n, shift, &testCB, crc, vk.BufferRange{Buf: out, Offset: 32})
+			if errors.Is(err, codec.ErrCorrupt) { // outside the body bounds: refused before any kernel
+				classes["refused"]++
+				return
+			}
+			require.NoError(t, err)
+			t.Cleanup(op.Close)
+			ops[[2]int{len(bad), int(b2u(crc))}] = op
+		}
+		require.NoError(t, dev.Upload(ctx, in, 20, bad))
+		gerr := op.Run(ctx)
+		cj := autoDecodeJob(bad, n, shift, crc)
+		require.NoError(t, codec.NewCPUBackend(1).Decode(ctx, cj))
+		require.Equal(t, classOf(cj[0].Err), classOf(gerr), "reference %v, kernel %v", cj[0].Err, gerr)
+		if gerr == nil {
+			got := make([]byte, 2*n)
+			require.NoError(t, dev.Download(ctx, got, out, 32))
+			require.Equal(t, cj[0].Dst, got)
+		}
+		classes[classOf(gerr)]++
+	}
+	for _, crc := range []bool{true, false} {
+		src := autoMix(r, n, 1024, "szszs")
+		// Encode through the device-resident operation.
+		sb, err := dev.NewBuffer(2*n+64, vk.DeviceLocal)
+		require.NoError(t, err)
+		defer sb.Close()
+		require.NoError(t, dev.Upload(ctx, sb, 48, src))
+		enc, err := vb.PrepareEncodeFormat(ctx, layout.FormatAuto, vk.BufferRange{Buf: sb, Offset: 48}, n, shift, &testCB,
+			crc, vk.BufferRange{Buf: in, Offset: 20})
+		require.NoError(t, err)
+		size, err := enc.Run(ctx)
+		enc.Close()
+		require.NoError(t, err)
+		body := make([]byte, size)
+		require.NoError(t, dev.Download(ctx, body, in, 20))
+		cpu, _ := autoEncodeBoth(t, vb, src, shift, crc)
+		require.True(t, string(cpu) == string(body), "resident encode differs at %d", firstDiff(cpu, body))
+		run(body, crc)
+		run(swapPiece(t, body, src, n, shift, 1, layout.FormatSplitZip4, crc), crc)
+		run(swapPiece(t, body, src, n, shift, 2, layout.FormatZF12, crc), crc)
+		for i := 0; i < 300; i++ {
+			bad := append([]byte{}, body...)
+			switch i % 3 {
+			case 0:
+				bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
+			case 1:
+				binary.LittleEndian.PutUint32(bad[4*r.IntN(15):], r.Uint32()>>r.IntN(32)) // the auto table
+			default:
+				bad[r.IntN(len(bad))] = byte(r.Uint32())
+			}
+			run(bad, crc)
+		}
+	}
+	require.False(t, dev.Lost())
+	t.Logf("auto bodies through the kernels: %v", classes)
+	require.Greater(t, classes[codec.ErrNonCanonical.Error()], 0)
+	require.Greater(t, classes[codec.ErrCorrupt.Error()], 0)
+}
+
+// TestAutoSharedMemory: a device whose shared memory holds every other kernel but not auto's piece decoders runs
+// every format but auto, which it refuses as unsupported.
+func TestAutoSharedMemory(t *testing.T) {
+	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024}}
+	require.NoError(t, b.fitSharedMemory(48<<10))
+	require.True(t, b.autoShared)
+	b = &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024}}
+	require.NoError(t, b.fitSharedMemory(24<<10))
+	require.False(t, b.autoShared)
+	require.ErrorIs(t, b.checkAuto(10, 10, nil), codec.ErrUnsupported)
+}

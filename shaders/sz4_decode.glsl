@@ -1,0 +1,496 @@
+// SplitZip-4 decode: one workgroup per chunk (grid-stride), one pass. Each chunk checks its table entry against its
+// neighbour's (so the table is validated without a prefix sum), decodes its values, applies its escapes, checks the
+// canonical-form rules and verifies its CRC-32C, reporting problems as status bits and the lowest chunk per class.
+// Every index derived from payload data is bounded before use: no payload can make this kernel read or write
+// outside its buffers.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#if PIECES
+#extension GL_KHR_shader_subgroup_vote : require
+#endif
+
+#include "layout.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const uint SHIFT = 14;
+layout(constant_id = 2) const uint REPL = 1;
+layout(constant_id = 3) const uint ESC_CAP = 1024;   // escapes staged in shared memory; more are searched in place
+layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count clamped indices, and decode corrupt chunks anyway
+                                                     // so tests can see the clamps keep them inside the buffers
+layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together (memory-level parallelism)
+const uint N = 1u << SHIFT;
+const uint SLOTS = N / 8u;
+const uint ITERS = SLOTS / WG;
+const uint SERIAL_MAX = 64u;
+
+layout(std430, binding = 0) readonly buffer Codes { uint codes[]; };  // segment's code stream
+layout(std430, binding = 1) readonly buffer Lows { uint lows[]; };    // segment's low stream
+layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; };
+layout(std430, binding = 2) readonly buffer Table { uint table[]; };  // the whole chunk table
+layout(std430, binding = 3) readonly buffer Side { uint side[]; };    // the whole side section (≥ 1 word)
+layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; };  // segment's output
+layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; };
+layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
+layout(std430, binding = 6) buffer Status { uint status[]; };         // per job: flags, lowest chunk per class, clamps
+
+#if PIECES
+layout(push_constant) uniform PC {
+    uvec4 cb;
+    uint chunks;
+    uint segFirst;
+    uint segChunks;
+    uint lastLen;
+    uint invC;
+    uint invL;
+    uint shLowFull;
+    uint shLowLast;
+    uint kdFull;
+    uint kdLast;
+    uint checksums;
+    uint piecesLen;  // bytes of the auto body's pieces
+    uint statusBase; // this job's first status word
+    uint autoBase;   // word offset of the auto chunk table in binding 2
+    uint pieceBase;  // word offset of the first piece in bindings 0, 1 and 3
+    uint cands;      // bit f set: format f is one of auto's candidates for the dtype
+    uint validate;   // 1: this dispatch also rejects chunks of no candidate format
+    uint dstBase;    // uvec4 offset of the segment's output
+} pc;
+#else
+layout(push_constant) uniform PC {
+    uvec4 cb;
+    uint chunks;
+    uint segFirst;
+    uint segChunks;
+    uint lastLen;
+    uint invC;
+    uint invL;
+    uint shLowFull;
+    uint shLowLast;
+    uint kdFull;
+    uint kdLast;
+    uint checksums;
+    uint sideLen;    // bytes in the side section
+    uint statusBase; // this job's first status word
+    uint codeBase;   // word offsets of the segment's code and low pieces, the table and the side section
+    uint lowBase;
+    uint tableBase;
+    uint sideBase;
+    uint dstBase;    // uvec4 offset of the segment's output
+} pc;
+#endif
+
+// Where a chunk's pieces are: at offsets computed from the chunk index in a body of this format, or (PIECES, an
+// auto body, docs/FORMAT.md §11) in the chunk's piece, a one-chunk body at the offset its auto table entry gives.
+#if PIECES
+uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
+#define TAB_BASE tabW
+#define NEXT_OFF gSideLen
+#define FIRST_CHUNK true
+#define SIDE_LEN gSideLen
+#define SIDE_BASE gSideW
+#define LOW_ALIGNED (lowW & 1u) == 0u
+#define CODE_BASE codeW
+#define LOWV_BASE lowW / 2u
+#define LOW_BASE lowW
+#else
+#define TAB_BASE pc.tableBase + c * CHUNK_ENTRY_WORDS
+#define NEXT_OFF last ? pc.sideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF]
+#define FIRST_CHUNK c == 0u
+#define SIDE_LEN pc.sideLen
+#define SIDE_BASE pc.sideBase
+#define LOW_ALIGNED (pc.lowBase & 1u) == 0u
+#define CODE_BASE pc.codeBase + lc * SLOTS
+#define LOWV_BASE pc.lowBase / 2u + lc * (N / 8u)
+#define LOW_BASE pc.lowBase + lc * (N / 4u)
+#endif
+
+#include "common.glsl"
+#include "crc_tables.glsl"
+
+shared uint pairExp[256]; // code byte -> exponent bits of its two values
+shared uint lut[256];     // exponent -> 1 if the codebook has it
+shared uint escs[ESC_CAP];
+shared uint sgX[2u * WG];
+
+uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
+
+#if PIECES
+// The zf12 size of the chunk's values (auto's choice must be the smallest candidate): every block's field range.
+shared uint pmin[N / ZF12_BLOCK], pmax[N / ZF12_BLOCK];
+
+// slotRange folds the fields of a slot's present values into lo and hi.
+void slotRange(uvec4 o, uint present, inout uint lo, inout uint hi) {
+    for (uint q = 0u; q < 4u; q++) {
+        uint f0 = (o[q] >> 8) & 0x7Fu, f1 = (o[q] >> 24) & 0x7Fu;
+        if (2u * q < present) { lo = min(lo, f0); hi = max(hi, f0); }
+        if (2u * q + 1u < present) { lo = min(lo, f1); hi = max(hi, f1); }
+    }
+}
+
+void probeSlot(uint s, uvec4 o, uint present) {
+    uint lo = ZF12_MAX_BASE, hi = 0u;
+    slotRange(o, present, lo, hi);
+    uint blk = s / (ZF12_BLOCK / 8u);
+    atomicMin(pmin[blk], lo);
+    atomicMax(pmax[blk], hi);
+}
+
+// zf12Size is the one-chunk zf12 body of the chunk's m values, from the probed block ranges.
+uint zf12Size(uint m) {
+    uint size = ((((m + 1u) / 2u) + 3u) & ~3u) + ((m + 3u) & ~3u) + 4u * ((N / ZF12_BLOCK + 3u) / 4u)
+        + 4u * CHUNK_ENTRY_WORDS;
+    for (uint b = 0u; b * ZF12_BLOCK < m; b++) {
+        uint mb = min(ZF12_BLOCK, m - b * ZF12_BLOCK);
+        if (pmax[b] - pmin[b] > ZF12_SPAN) size += (((mb + 1u) / 2u) + 3u) & ~3u;
+    }
+    return size;
+}
+#endif
+
+uint cbExp(uint i) { return (pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu; }
+
+// sideWord reads side-section word i, clamped into the buffer.
+uint sideWord(uint i) {
+    uint words = SIDE_LEN / 4u;
+    if (i >= words) {
+        if (DEBUG_BOUNDS != 0u) atomicAdd(status[pc.statusBase + 4u], 1u);
+        i = words == 0u ? 0u : words - 1u;
+    }
+    return side[SIDE_BASE + i];
+}
+
+void report(uint bit, uint c) {
+    uint cls = bit == STATUS_CORRUPT ? 1u : (bit == STATUS_CHECKSUM ? 2u : 3u);
+    atomicOr(status[pc.statusBase], bit);
+    atomicMin(status[pc.statusBase + cls], c);
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    if (pc.checksums != 0u) loadTables();
+    for (uint b = t; b < 256u; b += WG) {
+        pairExp[b] = (cbExp(b & 15u) << 7) | (cbExp(b >> 4) << 23);
+        uint has = 0u;
+        for (uint i = 0u; i < 16u; i++) has |= cbExp(i) == b ? 1u : 0u;
+        lut[b] = has;
+    }
+    barrier();
+
+    for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
+        uint c = pc.segFirst + lc;
+        bool last = c == pc.chunks - 1u;
+        uint m = last ? pc.lastLen : N;
+#if PIECES
+        uint aInfo = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint aOff = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint aNext = last ? pc.piecesLen / 4u : table[pc.autoBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint fmt = aInfo >> KIND_SHIFT;
+        if ((aInfo & COUNT_MASK) != 0u || fmt >= 32u || ((pc.cands >> fmt) & 1u) == 0u) {
+            if (pc.validate != 0u && t == 0u) report(STATUS_CORRUPT, c);
+            continue;
+        }
+        if (fmt != FORMAT_SPLITZIP4) continue; // another kernel's chunk
+        uint lcB = (((m + 1u) / 2u) + 3u) & ~3u, llB = (m + 3u) & ~3u; // the piece's code and low streams
+        uint fixedB = lcB + llB + 4u * CHUNK_ENTRY_WORDS;
+        uint pieceB = aNext >= aOff ? 4u * (aNext - aOff) : 0u;
+        if ((c == 0u && aOff != 0u) || aNext < aOff || aNext > pc.piecesLen / 4u || pieceB < fixedB
+            || pieceB > fixedB + rawSide(m)) {
+            if (t == 0u) report(STATUS_CORRUPT, c);
+            continue;
+        }
+        uint codeW = pc.pieceBase + aOff;
+        uint lowW = codeW + lcB / 4u;
+        uint tabW = lowW + llB / 4u;
+        gSideW = tabW + CHUNK_ENTRY_WORDS;
+        gSideLen = pieceB - fixedB;
+        if (t == 0u) {
+            uint stored = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
+            if (pc.checksums != 0u) {
+                uint reg = shiftBy(TAB_M4, 0xFFFFFFFFu ^ aInfo);
+                if ((shiftBy(TAB_M4, reg ^ aOff) ^ 0xFFFFFFFFu) != stored) report(STATUS_CHECKSUM, c);
+            } else if (stored != 0u) {
+                report(STATUS_NONCANONICAL, c);
+            }
+        }
+        for (uint b = t; b < N / ZF12_BLOCK; b += WG) {
+            pmin[b] = ZF12_MAX_BASE;
+            pmax[b] = 0u;
+        }
+#endif
+        uint info = table[TAB_BASE + ENTRY_INFO];
+        uint off = table[TAB_BASE + ENTRY_SIDE_OFF];
+        uint kind = info >> KIND_SHIFT;
+        uint k = info & COUNT_MASK;
+        uint next = NEXT_OFF;
+        uint size = kind == CHUNK_RAW ? rawSide(m) : ESCAPE_SIZE * k;
+        barrier();
+        // Structure (docs/FORMAT.md §5.3). Neighbouring entries agreeing pairwise is the running-sum rule.
+        bool corrupt = kind > CHUNK_RAW || (kind == CHUNK_RAW && k != 0u) || k > m || (FIRST_CHUNK && off != 0u)
+            || off > SIDE_LEN || size > SIDE_LEN - off || off + size != next;
+        if (corrupt) {
+            if (t == 0u) report(STATUS_CORRUPT, c);
+            if (DEBUG_BOUNDS == 0u) {
+                barrier();
+                continue;
+            }
+            k = min(k, m);
+        }
+        bool raw = kind == CHUNK_RAW;
+        uint sw = off / 4u; // first side word
+        if (!raw) {
+            if (ESCAPE_SIZE * k >= rawSide(m) && t == 0u) report(STATUS_NONCANONICAL, c);
+            // Stage the escapes and check each against the rules of §5.7.
+            for (uint i = t; i < k; i += WG) {
+                uint w = sideWord(sw + i);
+                if (k <= ESC_CAP) escs[i] = w;
+                uint pos = w & ESCAPE_POS_MASK;
+                bool bad = (w >> 24) != 0u || pos >= m || lut[(w >> ESCAPE_EXP_SHIFT) & 0xFFu] != 0u
+                    || (i > 0u && pos <= (sideWord(sw + i - 1u) & ESCAPE_POS_MASK));
+                if (bad) report(STATUS_NONCANONICAL, c);
+            }
+        }
+        barrier();
+
+        uint aC = 0u, aL0 = 0u, aL1 = 0u;
+        uint rawEsc = 0u;
+        uint cur = 0u; // escapes before this thread's next slot: slots only move forward, so a cursor beats a search
+        for (uint j0 = 0u; j0 < ITERS; j0 += U) {
+          // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them.
+#if PIECES
+          uint plo[U], phi[U]; // each slot's field range, for the zf12 probe (neutral when the slot is empty)
+          for (uint u = 0u; u < U; u++) {
+              plo[u] = ZF12_MAX_BASE;
+              phi[u] = 0u;
+          }
+#endif
+          uvec3 in3[U];
+          for (uint u = 0u; u < U; u++) {
+            uint s = (j0 + u) * WG + t;
+            uint v0 = 8u * s;
+            in3[u] = uvec3(0u);
+            if (v0 + 8u <= m && LOW_ALIGNED) {
+                in3[u].x = codes[CODE_BASE + s];
+                in3[u].yz = lowsv[LOWV_BASE + s];
+            } else if (v0 < m) {
+                in3[u].x = codes[CODE_BASE + s];
+                in3[u].y = lows[LOW_BASE + 2u * s];
+                if (v0 + 4u < m) in3[u].z = lows[LOW_BASE + 2u * s + 1u];
+            }
+          }
+          for (uint u = 0u; u < U; u++) {
+            uint j = j0 + u;
+            uint s = j * WG + t;
+            uint v0 = 8u * s;
+            uint cw = in3[u].x, lw0 = in3[u].y, lw1 = in3[u].z;
+            if (pc.checksums != 0u) {
+                aC = shiftBy(TAB_M4T, aC) ^ cw;
+                aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
+                aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
+            }
+            if (v0 >= m || raw) continue; // raw chunks are decoded by their own loop below
+            uint present = min(m - v0, 8u); // values of this slot inside the chunk
+            uvec4 o;
+            // Padding after the last value must be zero, in both streams.
+            if (present < 8u) {
+                uint nmask = (1u << (4u * present)) - 1u;
+                uint lmask0 = present >= 4u ? 0xFFFFFFFFu : (1u << (8u * present)) - 1u;
+                uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
+                if ((cw & ~nmask) != 0u || (lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u)
+                    report(STATUS_NONCANONICAL, c);
+            }
+            o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
+            o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
+            if (k > 0u) {
+                // First escape at or after v0, then every one inside the slot. Staged escapes are walked with
+                // the cursor; a list too long for shared memory is binary-searched in place.
+                uint i = cur;
+                if (k <= 32u) {
+                    while (i < k && (escs[i] & ESCAPE_POS_MASK) < v0) i++;
+                } else if (k <= ESC_CAP) {
+                    // Many escapes: walking past every other thread's would cost O(k) per slot; search instead.
+                    uint lo = cur, hi = k;
+                    while (lo < hi) {
+                        uint mid = (lo + hi) / 2u;
+                        if ((escs[mid] & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
+                    }
+                    i = lo;
+                } else {
+                    uint lo = 0u, hi = k;
+                    while (lo < hi) {
+                        uint mid = (lo + hi) / 2u;
+                        if ((sideWord(sw + mid) & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
+                    }
+                    i = lo;
+                }
+                cur = i;
+                for (; i < k; i++) {
+                    uint w = k <= ESC_CAP ? escs[i] : sideWord(sw + i);
+                    uint p = w & ESCAPE_POS_MASK;
+                    if (p >= v0 + 8u || p < v0) break;
+                    uint b = p - v0;
+                    if (((cw >> (4u * b)) & 15u) != 0u) report(STATUS_NONCANONICAL, c);
+                    uint sh = 7u + 16u * (b & 1u);
+                    o[b >> 1] = (o[b >> 1] & ~(0xFFu << sh)) | (((w >> ESCAPE_EXP_SHIFT) & 0xFFu) << sh);
+                }
+            }
+#if PIECES
+            slotRange(o, present, plo[u], phi[u]);
+#endif
+            uint ow = (lc * N + v0) / 2u;
+            if (present == 8u) {
+                dstv[pc.dstBase + ow / 4u] = o;
+            } else {
+                for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
+            }
+          }
+#if PIECES
+          // Out of the divergent slot loop: lanes of a subgroup mostly share a block, so reduce there first.
+          for (uint u = 0u; u < U; u++) {
+              uint blk = ((j0 + u) * WG + t) / (ZF12_BLOCK / 8u);
+              if (subgroupAllEqual(blk)) {
+                  uint lo = subgroupMin(plo[u]), hi = subgroupMax(phi[u]);
+                  if (subgroupElect()) {
+                      atomicMin(pmin[blk], lo);
+                      atomicMax(pmax[blk], hi);
+                  }
+              } else {
+                  atomicMin(pmin[blk], plo[u]);
+                  atomicMax(pmax[blk], phi[u]);
+              }
+          }
+#endif
+        }
+        if (raw) {
+            // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.
+            uint h = (m + 1u) / 2u;
+            for (uint j = 0u; j < ITERS; j++) {
+                uint s = j * WG + t;
+                uint v0 = 8u * s;
+                if (v0 >= m) continue;
+                uint present = min(m - v0, 8u);
+                uint lw0 = lows[LOW_BASE + 2u * s];
+                uint lw1 = v0 + 4u < m ? lows[LOW_BASE + 2u * s + 1u] : 0u;
+                uvec4 o = uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
+                for (uint b = 0u; b < present; b++) {
+                    uint v = v0 + b;
+                    uint e = v < h ? (codes[CODE_BASE + v / 4u] >> (8u * (v & 3u))) & 0xFFu
+                                   : (sideWord(sw + (v - h) / 4u) >> (8u * ((v - h) & 3u))) & 0xFFu;
+                    rawEsc += 1u - lut[e];
+                    o[b >> 1] |= e << (7u + 16u * (b & 1u));
+                }
+                if (present < 8u) {
+                    uint lmask0 = present >= 4u ? 0xFFFFFFFFu : (1u << (8u * present)) - 1u;
+                    uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
+                    if ((lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u) report(STATUS_NONCANONICAL, c);
+                }
+#if PIECES
+                probeSlot(s, o, present);
+#endif
+                uint ow = (lc * N + v0) / 2u;
+                if (present == 8u) {
+                    dstv[pc.dstBase + ow / 4u] = o;
+                } else {
+                    for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
+                }
+            }
+        }
+        if (raw) {
+            // Padding of the raw pieces, and whether the chunk should have been coded.
+            uint h = (m + 1u) / 2u;
+            uint pieceWords = last ? (h + 3u) / 4u : N / 8u;
+            for (uint q = t; q < pieceWords; q += WG) {
+                uint w = codes[CODE_BASE + q];
+                for (uint b = 0u; b < 4u; b++)
+                    if (4u * q + b >= h && ((w >> (8u * b)) & 0xFFu) != 0u) report(STATUS_NONCANONICAL, c);
+            }
+            for (uint q = t; q < rawSide(m) / 4u; q += WG) {
+                uint w = sideWord(sw + q);
+                for (uint b = 0u; b < 4u; b++)
+                    if (4u * q + b >= m - h && ((w >> (8u * b)) & 0xFFu) != 0u) report(STATUS_NONCANONICAL, c);
+            }
+            rawEsc = subgroupAdd(rawEsc);
+            if (subgroupElect()) sgX[gl_SubgroupID] = rawEsc;
+            barrier();
+            if (t == 0u) {
+                uint total = 0u;
+                for (uint s = 0u; s < gl_NumSubgroups; s++) total += sgX[s];
+                if (ESCAPE_SIZE * total < rawSide(m)) report(STATUS_NONCANONICAL, c);
+            }
+            barrier();
+        }
+
+#if PIECES
+        // auto's choice: SplitZip-4 (id 1) must not be larger than zf12 would be (ties go to the lower id).
+        barrier();
+        if (t == 0u && ((pc.cands >> FORMAT_ZF12) & 1u) != 0u && zf12Size(m) < pieceB) report(STATUS_NONCANONICAL, c);
+#endif
+        // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece.
+        if (pc.checksums != 0u) {
+            // Per-thread constants and the chunk's entry are re-read here rather than kept in registers through the
+            // main loop: fewer live registers, more resident workgroups.
+            uint xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
+            uint xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
+            info = table[TAB_BASE + ENTRY_INFO];
+            off = table[TAB_BASE + ENTRY_SIDE_OFF];
+            size = raw ? rawSide(m) : ESCAPE_SIZE * (info & COUNT_MASK);
+            sw = off / 4u;
+            if (subgroupElect()) {
+                sgX[2u * gl_SubgroupID] = xC;
+                sgX[2u * gl_SubgroupID + 1u] = xL;
+            }
+            barrier();
+            uint linD = 0u;
+            if (t == 0u) {
+                uint linC = 0u, linL = 0u;
+                for (uint s = 0u; s < gl_NumSubgroups; s++) {
+                    linC ^= sgX[2u * s];
+                    linL ^= sgX[2u * s + 1u];
+                }
+                if (last) {
+                    linC = mulmod(linC, pc.invC);
+                    linL = mulmod(linL, pc.invL);
+                }
+                linD = (last ? mulmod(linC, pc.shLowLast) : shiftBy(TAB_ML, linC)) ^ linL;
+            }
+            barrier();
+            uint words = 2u + size / 4u;
+            uint reg = 0xFFFFFFFFu;
+            if (words <= SERIAL_MAX) {
+                if (t == 0u) {
+                    for (uint q = 0u; q < words; q++) {
+                        uint w = q == 0u ? info : (q == 1u ? off : sideWord(sw + q - 2u));
+                        reg = shiftBy(TAB_M4, reg ^ w);
+                    }
+                }
+            } else {
+                uint iters = (words + WG - 1u) / WG;
+                uint a = 0u;
+                for (uint j = 0u; j < iters; j++) {
+                    uint q = j * WG + t;
+                    uint w = q >= words ? 0u : (q == 0u ? info : (q == 1u ? off : sideWord(sw + q - 2u)));
+                    a = shiftBy(TAB_M4T, a) ^ w;
+                }
+                uint x = subgroupXor(mulmod(a, consts[CONST_KC + t]));
+                if (subgroupElect()) sgX[gl_SubgroupID] = x;
+                barrier();
+                if (t == 0u) {
+                    uint lin = 0u;
+                    for (uint s = 0u; s < gl_NumSubgroups; s++) lin ^= sgX[s];
+                    uint pad = 4u * (iters * WG - words);
+                    POW_FROM(lin, pad, CONST_XINV);
+                    POW_FROM(reg, 4u * words, CONST_XPOW);
+                    reg ^= lin;
+                }
+            }
+            if (t == 0u) {
+                uint crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg))) ^ linD ^ 0xFFFFFFFFu;
+                if (crc != table[TAB_BASE + ENTRY_CRC]) report(STATUS_CHECKSUM, c);
+            }
+        } else if (t == 0u && table[TAB_BASE + ENTRY_CRC] != 0u) {
+            report(STATUS_NONCANONICAL, c);
+        }
+        barrier();
+    }
+}

@@ -1,0 +1,4 @@
+#version 450
+// The SplitZip-4 decoder over the pieces of an auto body (docs/FORMAT.md §11): see sz4_decode.glsl.
+#define PIECES 1
+#include "sz4_decode.glsl"
