@@ -18,7 +18,8 @@ import (
 // VKZIP_LARGE_MIB sets the size (default 256; the H200 run uses 4608).
 func TestLargeTensor(t *testing.T) {
 	mib := 256
-	if s := os.Getenv("VKZIP_LARGE_MIB"); s != "" {
+	s := os.Getenv("VKZIP_LARGE_MIB")
+	if s != "" {
 		var err error
 		mib, err = strconv.Atoi(s)
 		require.NoError(t, err)
@@ -30,7 +31,13 @@ func TestLargeTensor(t *testing.T) {
 	n := uint64(mib) << 19
 	shift := uint(layout.DefaultChunkShift)
 	g := layout.SZ4{N: n, Shift: shift}
-	require.Greater(t, 2*n, uint64(vb.Info().Limits.MaxStorageBufferRange)/2, "not larger than a binding")
+	if limit := uint64(vb.Info().Limits.MaxStorageBufferRange); 2*n <= limit/2 {
+		if s == "" {
+			// The default suits lavapipe's 128 MiB bindings; a GPU needs the size said (the H200: 4608).
+			t.Skipf("the default %d MiB does not exceed this device's binding of %d MiB: set VKZIP_LARGE_MIB", mib, limit>>20)
+		}
+		require.Fail(t, "not larger than a binding", "VKZIP_LARGE_MIB=%d, binding %d MiB", mib, limit>>20)
+	}
 	cb := synth.KVCodebook()
 	src := synth.Mixed(int(n), 11, 0.0005, &cb)
 	mk := func() []codec.EncodeJob {
