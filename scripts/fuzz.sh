@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target for DURATION (default 10m; CI's smoke run uses a few seconds) and, with --keep, copies
+# Runs every Go fuzz target for DURATION (default 10m; CI's smoke run uses a count of inputs, e.g. 20000x, which has
+# no wall-clock deadline to race: see scripts/test.sh) and, with --keep, copies
 # the inputs the fuzzer found interesting into the package's testdata/fuzz/<Target>/ seed corpus (at most 100 per
 # target), so `go test` replays them from then on.
 # Usage: scripts/fuzz.sh [DURATION] [--keep]
@@ -8,7 +9,9 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 dur=${1:-10m}
 keep=${2:-}
-targets="./codec:FuzzParseHeader ./codec:FuzzDecode ./codec:FuzzSZ4Body ./codec/cdeflate:FuzzDecompress
+targets="./codec:FuzzParseHeader ./codec:FuzzDecode ./codec:FuzzSZ4Body ./codec:FuzzZF12Body ./codec:FuzzAutoBody
+./codec:FuzzTBE3Body ./codec:FuzzXWDecodeE5M2 ./codec:FuzzXWDecodeE4M3 ./codec:FuzzXWDecodeF16 ./codec:FuzzXWDecodeF32
+./codec/cdeflate:FuzzDecompress
 ./tensorfile:FuzzParseSafetensors ./tensorfile:FuzzParseNPY ./calib:FuzzLoad ./cudabridge:FuzzHandshake"
 cache=$(go env GOCACHE)/fuzz/$(go list -m)
 rc=0
