@@ -359,23 +359,13 @@ func EncodeTBE3(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, 
 // classes of docs/formats/tbe3.md: structural table errors first, then checksums, then the canonical-form rules,
 // each at the lowest chunk that has one.
 func DecodeTBE3(dst, body []byte, n uint64, shift uint, checksums bool) error {
-	if err := checkTBE3Params(n, shift, ErrCorrupt); err != nil {
+	if uint64(len(dst)) != 2*n {
+		return errorf(ErrInvalidInput, "destination of %d bytes for %d values", len(dst), n)
+	}
+	if err := CheckTBE3Body(body, n, shift); err != nil {
 		return err
 	}
 	g := newTBE3Geom(n, shift)
-	switch {
-	case uint64(len(dst)) != 2*n:
-		return errorf(ErrInvalidInput, "destination of %d bytes for %d values", len(dst), n)
-	case uint64(len(body)) > g.MaxBodySize() || len(body)%4 != 0:
-		return errorf(ErrCorrupt, "body of %d bytes for %d values (at most %d, a multiple of 4)", len(body), n,
-			g.MaxBodySize())
-	}
-	if err := tbe3CheckTable(body, &g); err != nil {
-		return err
-	}
-	if n == 0 {
-		return errorf(ErrNonCanonical, "an empty tensor is stored, never TBE-3")
-	}
 	if checksums {
 		for c := uint64(0); c < g.Chunks(); c++ {
 			if err := TBE3ChunkChecksum(body, n, shift, c); err != nil {
@@ -427,6 +417,26 @@ func DecodeTBE3Chunk(dst, body []byte, n uint64, shift uint, c uint64, checksums
 	}
 	if !checksums && crc != 0 {
 		return chunkErr(ErrNonCanonical, c, "CRC field %08x in a payload without checksums", crc)
+	}
+	return nil
+}
+
+// CheckTBE3Body runs the checks of DecodeTBE3 that need no chunk data — parameters, body length, the chunk table,
+// an empty tensor — so a GPU backend reports those exactly as the reference does before it dispatches.
+func CheckTBE3Body(body []byte, n uint64, shift uint) error {
+	if err := checkTBE3Params(n, shift, ErrCorrupt); err != nil {
+		return err
+	}
+	g := newTBE3Geom(n, shift)
+	if uint64(len(body)) > g.MaxBodySize() || len(body)%4 != 0 {
+		return errorf(ErrCorrupt, "body of %d bytes for %d values (at most %d, a multiple of 4)", len(body), n,
+			g.MaxBodySize())
+	}
+	if err := tbe3CheckTable(body, &g); err != nil {
+		return err
+	}
+	if n == 0 {
+		return errorf(ErrNonCanonical, "an empty tensor is stored, never TBE-3")
 	}
 	return nil
 }
