@@ -93,11 +93,11 @@ func tbe3EncodeChunk(src []byte, m int, planes, sm, side []byte) (info uint32, s
 	h := expHistogram(src, m)
 	w, covered := tbe3Window(h)
 	k := m - int(covered)
-	for i := 0; i < m; i++ {
-		sm[i] = lowByte(binary.LittleEndian.Uint16(src[2*i:]))
-	}
 	clear(sm[m:])
 	if !layout.TBE3CodedFits(uint64(m), uint64(k)) {
+		for i := 0; i < m; i++ {
+			sm[i] = lowByte(binary.LittleEndian.Uint16(src[2*i:]))
+		}
 		// Raw: the exponents themselves, as many as fit in the plane piece there, the rest in the side piece.
 		p := len(planes)
 		sideLen = int(layout.TBE3RawSide(uint64(m)))
@@ -113,8 +113,7 @@ func tbe3EncodeChunk(src []byte, m int, planes, sm, side []byte) (info uint32, s
 		}
 		return layout.ChunkRaw << layout.KindShift, sideLen
 	}
-	// code[e] is e's code, 0 outside the window; bit 3 set marks a fallback, so the tile loop needs no branch
-	// to find them.
+	// code[e] is e's code, 0 outside the window (a fallback).
 	var code [256]uint8
 	for c := 1; c <= layout.TBE3Window; c++ {
 		code[w+c-1] = uint8(c)
@@ -125,13 +124,36 @@ func tbe3EncodeChunk(src []byte, m int, planes, sm, side []byte) (info uint32, s
 		var p0, p1, p2 uint64
 		base := t * layout.TBE3TileValues
 		n := min(layout.TBE3TileValues, m-base)
-		vals := src[2*base : 2*(base+n)]
-		for j := 0; j < n; j++ {
-			e := uint8(binary.LittleEndian.Uint16(vals[2*j:]) >> 7)
+		g := 0
+		// Eight values at a time: their codes as the bytes of a word, whose bit-planes come out by multiplication.
+		for vals, out := src[2*base:2*(base+n)], sm[base:base+n]; len(vals) >= 16; g += 8 {
+			x := binary.LittleEndian.Uint64(vals)
+			y := binary.LittleEndian.Uint64(vals[8:])
+			cw := uint64(code[uint8(x>>7)]) | uint64(code[uint8(x>>23)])<<8 | uint64(code[uint8(x>>39)])<<16 |
+				uint64(code[uint8(x>>55)])<<24 | uint64(code[uint8(y>>7)])<<32 | uint64(code[uint8(y>>23)])<<40 |
+				uint64(code[uint8(y>>39)])<<48 | uint64(code[uint8(y>>55)])<<56
+			p0 |= bitsOf(cw, 0) << g
+			p1 |= bitsOf(cw, 1) << g
+			p2 |= bitsOf(cw, 2) << g
+			if hasZeroByte(cw) {
+				for j := 0; j < 8; j++ {
+					if cw>>(8*j)&0xFF == 0 {
+						side[r] = uint8(binary.LittleEndian.Uint16(vals[2*j:]) >> 7)
+						r++
+					}
+				}
+			}
+			binary.LittleEndian.PutUint64(out, uint64(lows4(x))|uint64(lows4(y))<<32)
+			vals, out = vals[16:], out[8:]
+		}
+		for ; g < n; g++ {
+			v := binary.LittleEndian.Uint16(src[2*(base+g):])
+			sm[base+g] = lowByte(v)
+			e := uint8(v >> 7)
 			c := uint64(code[e])
-			p0 |= (c & 1) << j
-			p1 |= (c >> 1 & 1) << j
-			p2 |= (c >> 2) << j
+			p0 |= (c & 1) << g
+			p1 |= (c >> 1 & 1) << g
+			p2 |= (c >> 2) << g
 			if c == 0 {
 				side[r] = e
 				r++
@@ -144,6 +166,32 @@ func tbe3EncodeChunk(src []byte, m int, planes, sm, side []byte) (info uint32, s
 	sideLen = int(layout.Align4(uint64(k)))
 	clear(side[k:sideLen])
 	return uint32(w)<<layout.TBE3WindowShift | uint32(k), sideLen
+}
+
+const ones = 0x0101010101010101
+
+// bitsOf gathers bit b of each byte of x into one byte (byte i gives bit i): the eight products of the multiply
+// land on distinct bits, so nothing carries into the top byte.
+func bitsOf(x uint64, b uint) uint64 { return (x >> b & ones) * 0x0102040810204080 >> 56 }
+
+// hasZeroByte reports whether any byte of x is zero.
+func hasZeroByte(x uint64) bool { return (x-ones)&^x&0x8080808080808080 != 0 }
+
+// spreadBits[b] has bit i of b in bit 0 of byte i: one byte of a bit-plane as eight code bits.
+var spreadBits = func() (t [256]uint64) {
+	for b := range t {
+		for i := 0; i < 8; i++ {
+			t[b] |= uint64(b>>i&1) << (8 * i)
+		}
+	}
+	return t
+}()
+
+// bytesTo16 widens four bytes to the low bytes of four 16-bit lanes.
+func bytesTo16(x uint32) uint64 {
+	l := uint64(x)
+	l = (l | l<<16) & 0x0000FFFF0000FFFF
+	return (l | l<<8) & 0x00FF00FF00FF00FF
 }
 
 // tbe3DecodeChunk decodes one chunk into dst (2m bytes) and checks that it is canonical. The table entry has been
@@ -177,6 +225,12 @@ func tbe3DecodeChunk(dst []byte, m int, info uint32, planes, sm, side []byte) er
 	if !layout.TBE3CodedFits(uint64(m), uint64(k)) {
 		return errorf(ErrNonCanonical, "coded chunk with %d fallbacks should be raw", k)
 	}
+	// Exponent bytes of eight coded values are their codes plus w-1, added bytewise without carries (codes are
+	// 1..7 and w ≤ 249); w = 0 subtracts 1 instead.
+	add, sub := uint64(max(w-1, 0))*ones, uint64(0)
+	if w == 0 {
+		sub = ones
+	}
 	tiles := (m + layout.TBE3TileValues - 1) / layout.TBE3TileValues
 	r := 0
 	for t := 0; t < tiles; t++ {
@@ -185,20 +239,54 @@ func tbe3DecodeChunk(dst []byte, m int, info uint32, planes, sm, side []byte) er
 		p2 := binary.LittleEndian.Uint64(planes[8*(2*tiles+t):])
 		base := t * layout.TBE3TileValues
 		n := min(layout.TBE3TileValues, m-base)
-		if n < layout.TBE3TileValues && (p0|p1|p2)>>n != 0 {
+		valid := ^uint64(0)
+		if n < layout.TBE3TileValues {
+			valid = 1<<n - 1
+		}
+		if (p0|p1|p2)&^valid != 0 {
 			return errorf(ErrNonCanonical, "plane bits past the chunk's last value")
 		}
 		// Fallbacks of the tile: the zero codes among its n values.
-		z := ^(p0 | p1 | p2)
-		if n < layout.TBE3TileValues {
-			z &= 1<<n - 1
-		}
+		z := ^(p0 | p1 | p2) & valid
 		if r+bits.OnesCount64(z) > k {
 			return errorf(ErrNonCanonical, "more zero codes than the %d fallbacks the table declares", k)
 		}
+		// The histogram of coded values, by code.
+		for c := 1; c <= layout.TBE3Window; c++ {
+			mc := valid
+			for b, p := range [3]uint64{p0, p1, p2} {
+				if c>>b&1 == 0 {
+					p = ^p
+				}
+				mc &= p
+			}
+			h[w+c-1] += uint32(bits.OnesCount64(mc))
+		}
 		out := dst[2*base : 2*(base+n)]
-		for j := 0; j < n; j++ {
-			c := int(p0>>j&1 | (p1>>j&1)<<1 | (p2>>j&1)<<2)
+		lows := sm[base : base+n]
+		g := 0
+		for ; g+8 <= n; g += 8 {
+			cw := spreadBits[uint8(p0>>g)] | spreadBits[uint8(p1>>g)]<<1 | spreadBits[uint8(p2>>g)]<<2
+			zb := uint8(z >> g)
+			// Fallback bytes become code 1 for the bytewise add, then take their exponents from the side piece.
+			ew := (cw | spreadBits[zb]) + add - sub
+			for ; zb != 0; zb &= zb - 1 {
+				j := bits.TrailingZeros8(zb)
+				e := int(side[r])
+				r++
+				if e >= w && e < w+layout.TBE3Window {
+					return errorf(ErrNonCanonical, "fallback %d carries exponent %d, inside the window [%d, %d]",
+						r-1, e, w, w+layout.TBE3Window-1)
+				}
+				h[e]++
+				ew = ew&^(0xFF<<(8*j)) | uint64(e)<<(8*j)
+			}
+			l := binary.LittleEndian.Uint64(lows[g:])
+			binary.LittleEndian.PutUint64(out[2*g:], spread4(uint32(l))|bytesTo16(uint32(ew))<<7)
+			binary.LittleEndian.PutUint64(out[2*g+8:], spread4(uint32(l>>32))|bytesTo16(uint32(ew>>32))<<7)
+		}
+		for ; g < n; g++ {
+			c := int(p0>>g&1 | (p1>>g&1)<<1 | (p2>>g&1)<<2)
 			var e int
 			if c == 0 {
 				e = int(side[r])
@@ -207,12 +295,12 @@ func tbe3DecodeChunk(dst []byte, m int, info uint32, planes, sm, side []byte) er
 					return errorf(ErrNonCanonical, "fallback %d carries exponent %d, inside the window [%d, %d]",
 						r-1, e, w, w+layout.TBE3Window-1)
 				}
+				h[e]++
 			} else {
 				e = w + c - 1
 			}
-			h[e]++
-			l := uint16(sm[base+j])
-			binary.LittleEndian.PutUint16(out[2*j:], (l&0x80)<<8|uint16(e)<<7|l&0x7F)
+			l := uint16(lows[g])
+			binary.LittleEndian.PutUint16(out[2*g:], (l&0x80)<<8|uint16(e)<<7|l&0x7F)
 		}
 	}
 	switch {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -466,4 +468,44 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// tbe3BenchInput is KV-like data whose best window covers about 97% of values, like the shared KV test file.
+var tbe3BenchInput = sync.OnceValue(func() []byte {
+	r := rand.New(rand.NewPCG(3, 1))
+	b := make([]byte, 16<<20)
+	for i := 0; i < len(b)/2; i++ {
+		e := min(max(121+int(math.Round(r.NormFloat64()*1.6)), 0), 255)
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(r.Uint32()&0x807F)|uint16(e)<<7)
+	}
+	return b
+})
+
+// The reference codec on one core (go test -run '^$' -bench TBE3 ./codec/): 8 MiB tensors, default chunks, checksums.
+func BenchmarkTBE3Encode(b *testing.B) {
+	src := tbe3BenchInput()[:8<<20]
+	n := uint64(len(src) / 2)
+	dst := make([]byte, layout.TBE3{N: n, Shift: layout.DefaultChunkShift}.MaxBodySize())
+	var body []byte
+	b.SetBytes(int64(len(src)))
+	for i := 0; i < b.N; i++ {
+		var err error
+		if body, err = EncodeTBE3(dst, src, n, layout.DefaultChunkShift, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(src))/float64(len(body)), "ratio")
+}
+
+func BenchmarkTBE3Decode(b *testing.B) {
+	src := tbe3BenchInput()[:8<<20]
+	n := uint64(len(src) / 2)
+	body := encTBE3(b, src, layout.DefaultChunkShift, true)
+	dst := make([]byte, len(src))
+	b.SetBytes(int64(len(src)))
+	for i := 0; i < b.N; i++ {
+		if err := DecodeTBE3(dst, body, n, layout.DefaultChunkShift, true); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
