@@ -174,6 +174,9 @@ func TestTBE3RoundTripPatterns(t *testing.T) {
 		"uniform-random":   mk(5000, func(int) uint16 { return uint16(r.Uint32()) }),
 		"zeros":            mk(3000, func(int) uint16 { return 0 }),
 		"exp255":           mk(3000, func(i int) uint16 { return 0x7F80 | uint16(i&0x807F) }),
+		// Window at exponent 0 with fallbacks above it, and at 249 with fallbacks below.
+		"low":  mk(3000, func(i int) uint16 { return uint16(i%5+i%23/22*90)<<7 | uint16(i&0x807F) }),
+		"high": mk(3000, func(i int) uint16 { return uint16(255-i%5-i%23/22*90)<<7 | uint16(i&0x807F) }),
 		// Every value a fallback of a window that covers few: 7 common exponents spread over 14 values.
 		"alternating": mk(4096, func(i int) uint16 { return uint16(10+i%14*17) << 7 }),
 		// Chunks that sit right at the coded/raw boundary.

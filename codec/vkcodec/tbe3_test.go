@@ -50,7 +50,10 @@ func tbe3Patterns(r *rand.Rand) map[string][]byte {
 		"uniform":          mk(3000, func(int) uint16 { return uint16(r.Uint32()) }),
 		"zeros":            mk(2500, func(int) uint16 { return 0 }),
 		"exp255":           mk(2100, func(i int) uint16 { return 0x7F80 | uint16(i&0x807F) }),
-		"tie":              mk(2048, func(i int) uint16 { return uint16(100+i%2*7)<<7 | uint16(i&0x807F) }),
+		// Window at exponent 0 with fallbacks above it, and at 249 with fallbacks below.
+		"low":  mk(3000, func(i int) uint16 { return uint16(i%5+i%23/22*90)<<7 | uint16(i&0x807F) }),
+		"high": mk(3000, func(i int) uint16 { return uint16(255-i%5-i%23/22*90)<<7 | uint16(i&0x807F) }),
+		"tie":  mk(2048, func(i int) uint16 { return uint16(100+i%2*7)<<7 | uint16(i&0x807F) }),
 		"boundary": mk(4096+33, func(i int) uint16 {
 			if i%1024 < 385 {
 				return uint16(i%250) << 7
@@ -238,4 +241,50 @@ func BenchmarkTBE3(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestTBE3KernelChecksTable skips the host's table check and hands the kernel bodies with damaged chunk tables:
+// it must stay inside its buffers and call every structurally broken body corrupt (which chunk it names may
+// differ: it checks each entry against its neighbour, the reference walks the running sum), and agree with the
+// reference on everything else.
+func TestTBE3KernelChecksTable(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(23, 24))
+	const n = 5000
+	src := kvLike(r, n, 0.05)
+	copy(src[2*2048:], kvLike(r, 1024, 0.9)) // chunk 2 raw
+	g := layout.TBE3{N: n, Shift: 10}
+	corrupt := 0
+	for _, cs := range []bool{true, false} {
+		body := tbe3Ref(t, src, 10, cs)
+		for i := 0; i < 200; i++ {
+			bad := append([]byte{}, body...)
+			e := g.TableOffset() + uint64(r.IntN(int(layout.ChunkEntrySize*g.Chunks())))
+			bad[e] ^= 1 << r.IntN(8)
+			if i%4 == 0 { // a wild value, not just one bit
+				binary.LittleEndian.PutUint32(bad[e&^3:], r.Uint32())
+			}
+			want := make([]byte, 2*n)
+			werr := codec.DecodeTBE3(want, bad, n, 10, cs)
+			jobs := []codec.DecodeJob{{Format: layout.FormatTBE3, Body: bad, N: n, Shift: 10, Checksums: cs,
+				Dst: make([]byte, 2*n)}}
+			require.NoError(t, vb.decodeTBE3Batch(context.Background(), jobs))
+			gerr := jobs[0].Err
+			if errors.Is(werr, codec.ErrCorrupt) {
+				require.ErrorIs(t, gerr, codec.ErrCorrupt, "reference: %v", werr)
+				corrupt++
+				continue
+			}
+			if werr == nil {
+				require.NoError(t, gerr)
+				require.Equal(t, want, jobs[0].Dst)
+				continue
+			}
+			var we, ge *codec.Error
+			require.True(t, errors.As(werr, &we) && errors.As(gerr, &ge), "cpu %v / gpu %v", werr, gerr)
+			require.Equal(t, we.Class, ge.Class, "cpu %v / gpu %v", werr, gerr)
+			require.Equal(t, we.Chunk, ge.Chunk, "cpu %v / gpu %v", werr, gerr)
+		}
+	}
+	require.NotZero(t, corrupt)
 }
