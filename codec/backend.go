@@ -44,6 +44,22 @@ type Backend interface {
 	Close() error
 }
 
+// Warmer is implemented by backends whose first calls pay for resources they then keep (the Vulkan backend's
+// per-caller staging and device memory: tens of ms per concurrent caller on a discrete GPU). Warm prepares for
+// callers concurrent calls on tensors of up to values BF16 values, so a pipeline can pay that at start-up rather
+// than in its first chunks.
+type Warmer interface {
+	Warm(ctx context.Context, callers int, values uint64) error
+}
+
+// Warm calls b.Warm when b is a Warmer; otherwise it does nothing.
+func Warm(ctx context.Context, b Backend, callers int, values uint64) error {
+	if w, ok := b.(Warmer); ok && callers > 0 && values > 0 {
+		return w.Warm(ctx, callers, values)
+	}
+	return nil
+}
+
 // BackendFactory opens a backend; device is a device selector ("" = default).
 type BackendFactory struct {
 	Name string

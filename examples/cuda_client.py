@@ -572,6 +572,11 @@ def run(a, conn, check, summary):
 
 class CudaSide:
     def __init__(self, a, hs, bufs, sems, fd_of, check, summary):
+        # CUDA loads kernels lazily by default, and loading one synchronises the context. The chain below enqueues
+        # the compare *after* the stream waits on "done", which the server signals only once this client has sent
+        # its next message: a lazily loaded compare kernel would block the host right there, forever (seen on the
+        # H200). Load modules eagerly, and still warm up every kernel of the chain before the timed rounds.
+        os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
         import torch
         self.torch = torch
         self.a = a
@@ -619,8 +624,22 @@ class CudaSide:
         e1.record()
         e1.synchronize()
         self.cycles_per_ms = 100_000_000 / max(e0.elapsed_time(e1), 1e-3)
+        self.warm_up()
         log("CUDA %d, device %d %s; imported %s; %.0f cycles/ms" % (
             self.cuda.version, self.ordinal, self.device_name, sorted(self.ptrs), self.cycles_per_ms))
+
+    def warm_up(self):
+        """Runs every kernel of shared_round once, on small tensors, so none is loaded inside the chain."""
+        torch = self.torch
+        with torch.cuda.stream(self.stream):
+            a = torch.empty(4096, device="cuda", dtype=torch.int16)
+            a.fill_(0x7FC1)
+            torch.cuda._sleep(1000)
+            kv = self.kv(4096)
+            a.copy_(kv.view(torch.int16))
+            int((a != kv.view(torch.int16)).sum().item())
+        self.stream.synchronize()
+        log("kernels of the chain warmed up (CUDA_MODULE_LOADING=%s)" % os.environ.get("CUDA_MODULE_LOADING"))
 
     def kv(self, n):
         # A KV-like BF16 tensor made on the current stream (after whatever was queued before).

@@ -15,3 +15,10 @@
 #define STATUS_CHECKSUM        2u // status bit: chunk CRC mismatch
 #define STATUS_NONCANONICAL    4u // status bit: non-canonical stream
 #define CRC32C_POLY            2197175160u // reflected Castagnoli polynomial
+#define TBE3_TILE_VALUES       64u // values per tile: one 64-bit word per plane
+#define TBE3_TILE_BYTES        24u // plane bytes per tile
+#define TBE3_WINDOW            7u // exponents per window (codes 1..7)
+#define TBE3_MAX_WINDOW_START  249u // highest window start
+#define TBE3_WINDOW_SHIFT      16u // info word: window start position
+#define TBE3_WINDOW_MASK       255u // info word: window start bits
+#define TBE3_COUNT_MASK        65535u // info word: fallback count bits

@@ -7,6 +7,9 @@
 //	sz4_place.comp   pass 3: side pieces to their offsets, chunk CRCs finished
 //	sz4_decode.comp  SplitZip-4 decode, validation and CRC check in one pass
 //	copy.comp        16-byte copy, the bandwidth roofline for benchmarks
+//	tbe3_encode.comp TBE-3 encode pass 1: window, plane and SM pieces, per-chunk partial CRC (pass 2: sz4_scan)
+//	tbe3_place.comp  TBE-3 encode pass 3: fallback bytes or raw exponents to their offsets, chunk CRCs finished
+//	tbe3_decode.comp TBE-3 decode, validation and CRC check in one pass
 package shaders
 
 import (
@@ -22,12 +25,16 @@ import (
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_place.comp -o sz4_place.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O sz4_decode.comp -o sz4_decode.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O copy.comp -o copy.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_encode.comp -o tbe3_encode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_place.comp -o tbe3_place.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_decode.comp -o tbe3_decode.spv
 
 //go:embed *.spv
 var spv embed.FS
 
 // Names lists the kernels.
-var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "copy"}
+var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "copy", "tbe3_encode", "tbe3_place",
+	"tbe3_decode"}
 
 // SPIRV returns the SPIR-V of a kernel.
 func SPIRV(name string) ([]byte, error) { return spv.ReadFile(name + ".spv") }

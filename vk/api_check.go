@@ -56,6 +56,7 @@ type apiDevice interface {
 	NewTimelineSemaphore(initial uint64, opts ...SemaphoreOptions) (*Semaphore, error)
 	PipelineCacheData() ([]byte, error)
 	QueueFamily() uint32
+	Queues() int
 	RobustBufferAccess() bool
 	SavePipelineCache() error
 	Stats() Stats

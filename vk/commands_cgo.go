@@ -54,6 +54,7 @@ type Commands struct {
 	fence C.VkFence
 	push  unsafe.Pointer // C scratch for push constants: no Go pointer reaches C
 	sems  unsafe.Pointer // C scratch for SubmitWith semaphore handles/values
+	queue uint32         // the device queue this buffer is submitted to
 
 	state      int
 	err        error
@@ -72,7 +73,7 @@ func (d *Device) NewCommands() (*Commands, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	c := &Commands{dev: d}
+	c := &Commands{dev: d, queue: d.nextQueue.Add(1) % uint32(len(d.queueMu))}
 	r := Result(C.vkz_create_commands(d.c, &c.pool, &c.cb, &c.fence))
 	if r != ResultSuccess {
 		return nil, check("vkCreateCommandPool", r)
@@ -432,9 +433,9 @@ func (d *Device) SubmitWith(c *Commands, waits, signals []SemaphoreValue) (*Subm
 	if len(signals) > 0 {
 		sp, sv = &sc[2*maxSubmitSemaphores], &sc[3*maxSubmitSemaphores]
 	}
-	d.queueMu.Lock()
-	r := Result(C.vkz_submit(d.c, c.cb, c.fence, C.uint32_t(len(waits)), wp, wv, C.uint32_t(len(signals)), sp, sv))
-	d.queueMu.Unlock()
+	d.queueMu[c.queue].Lock()
+	r := Result(C.vkz_submit(d.c, C.uint32_t(c.queue), c.cb, c.fence, C.uint32_t(len(waits)), wp, wv, C.uint32_t(len(signals)), sp, sv))
+	d.queueMu[c.queue].Unlock()
 	if r != ResultSuccess {
 		d.noteResult(r)
 		return nil, check("vkQueueSubmit", r)

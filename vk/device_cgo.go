@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,13 @@ type child interface {
 	release()
 }
 
-// Device is a logical device with one compute queue.
+// Device is a logical device with up to maxQueues compute queues of one
+// family. Each Commands is bound to one queue (round robin at creation):
+// a pipeline barrier orders against all earlier work *on its queue*, so
+// with one queue every worker's submission would wait for every other
+// worker's (staging copies included); separate queues let independent
+// operations overlap. Work on different queues is ordered only by fences
+// or semaphores, never by submission order.
 //
 // All methods are safe for concurrent use except where noted; Commands
 // objects must each be used by one goroutine at a time.
@@ -40,7 +47,8 @@ type Device struct {
 	features EnabledFeatures
 	exts     []string
 
-	queueMu sync.Mutex // vkQueueSubmit needs external synchronisation
+	queueMu   []sync.Mutex // per queue: vkQueueSubmit needs external synchronisation
+	nextQueue atomic.Uint32
 
 	cache     C.VkPipelineCache
 	cachePath string
@@ -130,6 +138,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	o := (*C.vkz_dev_opts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_dev_opts{}))))
 	defer C.free(unsafe.Pointer(o))
 	o.queueFamily = C.uint32_t(fresh.ComputeQueueFamily)
+	o.queueCount = C.uint32_t(queuesFor(fresh))
 	o.enableSizeControl = C.uint32_t(b2u(feats.SubgroupSizeControl))
 	o.enableFullSubgroups = C.uint32_t(b2u(feats.ComputeFullSubgroups))
 	o.enableTimeline = C.uint32_t(b2u(feats.TimelineSemaphore))
@@ -163,6 +172,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 		children:    map[child]uint64{},
 		stagingSize: opts.StagingSize,
 		cachePath:   opts.PipelineCachePath,
+		queueMu:     make([]sync.Mutex, cdev.queueCount),
 	}
 	if d.stagingSize == 0 {
 		d.stagingSize = 64 << 20
@@ -296,14 +306,44 @@ func (d *Device) noteResult(r Result) {
 // Lost reports whether the device was lost (really or by injection).
 func (d *Device) Lost() bool { return d.lost.Load() }
 
+// maxQueues bounds the compute queues a Device creates: enough for the
+// concurrent operations of a pipelined caller, few enough that drivers
+// exposing many queues do not multiply per-queue costs.
+const maxQueues = 4
+
+// queuesFor is how many queues OpenDevice creates on a device: VKZIP_QUEUES
+// (1..8) overrides the default of min(maxQueues, what the family offers).
+func queuesFor(info DeviceInfo) int {
+	n := min(maxQueues, info.ComputeQueueCount)
+	if v, err := strconv.Atoi(os.Getenv("VKZIP_QUEUES")); err == nil && v >= 1 {
+		n = min(v, info.ComputeQueueCount, 8)
+	}
+	return max(n, 1)
+}
+
+// Queues is the number of compute queues the device uses.
+func (d *Device) Queues() int { return int(d.c.queueCount) }
+
+func (d *Device) lockQueues() {
+	for i := range d.queueMu {
+		d.queueMu[i].Lock()
+	}
+}
+
+func (d *Device) unlockQueues() {
+	for i := range d.queueMu {
+		d.queueMu[i].Unlock()
+	}
+}
+
 // WaitIdle waits for all queued work (vkDeviceWaitIdle).
 func (d *Device) WaitIdle() error {
 	if err := d.usable(); err != nil {
 		return err
 	}
-	d.queueMu.Lock() // vkDeviceWaitIdle needs all queues externally synchronised
+	d.lockQueues() // vkDeviceWaitIdle needs all queues externally synchronised
 	r := Result(C.vkz_device_wait_idle(d.c))
-	d.queueMu.Unlock()
+	d.unlockQueues()
 	d.noteResult(r)
 	return check("vkDeviceWaitIdle", r)
 }
@@ -317,9 +357,9 @@ func (d *Device) Close() error {
 	}
 	// Errors (including DEVICE_LOST) are irrelevant here: destruction is
 	// allowed on a lost device.
-	d.queueMu.Lock()
+	d.lockQueues()
 	C.vkz_device_wait_idle(d.c)
-	d.queueMu.Unlock()
+	d.unlockQueues()
 
 	d.regMu.Lock()
 	type entry struct {

@@ -565,6 +565,7 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	}
 	if best >= 0 {
 		info.ComputeQueueFamily = best
+		info.ComputeQueueCount = int(p.queueFamilies[best].queueCount)
 		info.Limits.TimestampValidBits = uint32(p.queueFamilies[best].timestampValidBits)
 	}
 

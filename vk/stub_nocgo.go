@@ -53,6 +53,7 @@ func (d *Device) RobustBufferAccess() bool           { return false }
 func (d *Device) Features() EnabledFeatures          { return EnabledFeatures{} }
 func (d *Device) EnabledExtensions() []string        { return nil }
 func (d *Device) QueueFamily() uint32                { return 0 }
+func (d *Device) Queues() int                        { return 0 }
 func (d *Device) LiveObjects() int                   { return 0 }
 func (d *Device) Stats() Stats                       { return Stats{} }
 func (d *Device) CountReadback(bytes uint64)         {}

@@ -166,6 +166,7 @@ type DeviceInfo struct {
 	PipelineExecutableInfo bool
 
 	ComputeQueueFamily int // family OpenDevice will use; -1 if none
+	ComputeQueueCount  int // queues in that family
 
 	Usable bool
 	Reason string // why not usable (empty when usable)

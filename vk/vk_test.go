@@ -1330,3 +1330,31 @@ func TestPipelineStatistics(t *testing.T) {
 		assert.Equal(t, stats, again)
 	}
 }
+
+// TestQueues checks the queue count the device chose and that work spread over every queue completes: on a device
+// with several compute queues (the H200 has 16 in its compute family), consecutive Commands land on different
+// queues; lavapipe has one.
+func TestQueues(t *testing.T) {
+	dev := vktest.OpenTestDevice(t)
+	info := dev.Info()
+	n := dev.Queues()
+	require.GreaterOrEqual(t, n, 1)
+	if os.Getenv("VKZIP_QUEUES") == "" {
+		assert.Equal(t, min(4, info.ComputeQueueCount), n, "default queue count")
+	}
+	t.Logf("%s: %d of %d compute queues", info.Name, n, info.ComputeQueueCount)
+	ctx := context.Background()
+	var subs []*vk.Submission
+	for i := 0; i < n; i++ {
+		a, b := spinSetup(t, dev, 100)
+		for _, c := range []*vk.Commands{a, b} {
+			sub, err := dev.Submit(c)
+			require.NoError(t, err)
+			subs = append(subs, sub)
+		}
+	}
+	for _, s := range subs {
+		require.NoError(t, s.Wait(ctx))
+	}
+	assert.Equal(t, int64(0), dev.Stats().InFlight)
+}

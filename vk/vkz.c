@@ -344,13 +344,16 @@ VkResult vkz_enum_device_extensions(vkz_inst* in, VkPhysicalDevice pd, uint32_t*
 VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts* o, vkz_dev** out, const char** missing) {
 	*out = NULL;
 	*missing = NULL;
-	float prio = 1.0f;
+	float prio[VKZ_MAX_QUEUES] = {1, 1, 1, 1, 1, 1, 1, 1};
+	uint32_t nq = o->queueCount;
+	if (nq < 1) nq = 1;
+	if (nq > VKZ_MAX_QUEUES) nq = VKZ_MAX_QUEUES;
 	VkDeviceQueueCreateInfo qi;
 	memset(&qi, 0, sizeof qi);
 	qi.sType = VKZ_ST_DEVICE_QUEUE_CREATE_INFO;
 	qi.queueFamilyIndex = o->queueFamily;
-	qi.queueCount = 1;
-	qi.pQueuePriorities = &prio;
+	qi.queueCount = nq;
+	qi.pQueuePriorities = prio;
 
 	// All core features stay VK_FALSE: in particular robustBufferAccess is
 	// explicitly disabled (it costs bounds checks on every storage access).
@@ -519,7 +522,8 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		LOADD(GetPipelineExecutableStatisticsKHR, "vkGetPipelineExecutableStatisticsKHR");
 	}
 
-	d->GetDeviceQueue(dev, o->queueFamily, 0, &d->queue);
+	for (uint32_t i = 0; i < nq; i++) d->GetDeviceQueue(dev, o->queueFamily, i, &d->queues[i]);
+	d->queueCount = nq;
 	*out = d;
 	return 0;
 }
@@ -837,7 +841,7 @@ void vkz_cmd_barrier(vkz_dev* d, VkCommandBuffer cb, VkFlags srcStage, VkFlags d
 	d->CmdPipelineBarrier(cb, srcStage, dstStage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-VkResult vkz_submit(vkz_dev* d, VkCommandBuffer cb, VkFence fence, uint32_t waitCount, const VkSemaphore* waits, const uint64_t* waitVals,
+VkResult vkz_submit(vkz_dev* d, uint32_t queue, VkCommandBuffer cb, VkFence fence, uint32_t waitCount, const VkSemaphore* waits, const uint64_t* waitVals,
 	uint32_t signalCount, const VkSemaphore* signals, const uint64_t* signalVals) {
 	VkFlags stages[8];
 	if (waitCount > 8 || signalCount > 8) return -3;
@@ -860,7 +864,8 @@ VkResult vkz_submit(vkz_dev* d, VkCommandBuffer cb, VkFence fence, uint32_t wait
 	si.pCommandBuffers = &cb;
 	si.signalSemaphoreCount = signalCount;
 	si.pSignalSemaphores = signals;
-	return d->QueueSubmit(d->queue, 1, &si, fence);
+	if (queue >= d->queueCount) return -3;
+	return d->QueueSubmit(d->queues[queue], 1, &si, fence);
 }
 
 VkResult vkz_create_query_pool(vkz_dev* d, uint32_t count, VkQueryPool* out) {

@@ -800,9 +800,12 @@ typedef struct vkz_inst {
 
 // Device-level function table (C memory, one per Device). Entry points
 // are fetched with vkGetDeviceProcAddr so calls skip the loader trampoline.
+#define VKZ_MAX_QUEUES 8
+
 typedef struct vkz_dev {
 	VkDevice device;
-	VkQueue queue;
+	VkQueue queues[VKZ_MAX_QUEUES];
+	uint32_t queueCount;
 	uint32_t queueFamily;
 	void (*DestroyDevice)(VkDevice, const void*);
 	void (*GetDeviceQueue)(VkDevice, uint32_t, uint32_t, VkQueue*);
@@ -891,6 +894,7 @@ typedef struct vkz_pdev_info {
 // Options for device creation, filled in Go.
 typedef struct vkz_dev_opts {
 	uint32_t queueFamily;
+	uint32_t queueCount;           // queues to create in queueFamily, 1..VKZ_MAX_QUEUES
 	uint32_t enableSizeControl;    // 1: enable the subgroupSizeControl feature
 	uint32_t enableFullSubgroups;  // 1: enable computeFullSubgroups
 	uint32_t enableTimeline;       // 1: enable timelineSemaphore feature
@@ -941,7 +945,7 @@ VkResult vkz_begin(vkz_dev* d, VkCommandPool pool, VkCommandBuffer cb);
 void vkz_cmd_dispatch(vkz_dev* d, VkCommandBuffer cb, VkPipeline pipe, VkPipelineLayout layout, VkDescriptorSet set,
 	const void* push, uint32_t pushSize, uint32_t x, uint32_t y, uint32_t z);
 void vkz_cmd_barrier(vkz_dev* d, VkCommandBuffer cb, VkFlags srcStage, VkFlags dstStage, VkFlags srcAccess, VkFlags dstAccess);
-VkResult vkz_submit(vkz_dev* d, VkCommandBuffer cb, VkFence fence, uint32_t waitCount, const VkSemaphore* waits, const uint64_t* waitVals,
+VkResult vkz_submit(vkz_dev* d, uint32_t queue, VkCommandBuffer cb, VkFence fence, uint32_t waitCount, const VkSemaphore* waits, const uint64_t* waitVals,
 	uint32_t signalCount, const VkSemaphore* signals, const uint64_t* signalVals);
 VkResult vkz_query_results(vkz_dev* d, VkQueryPool qp, uint32_t first, uint32_t count, uint64_t* out);
 VkResult vkz_create_query_pool(vkz_dev* d, uint32_t count, VkQueryPool* out);

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 )
@@ -61,7 +62,30 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 // errHelp means the verb printed its help as asked: exit 0.
 var errHelp = errors.New("help shown")
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() {
+	stop := startProfile()
+	code := run(os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// startProfile writes a CPU profile of the whole command to $VKZIP_CPUPROFILE when it is set: a diagnostic for
+// runs on machines without Go (the GPU machine), read afterwards with `go tool pprof vkzip FILE`.
+func startProfile() (stop func()) {
+	path := os.Getenv("VKZIP_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vkzip: VKZIP_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
 
 // run executes one command line and returns the exit code.
 func run(args []string) (code int) {

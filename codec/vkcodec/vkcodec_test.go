@@ -167,3 +167,39 @@ func TestSharedMemoryFit(t *testing.T) {
 	b.info.Name = "tiny"
 	require.ErrorIs(t, b.fitSharedMemory(16<<10), codec.ErrNoDevice) // the CRC tables alone take 20 KiB
 }
+
+// TestWarm checks that Warm allocates everything concurrent callers need: after Warm(2, n), two concurrent
+// encodes and decodes of n values create no device objects that outlive them (no new slabs).
+func TestWarm(t *testing.T) {
+	vb := openTest(t, Options{})
+	const n = 3 << 16
+	src := kvLike(rand.New(rand.NewPCG(5, 6)), n, 0.001)
+	require.NoError(t, vb.Warm(context.Background(), 2, n))
+	live := vb.VK().LiveObjects()
+	g := layout.SZ4{N: n, Shift: layout.DefaultChunkShift}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			enc := []codec.EncodeJob{{Format: layout.FormatSplitZip4, Src: src, N: n, Shift: layout.DefaultChunkShift,
+				Codebook: &testCB, Checksums: true, Dst: make([]byte, g.MaxBodySize())}}
+			if err := vb.Encode(context.Background(), enc); err != nil {
+				errs <- err
+				return
+			}
+			dec := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: enc[0].Out, N: n, Shift: layout.DefaultChunkShift,
+				Codebook: &testCB, Checksums: true, Dst: make([]byte, 2*n)}}
+			err := vb.Decode(context.Background(), dec)
+			if err == nil {
+				err = dec[0].Err
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, live, vb.VK().LiveObjects(), "objects created after Warm")
+	// Without Warm a third concurrent caller would have had to allocate: Warm with 3 does.
+	require.NoError(t, vb.Warm(context.Background(), 3, n))
+	require.Greater(t, vb.VK().LiveObjects(), live)
+}

@@ -31,6 +31,14 @@ func main() {
 	def("STATUS_CHECKSUM", layout.StatusChecksum, "status bit: chunk CRC mismatch")
 	def("STATUS_NONCANONICAL", layout.StatusNonCanonical, "status bit: non-canonical stream")
 	def("CRC32C_POLY", layout.CRC32CPoly, "reflected Castagnoli polynomial")
+	// TBE-3 (docs/formats/tbe3.md)
+	def("TBE3_TILE_VALUES", layout.TBE3TileValues, "values per tile: one 64-bit word per plane")
+	def("TBE3_TILE_BYTES", layout.TBE3TileBytes, "plane bytes per tile")
+	def("TBE3_WINDOW", layout.TBE3Window, "exponents per window (codes 1..7)")
+	def("TBE3_MAX_WINDOW_START", layout.TBE3MaxWindowStart, "highest window start")
+	def("TBE3_WINDOW_SHIFT", layout.TBE3WindowShift, "info word: window start position")
+	def("TBE3_WINDOW_MASK", layout.TBE3WindowMask, "info word: window start bits")
+	def("TBE3_COUNT_MASK", layout.TBE3CountMask, "info word: fallback count bits")
 	out := "layout.glsl"
 	if o := os.Getenv("VKZIP_LAYOUT_OUT"); o != "" { // tests compare a fresh copy
 		out = o
