@@ -88,12 +88,59 @@ func storeValue(dst []byte, i, size int, v uint32) {
 // expHistogram counts the exponent fields of m values.
 func (g *xwGeom) expHistogram(src []byte, m int) *[256]uint32 {
 	var h [256]uint32
-	emask := uint32(1)<<g.E - 1
-	for i := 0; i < m; i++ {
-		h[loadValue(src, i, g.size)>>g.M&emask]++
+	emask, sh := uint32(1)<<g.E-1, g.M
+	switch g.size {
+	case 1:
+		for _, v := range src[:m] {
+			h[uint32(v)>>sh&emask]++
+		}
+	case 2:
+		for i := 0; i < 2*m; i += 2 {
+			h[uint32(binary.LittleEndian.Uint16(src[i:]))>>sh&emask]++
+		}
+	default:
+		for i := 0; i < 4*m; i += 4 {
+			h[binary.LittleEndian.Uint32(src[i:])>>sh&emask]++
+		}
 	}
 	return &h
 }
+
+// loadGroup reads n ≤ 32 values starting at value i0 into v, zeroing the rest.
+func (g *xwGeom) loadGroup(src []byte, i0, n int, v *[layout.XWGroup]uint32) {
+	switch g.size {
+	case 1:
+		for i, b := range src[i0 : i0+n] {
+			v[i] = uint32(b)
+		}
+	case 2:
+		s := src[2*i0 : 2*(i0+n)]
+		for i := 0; i < n; i++ {
+			v[i] = uint32(binary.LittleEndian.Uint16(s[2*i:]))
+		}
+	default:
+		s := src[4*i0 : 4*(i0+n)]
+		for i := 0; i < n; i++ {
+			v[i] = binary.LittleEndian.Uint32(s[4*i:])
+		}
+	}
+	clear(v[n:])
+}
+
+// transpose8 transposes the 8×8 bit matrix whose row i is byte i of x (Hacker's Delight 7-3): bit j of byte i
+// moves to bit i of byte j. Eight values' P-bit symbols become P plane bytes, and back.
+func transpose8(x uint64) uint64 {
+	t := (x ^ x>>7) & 0x00AA00AA00AA00AA
+	x ^= t ^ t<<7
+	t = (x ^ x>>14) & 0x0000CCCC0000CCCC
+	x ^= t ^ t<<14
+	t = (x ^ x>>28) & 0x00000000F0F0F0F0
+	return x ^ t ^ t<<28
+}
+
+// maxPlanes bounds P = W + KP over the defined (format, dtype) pairs (7: E5M2 with W = 4, E4M3 with W = 3, F16
+// with W = 4), so a value's plane bits fit a byte.
+const maxPlanes = 8
 
 // bestWindow is the canonical window: the base b in [0, MaxBase] whose 2^W-1 exponents [b, b+2^W-2] hold the most
 // values, the lowest such b on ties. It returns b and how many values the window holds.
@@ -118,7 +165,7 @@ func orBit(b []byte, word uint64, bit uint) {
 	binary.LittleEndian.PutUint32(p, binary.LittleEndian.Uint32(p)|1<<bit)
 }
 
-// xwEncodeChunk encodes m values (src) into the chunk's plane and byte pieces (their exact ranges, padding
+// encodeChunk encodes m values (src) into the chunk's plane and byte pieces (their exact ranges, padding
 // included) and its side piece, written to side (capacity ≥ RawSide(m)). It returns the info word and the side
 // length.
 func (g *xwGeom) encodeChunk(src []byte, m int, planes, lows, side []byte) (info uint32, sideLen int) {
@@ -132,51 +179,63 @@ func (g *xwGeom) encodeChunk(src []byte, m int, planes, lows, side []byte) (info
 		info, sideLen = layout.ChunkRaw<<layout.KindShift, int(g.RawSide(uint64(m)))
 	}
 	clear(side[:sideLen])
-	E, M, W, KB, KP, P := g.E, g.M, g.W, g.KB(), g.KP(), g.Planes()
+	E, M, W, KB, P := g.E, g.M, g.W, int(g.KB()), int(g.Planes())
 	emask, mmask, wmask := uint32(1)<<E-1, uint32(1)<<M-1, uint32(1)<<W-1
-	sbit := 8*g.size - 1
+	win := uint32(g.Window())
+	sbit, topShift := uint(8*g.size-1), 8*uint(KB)
 	var j uint64 // escapes so far
+	var v [layout.XWGroup]uint32
+	var sym [layout.XWGroup]uint8 // code | top bits of r << W
 	for g0 := 0; g0 < m; g0 += layout.XWGroup {
-		var pw [layout.XWMaxCodeBits + 7]uint32
+		gi := g0 / layout.XWGroup
 		n := min(layout.XWGroup, m-g0)
+		g.loadGroup(src, g0, n, &v)
 		for i := 0; i < n; i++ {
-			v := loadValue(src, g0+i, g.size)
-			x := v >> M & emask
-			r := v>>sbit<<M | v&mmask
+			x := v[i] >> M & emask
+			r := v[i]>>sbit<<M | v[i]&mmask
 			var code uint32
 			switch {
 			case !coded:
 				code = x & wmask
 				for t, hi := uint64(0), x>>W; hi != 0; t, hi = t+1, hi>>1 {
 					if hi&1 != 0 {
-						orBit(side, uint64(g0/layout.XWGroup)*uint64(E-W)+t, uint(i))
+						orBit(side, uint64(gi)*uint64(E-W)+t, uint(i))
 					}
 				}
-			case x-base < uint32(g.Window()):
+			case x-base < win:
 				code = x - base + 1
 			default:
-				for t := uint64(0); t < uint64(E); t++ {
-					if x>>t&1 != 0 {
+				for t, e := uint64(0), x; e != 0; t, e = t+1, e>>1 {
+					if e&1 != 0 {
 						orBit(side, j/layout.XWGroup*uint64(E)+t, uint(j%layout.XWGroup))
 					}
 				}
 				j++
 			}
-			for b := uint(0); b < W; b++ {
-				pw[b] |= code >> b & 1 << i
-			}
-			for t := uint(0); t < KP; t++ {
-				pw[W+t] |= r >> (8*KB + t) & 1 << i
-			}
-			for q := uint(0); q < KB; q++ {
-				lows[int(KB)*(g0+i)+int(q)] = uint8(r >> (8 * q))
+			sym[i] = uint8(code | r>>topShift<<W)
+			switch KB {
+			case 1:
+				lows[g0+i] = uint8(r)
+			case 3:
+				lows[3*(g0+i)] = uint8(r)
+				lows[3*(g0+i)+1] = uint8(r >> 8)
+				lows[3*(g0+i)+2] = uint8(r >> 16)
 			}
 		}
-		for p := uint(0); p < P; p++ {
-			binary.LittleEndian.PutUint32(planes[4*(uint(g0/layout.XWGroup)*P+p):], pw[p])
+		clear(sym[n:])
+		var pw [maxPlanes]uint32
+		for blk := 0; blk < 4; blk++ {
+			t := transpose8(binary.LittleEndian.Uint64(sym[8*blk:]))
+			for p := 0; p < P; p++ {
+				pw[p] |= uint32(uint8(t>>(8*p))) << (8 * blk)
+			}
+		}
+		out := planes[4*P*gi:]
+		for p := 0; p < P; p++ {
+			binary.LittleEndian.PutUint32(out[4*p:], pw[p])
 		}
 	}
-	clear(lows[int(KB)*m:])
+	clear(lows[KB*m:])
 	return info, sideLen
 }
 
@@ -190,53 +249,58 @@ func (g *xwGeom) decodeChunk(dst []byte, m int, info uint32, planes, lows, side 
 	if !raw && !g.CodedFits(uint64(m), k) {
 		return errorf(ErrNonCanonical, "coded chunk with %d escapes should be raw", k)
 	}
-	E, M, W, KB, KP, P := g.E, g.M, g.W, g.KB(), g.KP(), g.Planes()
-	sbit := 8*g.size - 1
+	E, M, W, KB, P := g.E, g.M, g.W, int(g.KB()), int(g.Planes())
+	wmask, mmask := uint32(1)<<W-1, uint32(1)<<M-1
+	win := uint32(g.Window())
+	sbit, topShift := uint(8*g.size-1), 8*uint(KB)
 	var h [256]uint32
 	var j uint64 // escapes so far
 	le := binary.LittleEndian
+	var sym [layout.XWGroup]uint8
 	for g0 := 0; g0 < m; g0 += layout.XWGroup {
-		gi := uint64(g0 / layout.XWGroup)
-		var pw [layout.XWMaxCodeBits + 7]uint32
-		for p := uint(0); p < P; p++ {
-			pw[p] = le.Uint32(planes[4*(uint(gi)*P+p):])
-		}
+		gi := g0 / layout.XWGroup
 		n := min(layout.XWGroup, m-g0)
-		valid := uint32(1)<<n - 1
-		if n == layout.XWGroup {
-			valid = ^uint32(0)
-		}
-		var hiPlanes [8]uint32
-		if raw {
-			for t := uint(0); t < E-W; t++ {
-				hiPlanes[t] = le.Uint32(side[4*(gi*uint64(E-W)+uint64(t)):])
-				if hiPlanes[t]&^valid != 0 {
-					return errorf(ErrNonCanonical, "raw side bits past the last value are not zero")
-				}
-			}
-		}
-		for p := uint(0); p < P; p++ {
+		valid := ^uint32(0) >> (layout.XWGroup - n)
+		in := planes[4*P*gi:]
+		var pw [maxPlanes]uint32
+		for p := 0; p < P; p++ {
+			pw[p] = le.Uint32(in[4*p:])
 			if pw[p]&^valid != 0 {
 				return errorf(ErrNonCanonical, "plane bits past the last value are not zero")
 			}
 		}
+		for blk := 0; blk < 4; blk++ {
+			var x uint64
+			for p := 0; p < P; p++ {
+				x |= uint64(uint8(pw[p]>>(8*blk))) << (8 * p)
+			}
+			le.PutUint64(sym[8*blk:], transpose8(x))
+		}
+		var hi [8]uint32 // raw: the high exponent planes of the group
+		if raw {
+			for t := uint(0); t < E-W; t++ {
+				hi[t] = le.Uint32(side[4*(uint(gi)*(E-W)+t):])
+				if hi[t]&^valid != 0 {
+					return errorf(ErrNonCanonical, "raw side bits past the last value are not zero")
+				}
+			}
+		}
 		for i := 0; i < n; i++ {
-			var code, r uint32
-			for b := uint(0); b < W; b++ {
-				code |= pw[b] >> i & 1 << b
-			}
-			for t := uint(0); t < KP; t++ {
-				r |= pw[W+t] >> i & 1 << (8*KB + t)
-			}
-			for q := uint(0); q < KB; q++ {
-				r |= uint32(lows[int(KB)*(g0+i)+int(q)]) << (8 * q)
+			s := uint32(sym[i])
+			code := s & wmask
+			r := s >> W << topShift
+			switch KB {
+			case 1:
+				r |= uint32(lows[g0+i])
+			case 3:
+				r |= uint32(lows[3*(g0+i)]) | uint32(lows[3*(g0+i)+1])<<8 | uint32(lows[3*(g0+i)+2])<<16
 			}
 			var x uint32
 			switch {
 			case raw:
 				x = code
 				for t := uint(0); t < E-W; t++ {
-					x |= hiPlanes[t] >> i & 1 << (W + t)
+					x |= hi[t] >> i & 1 << (W + t)
 				}
 			case code != 0:
 				x = base + code - 1
@@ -244,19 +308,28 @@ func (g *xwGeom) decodeChunk(dst []byte, m int, info uint32, planes, lows, side 
 				if j >= k {
 					return errorf(ErrNonCanonical, "more zero codes than the %d escapes", k)
 				}
-				for t := uint64(0); t < uint64(E); t++ {
-					x |= le.Uint32(side[4*(j/layout.XWGroup*uint64(E)+t):]) >> (j % layout.XWGroup) & 1 << t
+				blk := side[4*(j/layout.XWGroup*uint64(E)):]
+				for t := uint(0); t < E; t++ {
+					x |= le.Uint32(blk[4*t:]) >> (j % layout.XWGroup) & 1 << t
 				}
-				if x-base < uint32(g.Window()) {
+				if x-base < win {
 					return errorf(ErrNonCanonical, "escape %d carries exponent %d, which has a code", j, x)
 				}
 				j++
 			}
 			h[x]++
-			storeValue(dst, g0+i, g.size, r>>M<<sbit|x<<M|r&(1<<M-1))
+			v := r>>M<<sbit | x<<M | r&mmask
+			switch g.size {
+			case 1:
+				dst[g0+i] = uint8(v)
+			case 2:
+				le.PutUint16(dst[2*(g0+i):], uint16(v))
+			default:
+				le.PutUint32(dst[4*(g0+i):], v)
+			}
 		}
 	}
-	if !allZero(lows[int(KB)*m:]) {
+	if !allZero(lows[KB*m:]) {
 		return errorf(ErrNonCanonical, "byte stream padding is not zero")
 	}
 	best, in := g.bestWindow(&h)

@@ -340,8 +340,8 @@ func TestXWAllEscapes(t *testing.T) {
 		got, err := xwDecode(t, p.f, p.dt, body, uint64(n), 10, true)
 		require.NoError(t, err)
 		require.Equal(t, src, got)
-		// The bound: at most the input plus 0.6% plus 20 bytes (table entries, group padding).
-		require.LessOrEqual(t, len(body), len(src)+len(src)*6/1000+20+12*int(g.Chunks()))
+		// The bound of docs/formats/dtypes.md §5: input + table + group padding + byte padding.
+		require.LessOrEqual(t, len(body), len(src)+12*int(g.Chunks())+31*p.dt.Size()+3)
 	}
 }
 

@@ -24,13 +24,14 @@ import (
 func main() {
 	to := flag.String("to", "", "target dtype: F8_E5M2, F8_E4M3, F16 or F32")
 	out := flag.String("o", "", "output safetensors file")
-	stats := flag.Bool("stats", false, "print exponent statistics of the input files instead of converting")
+	stats := flag.Bool("stats", false, "print exponent statistics and exponent-window ratios of the input files instead of converting")
+	shift := flag.Uint("chunk-shift", layout.DefaultChunkShift, "chunk size of the ratios printed by -stats, as a power of two")
 	flag.Parse()
 	var err error
 	switch {
 	case *stats && flag.NArg() > 0:
 		for _, p := range flag.Args() {
-			if err = printStats(os.Stdout, p); err != nil {
+			if err = printStats(os.Stdout, p, *shift); err != nil {
 				break
 			}
 		}
@@ -106,23 +107,14 @@ func derive(in, out, toName string) error {
 
 // floatFields gives the exponent width and mantissa width of a float dtype (ok false for others).
 func floatFields(d layout.DType) (exp, man uint, ok bool) {
-	switch d {
-	case layout.DTypeF8E4M3:
-		return 4, 3, true
-	case layout.DTypeF8E5M2:
-		return 5, 2, true
-	case layout.DTypeF16:
-		return 5, 10, true
-	case layout.DTypeBF16:
+	if d == layout.DTypeBF16 {
 		return 8, 7, true
-	case layout.DTypeF32:
-		return 8, 23, true
 	}
-	return 0, 0, false
+	return layout.FloatFields(d)
 }
 
 // printStats prints, per float dtype in the file, the histogram of the exponent field and its entropy.
-func printStats(w *os.File, path string) error {
+func printStats(w *os.File, path string, shift uint) error {
 	f, err := tensorfile.Open(path, tensorfile.OpenOptions{})
 	if err != nil {
 		return err
@@ -169,5 +161,6 @@ func printStats(w *os.File, path string) error {
 		}
 		fmt.Fprintf(w, "  values %d, exponent entropy %.4f bits\n", n, entropy(h[:], n))
 	}
-	return nil
+	fmt.Fprintf(w, "%s: body sizes at chunk shift %d\n", path, shift)
+	return printRatios(w, f, shift)
 }
