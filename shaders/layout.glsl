@@ -15,3 +15,7 @@
 #define STATUS_CHECKSUM        2u // status bit: chunk CRC mismatch
 #define STATUS_NONCANONICAL    4u // status bit: non-canonical stream
 #define CRC32C_POLY            2197175160u // reflected Castagnoli polynomial
+#define XW_GROUP               32u // values per plane group
+#define XW_COUNT_MASK          65535u // info word: escape count of a coded chunk
+#define XW_BASE_SHIFT          16u // info word: window base position
+#define XW_BASE_MASK           255u // info word: window base bits

@@ -31,6 +31,11 @@ func main() {
 	def("STATUS_CHECKSUM", layout.StatusChecksum, "status bit: chunk CRC mismatch")
 	def("STATUS_NONCANONICAL", layout.StatusNonCanonical, "status bit: non-canonical stream")
 	def("CRC32C_POLY", layout.CRC32CPoly, "reflected Castagnoli polynomial")
+	// Exponent-window formats (docs/formats/dtypes.md).
+	def("XW_GROUP", layout.XWGroup, "values per plane group")
+	def("XW_COUNT_MASK", layout.XWCountMask, "info word: escape count of a coded chunk")
+	def("XW_BASE_SHIFT", layout.XWBaseShift, "info word: window base position")
+	def("XW_BASE_MASK", layout.XWBaseMask, "info word: window base bits")
 	out := "layout.glsl"
 	if o := os.Getenv("VKZIP_LAYOUT_OUT"); o != "" { // tests compare a fresh copy
 		out = o
