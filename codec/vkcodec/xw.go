@@ -97,13 +97,11 @@ func (k *XWKernels) geometry(format uint8, dt layout.DType, n uint64, shift uint
 		return x, invalid("%s does not code %v", codec.FormatNameXW(format), dt)
 	case shift < layout.MinChunkShift || shift > layout.MaxChunkShift:
 		return x, invalid("chunk shift %d outside [%d, %d]", shift, layout.MinChunkShift, layout.MaxChunkShift)
-	case n == 0:
-		return x, invalid("empty tensor")
 	case n > layout.MaxCodedValues:
 		return x, &codec.Error{Class: codec.ErrTooLarge, Chunk: -1, Detail: fmt.Sprintf("%d values", n)}
 	}
 	for _, sz := range []uint64{n * uint64(dt.Size()), x.PlaneBytes(), x.LowBytes(), x.MaxBodySize() - x.SideOffset(),
-		layout.ChunkEntrySize * x.Chunks()} {
+		layout.ChunkEntrySize * x.Chunks(), x.Chunks() * x.RawSide(x.ChunkValues())} {
 		if sz > k.b.slabMax {
 			return x, errTooBig(sz, k.b.slabMax)
 		}
@@ -122,6 +120,9 @@ func (k *XWKernels) Encode(ctx context.Context, format uint8, dt layout.DType, s
 	size := uint64(dt.Size())
 	if uint64(len(src)) < n*size {
 		return nil, invalid("source holds %d bytes for %d values", len(src), n)
+	}
+	if n == 0 {
+		return []byte{}, nil // no chunks: an empty body
 	}
 	b := k.b
 	s, err := b.getSession()
@@ -234,7 +235,7 @@ func (k *XWKernels) Decode(ctx context.Context, format uint8, dt layout.DType, b
 	if uint64(len(dst)) != n*size {
 		return nil, invalid("destination holds %d bytes for %d values", len(dst), n)
 	}
-	if e := codec.CheckXWTable(body, format, dt, n, shift); e != nil {
+	if e := codec.CheckXWTable(body, format, dt, n, shift); e != nil || n == 0 {
 		return e, nil
 	}
 	b := k.b

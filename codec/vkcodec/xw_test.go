@@ -259,3 +259,28 @@ func TestXWKernelsNonCanonical(t *testing.T) {
 		}
 	}
 }
+
+// Empty tensors have empty bodies, as in the reference; bad arguments are refused, not dispatched.
+func TestXWKernelsEdges(t *testing.T) {
+	k := NewXWKernels(openTest(t, Options{}))
+	defer k.Close()
+	ctx := context.Background()
+	body, err := k.Encode(ctx, layout.FormatXW3, layout.DTypeF16, nil, 0, 10, true)
+	require.NoError(t, err)
+	require.Empty(t, body)
+	require.Equal(t, cpuEncodeXW(t, xwPair{layout.FormatXW3, layout.DTypeF16}, nil, 10, true), body)
+	bodyErr, err := k.Decode(ctx, layout.FormatXW3, layout.DTypeF16, nil, 0, 10, true, nil)
+	require.NoError(t, err)
+	require.NoError(t, bodyErr)
+	bodyErr, err = k.Decode(ctx, layout.FormatXW3, layout.DTypeF16, []byte{0, 0, 0, 0}, 0, 10, true, nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, bodyErr, codec.ErrCorrupt)
+	_, err = k.Encode(ctx, layout.FormatXW4, layout.DTypeF8E4M3, make([]byte, 8), 8, 10, true)
+	require.ErrorIs(t, err, codec.ErrInvalidInput)
+	_, err = k.Encode(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 8, 9, true)
+	require.ErrorIs(t, err, codec.ErrInvalidInput)
+	_, err = k.Encode(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 5, 10, true)
+	require.ErrorIs(t, err, codec.ErrInvalidInput)
+	_, err = k.Decode(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 4, 10, true, make([]byte, 3))
+	require.ErrorIs(t, err, codec.ErrInvalidInput)
+}
