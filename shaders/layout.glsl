@@ -22,3 +22,7 @@
 #define TBE3_WINDOW_SHIFT      16u // info word: window start position
 #define TBE3_WINDOW_MASK       255u // info word: window start bits
 #define TBE3_COUNT_MASK        65535u // info word: fallback count bits
+#define XW_GROUP               32u // values per plane group
+#define XW_COUNT_MASK          65535u // info word: escape count of a coded chunk
+#define XW_BASE_SHIFT          16u // info word: window base position
+#define XW_BASE_MASK           255u // info word: window base bits

@@ -285,3 +285,26 @@ func (t TBE3) MaxBodySize() uint64 {
 
 // MinBodySize is the body size with no fallbacks at all.
 func (t TBE3) MinBodySize() uint64 { return t.SideOffset() }
+
+// ---- Exponent-window formats for the other float dtypes (docs/formats/dtypes.md): F8_E5M2, F8_E4M3, F16, F32.
+//
+// A value's exponent field becomes a W-bit code over the chunk's best window of 2^W-1 consecutive exponents (code 0
+// escapes: the exponent is kept whole, in order, in the chunk's side piece); sign and mantissa are kept exactly.
+// Codes and the top bits of sign+mantissa are bit planes of 32-value groups; whole bytes of the mantissa form a
+// byte stream.
+
+// Exponent-window format ids (8..15 are this family's; 11..15 reserved).
+const (
+	FormatXW3 = 8  // 3-bit exponent-window codes
+	FormatXW2 = 9  // 2-bit
+	FormatXW4 = 10 // 4-bit
+)
+
+// Exponent-window layout numbers.
+const (
+	XWGroup       = 32     // values per plane group (one bit of each 32-bit plane word per value)
+	XWCountMask   = 0xFFFF // info word bits 0-15: escape count of a coded chunk
+	XWBaseShift   = 16     // info word bits 16-23: window base (lowest exponent field with a code)
+	XWBaseMask    = 0xFF
+	XWMaxCodeBits = 4
+)

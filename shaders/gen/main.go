@@ -39,6 +39,11 @@ func main() {
 	def("TBE3_WINDOW_SHIFT", layout.TBE3WindowShift, "info word: window start position")
 	def("TBE3_WINDOW_MASK", layout.TBE3WindowMask, "info word: window start bits")
 	def("TBE3_COUNT_MASK", layout.TBE3CountMask, "info word: fallback count bits")
+	// Exponent-window formats (docs/formats/dtypes.md).
+	def("XW_GROUP", layout.XWGroup, "values per plane group")
+	def("XW_COUNT_MASK", layout.XWCountMask, "info word: escape count of a coded chunk")
+	def("XW_BASE_SHIFT", layout.XWBaseShift, "info word: window base position")
+	def("XW_BASE_MASK", layout.XWBaseMask, "info word: window base bits")
 	out := "layout.glsl"
 	if o := os.Getenv("VKZIP_LAYOUT_OUT"); o != "" { // tests compare a fresh copy
 		out = o
