@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/vkzip/vkzip/codec/layout"
 )
 
 // EncodeJob asks a backend to encode one tensor body. Src holds N little-endian values; Dst must have capacity for
 // the format's largest body (layout.SZ4.MaxBodySize); the backend sets Out to the encoded body (a prefix of Dst).
 type EncodeJob struct {
 	Format    uint8
+	DType     layout.DType // the values' dtype: formats that code several (xw2/xw3/xw4) need it
 	Src       []byte
 	N         uint64
 	Shift     uint
@@ -24,6 +27,7 @@ type EncodeJob struct {
 type DecodeJob struct {
 	Name      string
 	Format    uint8
+	DType     layout.DType // as EncodeJob.DType
 	Body      []byte
 	N         uint64
 	Shift     uint

@@ -15,7 +15,7 @@ import (
 )
 
 type options struct {
-	format      uint8
+	formats     []uint8 // in order of preference (ParseFormats)
 	shift       uint
 	codebook    *Codebook
 	checksums   bool
@@ -28,15 +28,17 @@ type options struct {
 // Option configures a Codec.
 type Option func(*options) error
 
-// WithFormat selects the format of coded tensors by name ("splitzip4", the default; `vkzip formats` lists them).
-// Tensors the format does not code (another dtype, no values, too many) are stored.
-func WithFormat(name string) Option {
+// WithFormat selects the formats of coded tensors: a name ("tbe3"; `vkzip formats` lists them) or a list ("tbe3,xw2").
+// Each tensor is coded in the first listed format that codes it (its dtype, 1 ≤ values ≤ the format's limit);
+// tensors none of them codes are stored. The default, also for "", is splitzip4 for BF16 and xw3 for F8_E5M2,
+// F8_E4M3, F16 and F32 (DefaultFormatNames).
+func WithFormat(spec string) Option {
 	return func(o *options) error {
-		f, ok := FormatByName(name)
-		if !ok {
-			return errorf(ErrUnsupported, "format %q (have %v)", name, FormatNames())
+		ids, err := ParseFormats(spec)
+		if err != nil {
+			return err
 		}
-		o.format = f
+		o.formats = ids
 		return nil
 	}
 }
@@ -93,7 +95,7 @@ type Codec struct {
 
 // New makes a Codec. Without a backend option it uses the Go CPU backend.
 func New(opts ...Option) (*Codec, error) {
-	o := options{format: layout.FormatSplitZip4, shift: layout.DefaultChunkShift, checksums: true}
+	o := options{formats: defaultFormats, shift: layout.DefaultChunkShift, checksums: true}
 	for _, f := range opts {
 		if err := f(&o); err != nil {
 			return nil, err
@@ -164,16 +166,12 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 	if c.closed.Load() {
 		return dst, errorf(ErrClosed, "encode")
 	}
-	f, ok := LookupFormat(c.o.format)
-	if !ok {
-		return dst, errorf(ErrUnsupported, "format %d", c.o.format)
-	}
 	dir := make([]Rec, len(recs))
 	var jobs []EncodeJob
 	var jobRec []int
 	var maxBody []uint64 // per job: the largest body it can have
 	var hist ExpHistogram
-	needCB := false
+	needCB, planned := false, true
 	for i := range recs {
 		r, d := &recs[i], &dir[i]
 		if r.Blob {
@@ -186,7 +184,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		if err := fillTensorRec(d, r); err != nil {
 			return dst, err
 		}
-		if f.ID != layout.FormatStored && f.Accepts(d.DType, d.Elements) {
+		if f := pickFormat(c.o.formats, d.DType, d.Elements); f.ID != layout.FormatStored {
 			d.Format, d.Codebook = f.ID, layout.NoCodebook
 			if f.Chunked() {
 				d.Shift = uint8(min(max(c.o.shift, uint(f.MinShift)), uint(f.MaxShift)))
@@ -198,10 +196,11 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 					hist.Add(r.Data)
 				}
 			}
-			jobs = append(jobs, EncodeJob{Format: d.Format, Src: r.Data, N: d.Elements, Shift: uint(d.Shift),
-				Checksums: c.o.checksums})
+			jobs = append(jobs, EncodeJob{Format: d.Format, DType: d.DType, Src: r.Data, N: d.Elements,
+				Shift: uint(d.Shift), Checksums: c.o.checksums})
 			jobRec = append(jobRec, i)
-			maxBody = append(maxBody, f.MaxBody(d.Elements, d.DType.Size(), uint(d.Shift)))
+			maxBody = append(maxBody, f.MaxBodyOf(d.Elements, d.DType, uint(d.Shift)))
+			planned = planned && f.planned
 		} else {
 			d.Format, d.Codebook = layout.FormatStored, layout.NoCodebook
 			d.BodyLen = layout.StoredBody(d.RawSize())
@@ -225,7 +224,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 	for _, i := range jobRec {
 		srcBytes += dir[i].RawSize()
 	}
-	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin && f.planned {
+	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin && planned {
 		// Count escapes first: with every body's length known, the header goes out first and each body is encoded
 		// straight into its place in dst (no staging copy of the payload).
 		plans, err := pe.PlanBodies(ctx, jobs)
@@ -550,8 +549,12 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 		r := &ct.Recs[k]
 		size := int(r.RawSize())
 		if !r.Blob && r.Format != layout.FormatStored {
-			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
-				N: r.Elements, Shift: uint(r.Shift), Codebook: &ct.Codebooks[r.Codebook],
+			var cb *Codebook
+			if r.Codebook != layout.NoCodebook { // parsing checked the index for formats that use one
+				cb = &ct.Codebooks[r.Codebook]
+			}
+			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, DType: r.DType,
+				Body: src[r.BodyOff : r.BodyOff+r.BodyLen], N: r.Elements, Shift: uint(r.Shift), Codebook: cb,
 				Checksums: ct.Checksums(), Dst: out[pos : pos+size : pos+size]})
 		}
 		pos += size

@@ -341,7 +341,7 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 		if rec.Shift != 0 || rec.Codebook != layout.NoCodebook {
 			return bad(ErrNonCanonical, "stored tensor with a chunk size or codebook")
 		}
-		if lo, _ := f.BodyBounds(rec.Elements, rec.DType.Size(), 0); rec.BodyLen != lo {
+		if lo, _ := f.BodyBounds(rec.Elements, rec.DType, 0); rec.BodyLen != lo {
 			return bad(ErrCorrupt, "stored body of %d bytes, expected %d", rec.BodyLen, lo)
 		}
 		return nil
@@ -358,6 +358,9 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 	if rec.Elements > f.MaxValues {
 		return bad(ErrTooLarge, "%d values exceed the %s limit", rec.Elements, f.Name)
 	}
+	if f.NoEmpty && rec.Elements == 0 {
+		return bad(ErrNonCanonical, "%s tensor with no elements (an empty tensor is stored)", f.Name)
+	}
 	if f.Codebook {
 		if rec.Codebook >= uint32(len(c.Codebooks)) {
 			return bad(ErrCorrupt, "codebook %d of %d", rec.Codebook, len(c.Codebooks))
@@ -371,7 +374,7 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 	} else if rec.Codebook != layout.NoCodebook {
 		return bad(ErrNonCanonical, "%s tensor with a codebook", f.Name)
 	}
-	lo, hi := f.BodyBounds(rec.Elements, rec.DType.Size(), uint(rec.Shift))
+	lo, hi := f.BodyBounds(rec.Elements, rec.DType, uint(rec.Shift))
 	if rec.BodyLen < lo || rec.BodyLen > hi || rec.BodyLen%4 != 0 {
 		return bad(ErrCorrupt, "body of %d bytes outside [%d, %d] for %d values", rec.BodyLen, lo, hi, rec.Elements)
 	}

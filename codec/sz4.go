@@ -356,7 +356,7 @@ func init() {
 			"rare exponents escaped (SplitZip); about 1.33x on KV caches",
 		DTypes: []layout.DType{layout.DTypeBF16}, MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift,
 		Codebook: true, MaxValues: layout.MaxCodedValues,
-		BodyBounds: func(n uint64, _ int, shift uint) (uint64, uint64) {
+		BodyBounds: func(n uint64, _ layout.DType, shift uint) (uint64, uint64) {
 			g := layout.SZ4{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
@@ -364,7 +364,7 @@ func init() {
 }
 
 // sz4Chunks lists a SplitZip-4 body's chunk table.
-func sz4Chunks(body []byte, n uint64, shift uint) ([]ChunkInfo, error) {
+func sz4Chunks(body []byte, _ layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 	g := newSZ4Geom(n, shift)
 	if err := sz4CheckTable(body, &g); err != nil {
 		return nil, err
