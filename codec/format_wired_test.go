@@ -239,7 +239,7 @@ func TestTBE3DirectoryRules(t *testing.T) {
 }
 
 // TestXWDirectoryRulesMatchCheckXWRecord checks that container parsing, through the format registry, gives every
-// exponent-window record the verdict of CheckXWRecord (dtypes.md §3) over a grid of directory fields.
+// exponent-window record the verdict of CheckXWRecord (FORMAT.md §11.3) over a grid of directory fields.
 func TestXWDirectoryRulesMatchCheckXWRecord(t *testing.T) {
 	body := make([]byte, 64<<10)
 	cb := goldenCodebook

@@ -7,7 +7,7 @@ import (
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
-// TBE-3 reference codec (docs/formats/tbe3.md), one chunk at a time. A body of N values is laid out as
+// TBE-3 reference codec (docs/FORMAT.md §10), one chunk at a time. A body of N values is laid out as
 //
 //	plane stream  24 bytes per 64-value tile   per chunk: plane 0 of its tiles, then plane 1, then plane 2
 //	SM stream     N bytes, padded to 4         (sign<<7 | mantissa) of value i
@@ -444,7 +444,7 @@ func EncodeTBE3(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, 
 }
 
 // DecodeTBE3 decodes and validates a TBE-3 body of n values into dst (2n bytes). Errors are *Error values of the
-// classes of docs/formats/tbe3.md: structural table errors first, then checksums, then the canonical-form rules,
+// classes of docs/FORMAT.md §10: structural table errors first, then checksums, then the canonical-form rules,
 // each at the lowest chunk that has one.
 func DecodeTBE3(dst, body []byte, n uint64, shift uint, checksums bool) error {
 	if uint64(len(dst)) != 2*n {

@@ -28,7 +28,7 @@ func decTBE3(body []byte, n uint64, shift uint, checksums bool) ([]byte, error) 
 	return dst, DecodeTBE3(dst, body, n, shift, checksums)
 }
 
-// spec is a second, deliberately naive TBE-3 encoder written from docs/formats/tbe3.md value by value, with the
+// spec is a second, deliberately naive TBE-3 encoder written from docs/FORMAT.md §10 value by value, with the
 // window and chunk kind chosen by the caller (choose nil: the canonical choices). The reference encoder must
 // produce exactly its bytes; with other choices it builds well-formed but non-canonical bodies for the tests.
 type specChoice func(c int, hist [256]int) (raw bool, w int)

@@ -8,7 +8,7 @@ import (
 )
 
 // Exponent-window formats xw2, xw3, xw4 (ids 9, 8, 10) for F8_E5M2, F8_E4M3, F16 and F32: the reference codec, one
-// chunk at a time (docs/formats/dtypes.md). A value of B = 1+E+M bits has exponent field x and rest
+// chunk at a time (docs/FORMAT.md §11). A value of B = 1+E+M bits has exponent field x and rest
 // r = sign<<M | mantissa (K = M+1 bits). A body of N values is:
 //
 //	plane stream  P words per group of 32 values: W code planes, then the top KP bits of r as planes
@@ -396,8 +396,8 @@ func (g *xwGeom) checkTable(body []byte) error {
 	return nil
 }
 
-// CheckXWRecord validates the directory fields of a tensor record of an exponent-window format (docs/formats/
-// dtypes.md §3): what container parsing checks before any body is read. It returns an *Error without tensor name.
+// CheckXWRecord validates the directory fields of a tensor record of an exponent-window format (docs/FORMAT.md
+// §11.3): what container parsing checks before any body is read. It returns an *Error without tensor name.
 func CheckXWRecord(format uint8, dt layout.DType, shift uint8, codebook uint32, elements, bodyLen uint64) error {
 	w, _ := layout.XWCodeBits(format)
 	x, ok := layout.NewXW(format, dt, elements, uint(shift))
@@ -417,7 +417,7 @@ func CheckXWRecord(format uint8, dt layout.DType, shift uint8, codebook uint32, 
 	return nil
 }
 
-// CheckXWTable validates an exponent-window body's chunk table structurally (docs/formats/dtypes.md §2.3): what a
+// CheckXWTable validates an exponent-window body's chunk table structurally (docs/FORMAT.md §11.2.2): what a
 // GPU backend checks on the host before it dispatches, so its errors read like the reference's.
 func CheckXWTable(body []byte, format uint8, dt layout.DType, n uint64, shift uint) error {
 	g, ok := newXWGeom(format, dt, n, shift)
@@ -533,7 +533,7 @@ func (b *CPUBackend) EncodeXW(ctx context.Context, format uint8, dt layout.DType
 }
 
 // DecodeXW validates and decodes an exponent-window body of n values into dst (exactly n values of dt). An invalid
-// body is reported as bodyErr (an *Error with the class of docs/formats/dtypes.md §2.7; the lowest chunk of the
+// body is reported as bodyErr (an *Error with the class of docs/FORMAT.md §11.2.7; the lowest chunk of the
 // deciding class); err is for failures of the call (bad arguments, cancellation).
 func (b *CPUBackend) DecodeXW(ctx context.Context, format uint8, dt layout.DType, body []byte, n uint64, shift uint,
 	checksums bool, dst []byte) (bodyErr, err error) {

@@ -13,7 +13,7 @@ import (
 )
 
 // Real KV data converted to each dtype: round trips, and body ratios that do not fall below what the format gave
-// on this sample when it was designed (docs/formats/dtypes.md §6 has the whole-file figures); a regression in
+// on this sample when it was designed (docs/FORMAT.md §11.6 has the whole-file figures); a regression in
 // window choice or escape handling shows up here first.
 func TestXWRealKV(t *testing.T) {
 	bf, err := os.ReadFile("testdata/xw/kv-seq3-layer2-kv.bf16")

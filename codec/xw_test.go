@@ -74,7 +74,7 @@ func xwDecode(t testing.TB, f uint8, dt layout.DType, body []byte, n uint64, shi
 	return dst, bodyErr
 }
 
-// ---- An independent reference encoder: value-at-a-time bit placement straight from docs/formats/dtypes.md, with
+// ---- An independent reference encoder: value-at-a-time bit placement straight from docs/FORMAT.md §11, with
 // per-chunk choices the caller may bend to build non-canonical bodies.
 
 type refChoice struct {
@@ -340,7 +340,7 @@ func TestXWAllEscapes(t *testing.T) {
 		got, err := xwDecode(t, p.f, p.dt, body, uint64(n), 10, true)
 		require.NoError(t, err)
 		require.Equal(t, src, got)
-		// The bound of docs/formats/dtypes.md §5: input + table + group padding + byte padding.
+		// The bound of docs/FORMAT.md §11.5: input + table + group padding + byte padding.
 		require.LessOrEqual(t, len(body), len(src)+12*int(g.Chunks())+31*p.dt.Size()+3)
 	}
 }

@@ -1,4 +1,4 @@
-// Helpers shared by the TBE-3 kernels (docs/formats/tbe3.md). A thread works on units of 32 values: one 32-bit word
+// Helpers shared by the TBE-3 kernels (docs/FORMAT.md §10). A thread works on units of 32 values: one 32-bit word
 // of each of the chunk's three bit-planes and 8 words of its SM piece. Units u = j·WG + t are handed out so that the
 // words a thread reads from each plane (and the 32-byte SM blocks) are strided sequences: their CRC is a per-thread
 // Horner sum, shifted into place and XORed over the workgroup at the end of the chunk.

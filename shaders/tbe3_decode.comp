@@ -1,5 +1,5 @@
 #version 450
-// TBE-3 decode (docs/formats/tbe3.md): one workgroup per chunk (grid-stride), one pass. Each chunk checks its table
+// TBE-3 decode (docs/FORMAT.md §10): one workgroup per chunk (grid-stride), one pass. Each chunk checks its table
 // entry against its neighbour's (the running-sum rule without a prefix sum), decodes its values (fallback bytes
 // found by an ordered scan of the zero-code counts), checks the canonical-form rules (padding, fallback count and
 // range, the window against a histogram of the decoded exponents, coded versus raw) and verifies its CRC-32C,

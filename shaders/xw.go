@@ -1,6 +1,6 @@
 package shaders
 
-// The exponent-window kernels (docs/formats/dtypes.md), one source each for every (format, dtype) pair:
+// The exponent-window kernels (docs/FORMAT.md §11), one source each for every (format, dtype) pair:
 // specialization constants carry the exponent, mantissa and code widths and the value size.
 //
 //	xw_encode.comp  pass 1: window choice, plane words and bytes, escapes to scratch, per-chunk info and side size

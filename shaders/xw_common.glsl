@@ -1,4 +1,4 @@
-// Shared by the exponent-window kernels (docs/formats/dtypes.md): the format's parameters as specialization
+// Shared by the exponent-window kernels (docs/FORMAT.md §11): the format's parameters as specialization
 // constants, so one source serves every (format, dtype) pair; CRC-32C helpers; an ordered workgroup prefix sum.
 //
 // Work is handed out by rank, an invocation's position in (subgroup, lane) order, not by gl_LocalInvocationID: the
@@ -32,7 +32,7 @@ shared uint sgSum[WG];
 shared uint crcTab[256];
 shared uint xpow[32]; // x^(8·2^k) mod P, reflected
 
-// codedSide and rawSide are the side-piece sizes in bytes (docs/formats/dtypes.md §2.2).
+// codedSide and rawSide are the side-piece sizes in bytes (docs/FORMAT.md §11.2.2).
 uint codedSide(uint k) { return 4u * E * ((k + 31u) / 32u); }
 uint rawSide(uint m) { return 4u * HP * ((m + 31u) / 32u); }
 

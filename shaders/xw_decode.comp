@@ -1,5 +1,5 @@
 #version 450
-// Exponent-window decode (docs/formats/dtypes.md): one workgroup per chunk (grid-stride), one pass. Each chunk
+// Exponent-window decode (docs/FORMAT.md §11): one workgroup per chunk (grid-stride), one pass. Each chunk
 // checks its table entry against its neighbour's, verifies its CRC-32C, decodes its groups (an ordered prefix sum
 // of zero codes numbers the escapes), and checks the canonical-form rules, with a histogram of the decoded
 // exponents for the window rule. Problems become status bits and the lowest chunk per class. Every index derived
@@ -78,7 +78,7 @@ void main() {
         uint k = info & XW_COUNT_MASK;
         bool raw = kind == CHUNK_RAW;
         uint size = raw ? rawSide(m) : codedSide(k);
-        // Structure (docs/formats/dtypes.md §2.2); neighbouring entries agreeing pairwise is the running-sum rule.
+        // Structure (docs/FORMAT.md §11.2.2); neighbouring entries agreeing pairwise is the running-sum rule.
         bool corrupt = kind > CHUNK_RAW || (raw && (info & ((1u << KIND_SHIFT) - 1u)) != 0u)
             || (!raw && (k > m || base > MAXBASE)) || (c == 0u && off != 0u) || off > pc.sideLen
             || size > pc.sideLen - off || off + size != next || off % 4u != 0u;

@@ -1,5 +1,5 @@
 #version 450
-// Exponent-window encode, pass 1 of 3 (docs/formats/dtypes.md): one workgroup per chunk (grid-stride). A histogram
+// Exponent-window encode, pass 1 of 3 (docs/FORMAT.md §11): one workgroup per chunk (grid-stride). A histogram
 // of the chunk's exponents picks its window and decides coded or raw; then each invocation codes whole groups of 32
 // values, writing their plane words and bytes at fixed offsets, and an ordered prefix sum of the groups' escape
 // counts places each escaped exponent's bits in the chunk's scratch slot (zeroed by the host; atomicOr, since

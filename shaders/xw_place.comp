@@ -1,8 +1,8 @@
 #version 450
 // Exponent-window encode, pass 3 of 3: one workgroup per chunk (grid-stride) finds its side offset (the prefix of
 // its 64-chunk block from pass 2 plus the earlier chunks of the block), copies its side piece from scratch, records
-// the offset, and computes the chunk's CRC-32C over info, offset, side, plane and byte pieces (docs/formats/
-// dtypes.md §2.5), each invocation a contiguous run of words, combined by shifting.
+// the offset, and computes the chunk's CRC-32C over info, offset, side, plane and byte pieces (docs/FORMAT.md
+// §11.2.5), each invocation a contiguous run of words, combined by shifting.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require

@@ -109,7 +109,7 @@ func TestDerivedDTypesRoundTrip(t *testing.T) {
 		payload, res := roundTripBoth(t, dir, in)
 		assert.Equal(t, []string{"xw3", "xw3", "xw3", "xw3", "xw3", "xw3", "xw3", "xw3"}, inspectFormats(t, dir, payload), dt)
 		assert.Equal(t, []formatCount{{"xw3", 8}}, res.Formats, dt)
-		// Exponent coding gains on KV data in every dtype (dtypes.md §6: 1.13x to 1.30x on the full file).
+		// Exponent coding gains on KV data in every dtype (FORMAT.md §11.6: 1.13x to 1.30x on the full file).
 		assert.Greater(t, res.Ratio, 1.1, dt)
 		t.Logf("%s: xw3 ratio %.4f", dt, res.Ratio)
 

@@ -207,7 +207,7 @@ func (s SZ4) MinBodySize() uint64 { return s.SideOffset() }
 // StoredBody is the body size of a stored tensor of n bytes: data, zero padding to 4, CRC-32C.
 func StoredBody(n uint64) uint64 { return Align4(n) + 4 }
 
-// TBE-3 (format 3, docs/formats/tbe3.md): ZipServ's triple bitmap encoding over a flat mapping of values to tiles.
+// TBE-3 (format 3, docs/FORMAT.md §10): ZipServ's triple bitmap encoding over a flat mapping of values to tiles.
 // Tagged for GLSL generation: shaders/gen writes these into layout.glsl.
 const (
 	FormatTBE3         = 3   // 3-bit window codes in three bit-planes + sign/mantissa bytes + fallback exponents
@@ -286,7 +286,7 @@ func (t TBE3) MaxBodySize() uint64 {
 // MinBodySize is the body size with no fallbacks at all.
 func (t TBE3) MinBodySize() uint64 { return t.SideOffset() }
 
-// ---- Exponent-window formats for the other float dtypes (docs/formats/dtypes.md): F8_E5M2, F8_E4M3, F16, F32.
+// ---- Exponent-window formats for the other float dtypes (docs/FORMAT.md §11): F8_E5M2, F8_E4M3, F16, F32.
 //
 // A value's exponent field becomes a W-bit code over the chunk's best window of 2^W-1 consecutive exponents (code 0
 // escapes: the exponent is kept whole, in order, in the chunk's side piece); sign and mantissa are kept exactly.

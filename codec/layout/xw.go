@@ -1,6 +1,6 @@
 package layout
 
-// Geometry of the exponent-window formats (docs/formats/dtypes.md); their constants are in layout.go.
+// Geometry of the exponent-window formats (docs/FORMAT.md §11); their constants are in layout.go.
 
 // XWCodeBits is the code width of an exponent-window format (ok false for other formats).
 func XWCodeBits(format uint8) (w uint, ok bool) {

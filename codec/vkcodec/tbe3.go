@@ -11,7 +11,7 @@ import (
 	"github.com/vkzip/vkzip/vk"
 )
 
-// TBE-3 on the Vulkan backend (docs/formats/tbe3.md): encode in three passes (tbe3_encode: window, dense pieces and
+// TBE-3 on the Vulkan backend (docs/FORMAT.md §10): encode in three passes (tbe3_encode: window, dense pieces and
 // their partial CRC; sz4_scan: prefix sum of side sizes; tbe3_place: side pieces and CRCs), decode in one
 // (tbe3_decode). Host-memory jobs only; the session, staging, batching and status helpers are SplitZip-4's.
 

@@ -12,8 +12,8 @@ import (
 	"github.com/vkzip/vkzip/vk"
 )
 
-// XWKernels runs the exponent-window formats (xw2, xw3, xw4 over F8_E5M2, F8_E4M3, F16, F32; docs/formats/
-// dtypes.md) on a Backend's device, producing and accepting exactly the reference codec's bytes. It owns its
+// XWKernels runs the exponent-window formats (xw2, xw3, xw4 over F8_E5M2, F8_E4M3, F16, F32; docs/FORMAT.md
+// §11) on a Backend's device, producing and accepting exactly the reference codec's bytes. It owns its
 // pipelines (one per format, dtype, chunk size and workgroup size); Close releases them, before the Backend closes.
 //
 // Each stream of a tensor is one binding here, so a tensor is refused (ErrTooLarge) when a stream exceeds the

@@ -31,7 +31,7 @@ func main() {
 	def("STATUS_CHECKSUM", layout.StatusChecksum, "status bit: chunk CRC mismatch")
 	def("STATUS_NONCANONICAL", layout.StatusNonCanonical, "status bit: non-canonical stream")
 	def("CRC32C_POLY", layout.CRC32CPoly, "reflected Castagnoli polynomial")
-	// TBE-3 (docs/formats/tbe3.md)
+	// TBE-3 (docs/FORMAT.md §10)
 	def("TBE3_TILE_VALUES", layout.TBE3TileValues, "values per tile: one 64-bit word per plane")
 	def("TBE3_TILE_BYTES", layout.TBE3TileBytes, "plane bytes per tile")
 	def("TBE3_WINDOW", layout.TBE3Window, "exponents per window (codes 1..7)")
@@ -39,7 +39,7 @@ func main() {
 	def("TBE3_WINDOW_SHIFT", layout.TBE3WindowShift, "info word: window start position")
 	def("TBE3_WINDOW_MASK", layout.TBE3WindowMask, "info word: window start bits")
 	def("TBE3_COUNT_MASK", layout.TBE3CountMask, "info word: fallback count bits")
-	// Exponent-window formats (docs/formats/dtypes.md).
+	// Exponent-window formats (docs/FORMAT.md §11).
 	def("XW_GROUP", layout.XWGroup, "values per plane group")
 	def("XW_COUNT_MASK", layout.XWCountMask, "info word: escape count of a coded chunk")
 	def("XW_BASE_SHIFT", layout.XWBaseShift, "info word: window base position")
