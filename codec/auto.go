@@ -227,13 +227,13 @@ func (autoCPU) Encode(b *CPUBackend, ctx context.Context, jobs []EncodeJob) erro
 			f := ps[j].fmts[c]
 			pieces = append(pieces, EncodeJob{Format: f.ID, DType: d, Src: jobs[j].Src[size*v0 : size*(v0+m)], N: m,
 				Shift: a.Shift, Codebook: jobs[j].Codebook, Checksums: jobs[j].Checksums})
-			total += f.MaxBody(m, d, a.Shift)
+			total += f.MaxBodyOf(m, d, a.Shift)
 		}
 	}
 	scratch := make([]byte, total)
 	for i := range pieces {
 		f, _ := LookupFormat(pieces[i].Format)
-		n := f.MaxBody(pieces[i].N, jobDType(pieces[i].DType), pieces[i].Shift)
+		n := f.MaxBodyOf(pieces[i].N, jobDType(pieces[i].DType), pieces[i].Shift)
 		pieces[i].Dst, scratch = scratch[:n:n], scratch[n:]
 	}
 	if err := b.Encode(ctx, pieces); err != nil {
@@ -321,7 +321,7 @@ func autoCheck(body []byte, n uint64, shift uint, d layout.DType) ([]autoPiece, 
 			return nil, chunkErr(ErrCorrupt, c, "%s piece of %d bytes outside [%d, %d]", p.f.Name, end-start, lo, hi)
 		}
 		p.body = body[a.PieceOffset()+start : a.PieceOffset()+end]
-		if err := p.f.CheckBody(p.body, m, shift, d); err != nil {
+		if err := p.f.CheckBody(p.body, d, m, shift); err != nil {
 			e := *err.(*Error)
 			e.Chunk = int64(c)
 			e.Detail = p.f.Name + " piece: " + e.Detail
@@ -417,7 +417,7 @@ func (autoCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) erro
 }
 
 // autoChunks lists an auto body's chunks for Inspect: each piece's own entry, under the chunk's format.
-func autoChunks(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo, error) {
+func autoChunks(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 	ps, err := autoCheck(body, n, shift, d)
 	if err != nil {
 		return nil, err
@@ -425,7 +425,7 @@ func autoChunks(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo,
 	a := AutoGeom{N: n, Shift: shift}
 	out := make([]ChunkInfo, len(ps))
 	for c, p := range ps {
-		in, err := p.f.Chunks(p.body, a.ChunkLen(uint64(c)), shift, d)
+		in, err := p.f.Chunks(p.body, d, a.ChunkLen(uint64(c)), shift)
 		if err != nil {
 			return nil, err
 		}
@@ -440,6 +440,8 @@ func init() {
 		About: "per chunk the candidate format (splitzip4, zf12; later ones slot in) that codes it smallest, " +
 			"recorded in the chunk table; the encoder writes a tensor in one format when that is no larger",
 		MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift, MaxValues: layout.MaxCodedValues,
-		BodyBounds: autoBounds, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: CheckAutoTable,
+		BodyBounds: autoBounds, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
+			return CheckAutoTable(body, n, shift, d)
+		},
 		dtypes: autoDTypes, codebookFor: autoCodebook})
 }

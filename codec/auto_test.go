@@ -34,7 +34,7 @@ func autoEncode(t testing.TB, src []byte, shift uint, checksums bool, cb *Codebo
 	n := uint64(len(src) / 2)
 	f, _ := LookupFormat(layout.FormatAuto)
 	jobs := []EncodeJob{{Format: layout.FormatAuto, Src: src, N: n, Shift: shift, Codebook: cb, Checksums: checksums,
-		Dst: make([]byte, f.MaxBody(n, layout.DTypeBF16, shift))}}
+		Dst: make([]byte, f.MaxBodyOf(n, layout.DTypeBF16, shift))}}
 	require.NoError(t, NewCPUBackend(3).Encode(context.Background(), jobs))
 	return jobs[0].Out
 }
@@ -61,7 +61,7 @@ func TestChunkBodySizes(t *testing.T) {
 				}
 				src := kvLike(r, m, esc)
 				jobs := []EncodeJob{{Format: f.ID, Src: src, N: uint64(m), Shift: shift, Codebook: &cb, Checksums: true,
-					Dst: make([]byte, f.MaxBody(uint64(m), layout.DTypeBF16, shift))}}
+					Dst: make([]byte, f.MaxBodyOf(uint64(m), layout.DTypeBF16, shift))}}
 				require.NoError(t, NewCPUBackend(1).Encode(context.Background(), jobs))
 				require.Equal(t, uint64(len(jobs[0].Out)), f.ChunkBodySize(src, m, shift, &cb), "%s m=%d esc=%v", f.Name, m, esc)
 			}
@@ -103,7 +103,7 @@ func replacePiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64
 	m := a.ChunkLen(c)
 	v0 := c << shift
 	jobs := []EncodeJob{{Format: id, Src: src[2*v0 : 2*(v0+m)], N: m, Shift: shift, Codebook: cb, Checksums: crc,
-		Dst: make([]byte, f.MaxBody(m, layout.DTypeBF16, shift))}}
+		Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, shift))}}
 	require.NoError(t, NewCPUBackend(1).Encode(context.Background(), jobs))
 	out := make([]byte, a.PieceOffset())
 	var off uint64

@@ -56,7 +56,7 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 			return unsupported(j.Format)
 		}
 		f, _ := codec.LookupFormat(j.Format)
-		maxBody := f.MaxBody(j.N, layout.DTypeBF16, j.Shift)
+		maxBody := f.MaxBodyOf(j.N, layout.DTypeBF16, j.Shift)
 		err := func() error {
 			in, err := r.buffer(resSrcOff + layout.Align4(2*j.N))
 			if err != nil {

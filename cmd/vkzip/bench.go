@@ -207,7 +207,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		cbp = &cb
 	}
 	ref := []codec.EncodeJob{{Format: fid, Src: src, N: uint64(values), Shift: shift, Codebook: cbp,
-		Checksums: out.Checksums, Dst: make([]byte, fd.MaxBody(uint64(values), layout.DTypeBF16, shift))}}
+		Checksums: out.Checksums, Dst: make([]byte, fd.MaxBodyOf(uint64(values), layout.DTypeBF16, shift))}}
 	name := bf.name
 	if name == "auto" {
 		name = "vulkan"
@@ -435,7 +435,7 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 	const n = 1 << 19 // values: 1 MiB
 	g := layout.SZ4{N: n, Shift: layout.DefaultChunkShift}
 	fd, _ := codec.LookupFormat(f)
-	maxBody := fd.MaxBody(n, layout.DTypeBF16, g.Shift)
+	maxBody := fd.MaxBodyOf(n, layout.DTypeBF16, g.Shift)
 	in, err := dev.NewBuffer(2*n, vk.DeviceLocal)
 	if err != nil {
 		return spread{}, err
