@@ -52,8 +52,9 @@ func autoDecode(t testing.TB, body []byte, n uint64, shift uint, checksums bool,
 func TestChunkBodySizes(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 3))
 	cb := goldenCodebook
-	for _, f := range candidates(layout.DTypeBF16) {
-		for _, m := range []int{1, 2, 7, 511, 512, 513, 1024, 3000, 65536} {
+	require.Greater(t, len(tensorChoices(layout.DTypeBF16)), len(candidates(layout.DTypeBF16)), "tbe3 weighed per tensor")
+	for _, f := range tensorChoices(layout.DTypeBF16) {
+		for _, m := range []int{1, 2, 7, 24, 25, 63, 65, 511, 512, 513, 1024, 3000, 65536} {
 			for _, esc := range []float64{0, 0.002, 0.3} {
 				shift := uint(16)
 				for 1<<(shift-1) >= m && shift > layout.MinChunkShift {
@@ -188,7 +189,9 @@ func TestAutoTensorChoice(t *testing.T) {
 	for _, ri := range info.Containers[0].Records {
 		got = append(got, ri.Format)
 	}
-	require.Equal(t, []string{"splitzip4", "auto", "zf12", "stored"}, got)
+	// KV-like values and the zf12-friendly tensor: TBE-3 whole beats both candidates and the mix (§4: auto's
+	// encoder weighs TBE-3 per tensor).
+	require.Equal(t, []string{"tbe3", "auto", "tbe3", "stored"}, got)
 	require.Equal(t, []MixCount{{"splitzip4", "coded", 2}, {"zf12", "coded", 2}}, info.Containers[0].Records[1].Mix)
 	out, err := c.DecodeAll(p, nil)
 	require.NoError(t, err)
@@ -196,7 +199,7 @@ func TestAutoTensorChoice(t *testing.T) {
 	// Every tensor no larger than its best single format.
 	for i, rec := range recs[:3] {
 		best := ^uint64(0)
-		for _, f := range []string{"splitzip4", "zf12"} {
+		for _, f := range []string{"splitzip4", "zf12", "tbe3"} {
 			cc := newCPU(t, WithFormat(f), WithChunkSize(4096), WithCodebook(cb))
 			q, err := cc.Encode(context.Background(), nil, []Record{rec}, true)
 			require.NoError(t, err)
@@ -205,13 +208,13 @@ func TestAutoTensorChoice(t *testing.T) {
 		}
 		require.LessOrEqual(t, info.Containers[0].Records[i].Bytes, best, rec.Name)
 	}
-	// Only zf12 tensors: the codebook is left out, even one the caller gave.
+	// Only tensors in formats without codebooks (here TBE-3): the codebook is left out, even one the caller gave.
 	p, err = newCPU(t, WithFormat("auto"), WithCodebook(cb)).Encode(context.Background(), nil, recs[2:3], true)
 	require.NoError(t, err)
 	info, err = Inspect(p)
 	require.NoError(t, err)
 	require.Empty(t, info.Containers[0].Codebooks)
-	require.Equal(t, "zf12", info.Containers[0].Records[0].Format)
+	require.Equal(t, "tbe3", info.Containers[0].Records[0].Format)
 }
 
 func TestAutoEveryBitFlipDetected(t *testing.T) {

@@ -40,6 +40,10 @@ type Format struct {
 	// without encoding them: how auto (§11) compares the formats of a chunk. Formats that have it are auto's
 	// candidates for their dtypes.
 	ChunkBodySize func(src []byte, m int, shift uint, cb *Codebook) uint64
+	// TensorChoiceOnly keeps a format with ChunkBodySize out of auto's per-chunk candidates: auto's encoder still
+	// weighs it for a whole tensor (§4), but auto bodies never hold its pieces (it has no piece decoders on every
+	// backend yet).
+	TensorChoiceOnly bool
 
 	// dtypes and codebookFor, when set, replace DTypes and Codebook (auto: whatever its candidates code and use).
 	dtypes      func() []layout.DType

@@ -19,7 +19,19 @@ func init() {
 			g := layout.TBE3{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
-		CPU: tbe3CPU{}, Chunks: tbe3Chunks})
+		CPU: tbe3CPU{}, Chunks: tbe3Chunks, ChunkBodySize: tbe3ChunkBodySize, TensorChoiceOnly: true})
+}
+
+// tbe3ChunkBodySize is the one-chunk TBE-3 body of m values: planes, SM bytes, one table entry and the side piece
+// of the chunk's best window (§12.2, §12.4).
+func tbe3ChunkBodySize(src []byte, m int, _ uint, _ *Codebook) uint64 {
+	_, covered := tbe3Window(expHistogram(src, m))
+	k, mm := uint64(m)-uint64(covered), uint64(m)
+	side := layout.TBE3RawSide(mm)
+	if layout.TBE3CodedFits(mm, k) {
+		side = layout.Align4(k)
+	}
+	return layout.TBE3PlanePiece(mm) + layout.Align4(mm) + layout.ChunkEntrySize + side
 }
 
 // tbe3Body adapts a TBE-3 body to the chunk-parallel driver.

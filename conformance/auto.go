@@ -17,7 +17,7 @@ import (
 const autoName = "auto"
 
 func init() {
-	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 1})
+	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 2})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: autoName, Name: name, Min: min, About: about, Generate: gen})
 	}
