@@ -344,9 +344,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 	b.WriteString("\n")
 	listProblems(&b, "problems", r.Problems, r.ProblemsOmitted)
 	listProblems(&b, "warnings (not failures)", r.Warnings, r.WarningsOmitted)
-	if r.Passed() {
+	nopath := 0
+	for _, t := range r.Totals {
+		nopath += t.NoPath
+	}
+	switch {
+	case r.Passed() && (nopath > 0 || len(r.NoPath) > 0):
+		fmt.Fprintf(&b, "verdict: PASS (every case that ran passed, in %.1fs; NOT RUN: %d formats on targets without "+
+			"a path for them, and %d cases needing such a format: listed above, none counted as passed)\n",
+			r.Seconds, len(r.NoPath), nopath)
+	case r.Passed():
 		fmt.Fprintf(&b, "verdict: PASS (every case passed on every backend and device, in %.1fs)\n", r.Seconds)
-	} else {
+	default:
 		fmt.Fprintf(&b, "verdict: FAIL\n")
 		for _, x := range r.Reasons {
 			fmt.Fprintf(&b, "  %s\n", x)
