@@ -21,6 +21,18 @@ import (
 func candidates(d layout.DType) []*Format {
 	var out []*Format
 	for _, f := range Formats() {
+		if f.ChunkBodySize != nil && !f.TensorChoiceOnly && f.ID != layout.FormatAuto && slices.Contains(f.DTypeList(), d) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// tensorChoices are the formats auto's encoder weighs for a whole tensor of dtype d, by id: the candidates and the
+// formats that can size their bodies but join auto per tensor only (TensorChoiceOnly).
+func tensorChoices(d layout.DType) []*Format {
+	var out []*Format
+	for _, f := range Formats() {
 		if f.ChunkBodySize != nil && f.ID != layout.FormatAuto && slices.Contains(f.DTypeList(), d) {
 			out = append(out, f)
 		}
@@ -35,7 +47,7 @@ func AutoCandidates(d layout.DType) []*Format { return candidates(d) }
 func autoDTypes() []layout.DType {
 	var out []layout.DType
 	for _, f := range Formats() {
-		if f.ChunkBodySize == nil || f.ID == layout.FormatAuto {
+		if f.ChunkBodySize == nil || f.TensorChoiceOnly || f.ID == layout.FormatAuto {
 			continue
 		}
 		for _, d := range f.DTypeList() {
@@ -115,19 +127,17 @@ func chooseChunk(cands []*Format, src []byte, m int, shift uint, cb *Codebook) (
 	return best, size
 }
 
-// autoTensorFormats is the format the encoder writes each job's tensor in with --format auto: the candidate
-// whose body is smallest (ties to the lowest id), unless the auto body, each chunk in its smallest candidate plus
-// the chunk table, is strictly smaller. A candidate's body is the sum of its one-chunk bodies (chunk pieces of the
-// dense streams are aligned), so one pass of chunk sizes decides.
+// autoTensorFormats is the format the encoder writes each job's tensor in with --format auto: of the formats that
+// code it (tensorChoices), the one whose body is smallest (ties to the lowest id), unless the auto body, each chunk
+// in its smallest per-chunk candidate plus the chunk table, is strictly smaller. A format's body is the sum of its
+// one-chunk bodies (chunk pieces of the dense streams are aligned), so one pass of chunk sizes decides.
 func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]uint8, error) {
-	cands := make([][]*Format, len(jobs))
-	sums := make([][]uint64, len(jobs)) // per candidate, then the auto body last
-	best := make([][]uint64, len(jobs)) // per chunk: its smallest candidate size
+	choices := make([][]*Format, len(jobs))
+	sizes := make([][]uint64, len(jobs)) // per chunk, per choice: its one-chunk body
 	for j := range jobs {
-		cands[j] = candidates(jobDType(jobs[j].DType))
+		choices[j] = tensorChoices(jobDType(jobs[j].DType))
 		a := AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
-		sums[j] = make([]uint64, len(cands[j])+1)
-		best[j] = make([]uint64, a.Chunks()*uint64(len(cands[j])))
+		sizes[j] = make([]uint64, a.Chunks()*uint64(len(choices[j])))
 	}
 	us := units(len(jobs), func(j int) uint64 { return AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}.Chunks() })
 	err := b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
@@ -137,9 +147,9 @@ func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]
 		size := uint64(jobDType(job.DType).Size())
 		m := a.ChunkLen(u.chunk)
 		v0 := u.chunk << a.Shift
-		for k, f := range cands[u.job] {
-			best[u.job][u.chunk*uint64(len(cands[u.job]))+uint64(k)] =
-				f.ChunkBodySize(job.Src[size*v0:size*(v0+m)], int(m), a.Shift, job.Codebook)
+		K := uint64(len(choices[u.job]))
+		for k, f := range choices[u.job] {
+			sizes[u.job][u.chunk*K+uint64(k)] = f.ChunkBodySize(job.Src[size*v0:size*(v0+m)], int(m), a.Shift, job.Codebook)
 		}
 	})
 	if err != nil {
@@ -147,26 +157,29 @@ func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]
 	}
 	ids := make([]uint8, len(jobs))
 	for j := range jobs {
-		K := len(cands[j])
-		if K == 0 {
+		K := len(choices[j])
+		if K == 0 || len(candidates(jobDType(jobs[j].DType))) == 0 {
 			return nil, errorf(ErrUnsupported, "auto has no format for %v", jobDType(jobs[j].DType))
 		}
 		a := AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
-		sums[j][K] = a.PieceOffset()
+		sums := make([]uint64, K)
+		autoSum := a.PieceOffset()
 		for c := uint64(0); c < a.Chunks(); c++ {
-			lo := best[j][c*uint64(K)]
-			for k := 0; k < K; k++ {
-				s := best[j][c*uint64(K)+uint64(k)]
-				sums[j][k] += s
-				lo = min(lo, s)
+			lo := uint64(1<<63 - 1)
+			for k, f := range choices[j] {
+				s := sizes[j][c*uint64(K)+uint64(k)]
+				sums[k] += s
+				if !f.TensorChoiceOnly {
+					lo = min(lo, s)
+				}
 			}
-			sums[j][K] += lo
+			autoSum += lo
 		}
 		ids[j] = layout.FormatAuto
-		top := sums[j][K]
+		top := autoSum
 		for k := K - 1; k >= 0; k-- { // the lowest id wins ties, and a single format wins a tie with auto
-			if sums[j][k] <= top {
-				ids[j], top = cands[j][k].ID, sums[j][k]
+			if sums[k] <= top {
+				ids[j], top = choices[j][k].ID, sums[k]
 			}
 		}
 	}
@@ -227,13 +240,13 @@ func (autoCPU) Encode(b *CPUBackend, ctx context.Context, jobs []EncodeJob) erro
 			f := ps[j].fmts[c]
 			pieces = append(pieces, EncodeJob{Format: f.ID, DType: d, Src: jobs[j].Src[size*v0 : size*(v0+m)], N: m,
 				Shift: a.Shift, Codebook: jobs[j].Codebook, Checksums: jobs[j].Checksums})
-			total += f.MaxBody(m, d, a.Shift)
+			total += f.MaxBodyOf(m, d, a.Shift)
 		}
 	}
 	scratch := make([]byte, total)
 	for i := range pieces {
 		f, _ := LookupFormat(pieces[i].Format)
-		n := f.MaxBody(pieces[i].N, jobDType(pieces[i].DType), pieces[i].Shift)
+		n := f.MaxBodyOf(pieces[i].N, jobDType(pieces[i].DType), pieces[i].Shift)
 		pieces[i].Dst, scratch = scratch[:n:n], scratch[n:]
 	}
 	if err := b.Encode(ctx, pieces); err != nil {
@@ -321,7 +334,7 @@ func autoCheck(body []byte, n uint64, shift uint, d layout.DType) ([]autoPiece, 
 			return nil, chunkErr(ErrCorrupt, c, "%s piece of %d bytes outside [%d, %d]", p.f.Name, end-start, lo, hi)
 		}
 		p.body = body[a.PieceOffset()+start : a.PieceOffset()+end]
-		if err := p.f.CheckBody(p.body, m, shift, d); err != nil {
+		if err := p.f.CheckBody(p.body, d, m, shift); err != nil {
 			e := *err.(*Error)
 			e.Chunk = int64(c)
 			e.Detail = p.f.Name + " piece: " + e.Detail
@@ -417,7 +430,7 @@ func (autoCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) erro
 }
 
 // autoChunks lists an auto body's chunks for Inspect: each piece's own entry, under the chunk's format.
-func autoChunks(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo, error) {
+func autoChunks(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 	ps, err := autoCheck(body, n, shift, d)
 	if err != nil {
 		return nil, err
@@ -425,7 +438,7 @@ func autoChunks(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo,
 	a := AutoGeom{N: n, Shift: shift}
 	out := make([]ChunkInfo, len(ps))
 	for c, p := range ps {
-		in, err := p.f.Chunks(p.body, a.ChunkLen(uint64(c)), shift, d)
+		in, err := p.f.Chunks(p.body, d, a.ChunkLen(uint64(c)), shift)
 		if err != nil {
 			return nil, err
 		}
@@ -437,9 +450,11 @@ func autoChunks(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo,
 
 func init() {
 	RegisterFormat(Format{ID: layout.FormatAuto, Name: "auto",
-		About: "per chunk the candidate format (splitzip4, zf12; later ones slot in) that codes it smallest, " +
-			"recorded in the chunk table; the encoder writes a tensor in one format when that is no larger",
+		About: "smallest coding per tensor: one format whole (splitzip4, zf12 or tbe3) or, when smaller, per chunk " +
+			"the candidate (splitzip4, zf12) that codes it smallest, recorded in the chunk table; KV: 1.43x",
 		MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift, MaxValues: layout.MaxCodedValues,
-		BodyBounds: autoBounds, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: CheckAutoTable,
+		BodyBounds: autoBounds, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
+			return CheckAutoTable(body, n, shift, d)
+		},
 		dtypes: autoDTypes, codebookFor: autoCodebook})
 }

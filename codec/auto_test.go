@@ -34,7 +34,7 @@ func autoEncode(t testing.TB, src []byte, shift uint, checksums bool, cb *Codebo
 	n := uint64(len(src) / 2)
 	f, _ := LookupFormat(layout.FormatAuto)
 	jobs := []EncodeJob{{Format: layout.FormatAuto, Src: src, N: n, Shift: shift, Codebook: cb, Checksums: checksums,
-		Dst: make([]byte, f.MaxBody(n, layout.DTypeBF16, shift))}}
+		Dst: make([]byte, f.MaxBodyOf(n, layout.DTypeBF16, shift))}}
 	require.NoError(t, NewCPUBackend(3).Encode(context.Background(), jobs))
 	return jobs[0].Out
 }
@@ -52,8 +52,9 @@ func autoDecode(t testing.TB, body []byte, n uint64, shift uint, checksums bool,
 func TestChunkBodySizes(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 3))
 	cb := goldenCodebook
-	for _, f := range candidates(layout.DTypeBF16) {
-		for _, m := range []int{1, 2, 7, 511, 512, 513, 1024, 3000, 65536} {
+	require.Greater(t, len(tensorChoices(layout.DTypeBF16)), len(candidates(layout.DTypeBF16)), "tbe3 weighed per tensor")
+	for _, f := range tensorChoices(layout.DTypeBF16) {
+		for _, m := range []int{1, 2, 7, 24, 25, 63, 65, 511, 512, 513, 1024, 3000, 65536} {
 			for _, esc := range []float64{0, 0.002, 0.3} {
 				shift := uint(16)
 				for 1<<(shift-1) >= m && shift > layout.MinChunkShift {
@@ -61,7 +62,7 @@ func TestChunkBodySizes(t *testing.T) {
 				}
 				src := kvLike(r, m, esc)
 				jobs := []EncodeJob{{Format: f.ID, Src: src, N: uint64(m), Shift: shift, Codebook: &cb, Checksums: true,
-					Dst: make([]byte, f.MaxBody(uint64(m), layout.DTypeBF16, shift))}}
+					Dst: make([]byte, f.MaxBodyOf(uint64(m), layout.DTypeBF16, shift))}}
 				require.NoError(t, NewCPUBackend(1).Encode(context.Background(), jobs))
 				require.Equal(t, uint64(len(jobs[0].Out)), f.ChunkBodySize(src, m, shift, &cb), "%s m=%d esc=%v", f.Name, m, esc)
 			}
@@ -103,7 +104,7 @@ func replacePiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64
 	m := a.ChunkLen(c)
 	v0 := c << shift
 	jobs := []EncodeJob{{Format: id, Src: src[2*v0 : 2*(v0+m)], N: m, Shift: shift, Codebook: cb, Checksums: crc,
-		Dst: make([]byte, f.MaxBody(m, layout.DTypeBF16, shift))}}
+		Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, shift))}}
 	require.NoError(t, NewCPUBackend(1).Encode(context.Background(), jobs))
 	out := make([]byte, a.PieceOffset())
 	var off uint64
@@ -188,7 +189,9 @@ func TestAutoTensorChoice(t *testing.T) {
 	for _, ri := range info.Containers[0].Records {
 		got = append(got, ri.Format)
 	}
-	require.Equal(t, []string{"splitzip4", "auto", "zf12", "stored"}, got)
+	// KV-like values and the zf12-friendly tensor: TBE-3 whole beats both candidates and the mix (§4: auto's
+	// encoder weighs TBE-3 per tensor).
+	require.Equal(t, []string{"tbe3", "auto", "tbe3", "stored"}, got)
 	require.Equal(t, []MixCount{{"splitzip4", "coded", 2}, {"zf12", "coded", 2}}, info.Containers[0].Records[1].Mix)
 	out, err := c.DecodeAll(p, nil)
 	require.NoError(t, err)
@@ -196,7 +199,7 @@ func TestAutoTensorChoice(t *testing.T) {
 	// Every tensor no larger than its best single format.
 	for i, rec := range recs[:3] {
 		best := ^uint64(0)
-		for _, f := range []string{"splitzip4", "zf12"} {
+		for _, f := range []string{"splitzip4", "zf12", "tbe3"} {
 			cc := newCPU(t, WithFormat(f), WithChunkSize(4096), WithCodebook(cb))
 			q, err := cc.Encode(context.Background(), nil, []Record{rec}, true)
 			require.NoError(t, err)
@@ -205,13 +208,13 @@ func TestAutoTensorChoice(t *testing.T) {
 		}
 		require.LessOrEqual(t, info.Containers[0].Records[i].Bytes, best, rec.Name)
 	}
-	// Only zf12 tensors: the codebook is left out, even one the caller gave.
+	// Only tensors in formats without codebooks (here TBE-3): the codebook is left out, even one the caller gave.
 	p, err = newCPU(t, WithFormat("auto"), WithCodebook(cb)).Encode(context.Background(), nil, recs[2:3], true)
 	require.NoError(t, err)
 	info, err = Inspect(p)
 	require.NoError(t, err)
 	require.Empty(t, info.Containers[0].Codebooks)
-	require.Equal(t, "zf12", info.Containers[0].Records[0].Format)
+	require.Equal(t, "tbe3", info.Containers[0].Records[0].Format)
 }
 
 func TestAutoEveryBitFlipDetected(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/vkzip/vkzip/codec/layout"
 )
 
 // The CPU figures in bench/RESULTS.md come from:
@@ -69,11 +71,11 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkFormats measures every coded format on the same KV-like input (splitzip4 with a fixed codebook), whole
+// BenchmarkFormatsBF16 measures every BF16 format on the same KV-like input (splitzip4 with a fixed codebook), whole
 // containers through Codec, as BenchmarkEncode and BenchmarkDecode do for splitzip4.
-func BenchmarkFormats(b *testing.B) {
+func BenchmarkFormatsBF16(b *testing.B) {
 	for _, f := range Formats() {
-		if f.CPU == nil {
+		if f.CPU == nil || !f.Accepts(layout.DTypeBF16, 1) {
 			continue
 		}
 		for _, sz := range benchSizes {

@@ -15,7 +15,7 @@ import (
 )
 
 type options struct {
-	format      uint8
+	formats     []uint8 // in order of preference (ParseFormats)
 	shift       uint
 	codebook    *Codebook
 	checksums   bool
@@ -28,15 +28,17 @@ type options struct {
 // Option configures a Codec.
 type Option func(*options) error
 
-// WithFormat selects the format of coded tensors by name ("splitzip4", the default; `vkzip formats` lists them).
-// Tensors the format does not code (another dtype, no values, too many) are stored.
-func WithFormat(name string) Option {
+// WithFormat selects the formats of coded tensors: a name ("tbe3"; `vkzip formats` lists them) or a list ("tbe3,xw2").
+// Each tensor is coded in the first listed format that codes it (its dtype, 1 ≤ values ≤ the format's limit);
+// tensors none of them codes are stored. The default, also for "", is splitzip4 for BF16 and xw3 for F8_E5M2,
+// F8_E4M3, F16 and F32 (DefaultFormatNames).
+func WithFormat(spec string) Option {
 	return func(o *options) error {
-		f, ok := FormatByName(name)
-		if !ok {
-			return errorf(ErrUnsupported, "format %q (have %v)", name, FormatNames())
+		ids, err := ParseFormats(spec)
+		if err != nil {
+			return err
 		}
-		o.format = f
+		o.formats = ids
 		return nil
 	}
 }
@@ -93,7 +95,7 @@ type Codec struct {
 
 // New makes a Codec. Without a backend option it uses the Go CPU backend.
 func New(opts ...Option) (*Codec, error) {
-	o := options{format: layout.FormatSplitZip4, shift: layout.DefaultChunkShift, checksums: true}
+	o := options{formats: defaultFormats, shift: layout.DefaultChunkShift, checksums: true}
 	for _, f := range opts {
 		if err := f(&o); err != nil {
 			return nil, err
@@ -164,16 +166,12 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 	if c.closed.Load() {
 		return dst, errorf(ErrClosed, "encode")
 	}
-	f, ok := LookupFormat(c.o.format)
-	if !ok {
-		return dst, errorf(ErrUnsupported, "format %d", c.o.format)
-	}
 	dir := make([]Rec, len(recs))
 	var jobs []EncodeJob
 	var jobRec []int
 	var maxBody []uint64 // per job: the largest body it can have
 	var hist ExpHistogram
-	needCB := false
+	needCB, planned := false, true
 	for i := range recs {
 		r, d := &recs[i], &dir[i]
 		if r.Blob {
@@ -186,7 +184,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		if err := fillTensorRec(d, r); err != nil {
 			return dst, err
 		}
-		if f.ID != layout.FormatStored && f.Accepts(d.DType, d.Elements) {
+		if f := pickFormat(c.o.formats, d.DType, d.Elements); f.ID != layout.FormatStored {
 			d.Format, d.Codebook = f.ID, layout.NoCodebook
 			if f.Chunked() {
 				d.Shift = uint8(min(max(c.o.shift, uint(f.MinShift)), uint(f.MaxShift)))
@@ -201,7 +199,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			jobs = append(jobs, EncodeJob{Format: d.Format, DType: d.DType, Src: r.Data, N: d.Elements,
 				Shift: uint(d.Shift), Checksums: c.o.checksums})
 			jobRec = append(jobRec, i)
-			maxBody = append(maxBody, f.MaxBody(d.Elements, d.DType, uint(d.Shift)))
+			maxBody = append(maxBody, f.MaxBodyOf(d.Elements, d.DType, uint(d.Shift)))
 		} else {
 			d.Format, d.Codebook = layout.FormatStored, layout.NoCodebook
 			d.BodyLen = layout.StoredBody(d.RawSize())
@@ -221,28 +219,17 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			}
 		}
 	}
-	planned := f.planned
-	if f.ID == layout.FormatAuto && len(jobs) > 0 {
-		// Each tensor in its smallest coding: one candidate format throughout, or auto's per-chunk mix when that
-		// is smaller despite its chunk table.
-		ids, err := autoTensorFormats(ctx, NewCPUBackend(c.o.workers), jobs)
-		if err != nil {
-			return dst, err
-		}
-		needCB, planned = false, true
-		for j, i := range jobRec {
-			g, _ := LookupFormat(ids[j])
-			jobs[j].Format, dir[i].Format = g.ID, g.ID
-			maxBody[j] = g.MaxBody(dir[i].Elements, dir[i].DType, uint(dir[i].Shift))
-			if !g.UsesCodebook(dir[i].DType) {
-				jobs[j].Codebook, dir[i].Codebook = nil, layout.NoCodebook
-			}
-			needCB = needCB || dir[i].Codebook == 0
-			planned = planned && g.planned
-		}
-		if !needCB {
-			cbs = nil
-		}
+	if err := c.resolveAuto(ctx, jobs, jobRec, dir, maxBody); err != nil {
+		return dst, err
+	}
+	needCB = false
+	for j, i := range jobRec {
+		g, _ := LookupFormat(jobs[j].Format)
+		planned = planned && g.planned
+		needCB = needCB || dir[i].Codebook == 0
+	}
+	if !needCB {
+		cbs = nil
 	}
 	var srcBytes uint64
 	for _, i := range jobRec {
@@ -574,12 +561,12 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 		size := int(r.RawSize())
 		if !r.Blob && r.Format != layout.FormatStored {
 			var cb *Codebook
-			if r.Codebook != layout.NoCodebook {
+			if r.Codebook != layout.NoCodebook { // parsing checked the index for formats that use one
 				cb = &ct.Codebooks[r.Codebook]
 			}
-			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, DType: r.DType, Body: src[r.BodyOff : r.BodyOff+r.BodyLen],
-				N: r.Elements, Shift: uint(r.Shift), Codebook: cb, Checksums: ct.Checksums(),
-				Dst: out[pos : pos+size : pos+size]})
+			jobs = append(jobs, DecodeJob{Name: r.Name, Format: r.Format, DType: r.DType,
+				Body: src[r.BodyOff : r.BodyOff+r.BodyLen], N: r.Elements, Shift: uint(r.Shift), Codebook: cb,
+				Checksums: ct.Checksums(), Dst: out[pos : pos+size : pos+size]})
 		}
 		pos += size
 	}
@@ -672,4 +659,34 @@ func (c *Codec) decodeContainer(ctx context.Context, src []byte, bufp *[]byte, f
 		i = j
 	}
 	return ct, nil
+}
+
+// resolveAuto writes each auto job's tensor in its smallest coding: one candidate format throughout, or auto's
+// per-chunk mix when that is smaller despite its chunk table. It updates the jobs, their records and body bounds,
+// and drops the codebook of tensors whose format uses none.
+func (c *Codec) resolveAuto(ctx context.Context, jobs []EncodeJob, jobRec []int, dir []Rec, maxBody []uint64) error {
+	var sub []EncodeJob
+	var at []int
+	for j := range jobs {
+		if jobs[j].Format == layout.FormatAuto {
+			sub, at = append(sub, jobs[j]), append(at, j)
+		}
+	}
+	if len(sub) == 0 {
+		return nil
+	}
+	ids, err := autoTensorFormats(ctx, NewCPUBackend(c.o.workers), sub)
+	if err != nil {
+		return err
+	}
+	for k, j := range at {
+		i := jobRec[j]
+		g, _ := LookupFormat(ids[k])
+		jobs[j].Format, dir[i].Format = g.ID, g.ID
+		maxBody[j] = g.MaxBodyOf(dir[i].Elements, dir[i].DType, uint(dir[i].Shift))
+		if !g.UsesCodebook(dir[i].DType) {
+			jobs[j].Codebook, dir[i].Codebook = nil, layout.NoCodebook
+		}
+	}
+	return nil
 }

@@ -358,6 +358,9 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 	if rec.Elements > f.MaxValues {
 		return bad(ErrTooLarge, "%d values exceed the %s limit", rec.Elements, f.Name)
 	}
+	if f.NoEmpty && rec.Elements == 0 {
+		return bad(ErrNonCanonical, "%s tensor with no elements (an empty tensor is stored)", f.Name)
+	}
 	if f.UsesCodebook(rec.DType) {
 		if rec.Codebook >= uint32(len(c.Codebooks)) {
 			return bad(ErrCorrupt, "codebook %d of %d", rec.Codebook, len(c.Codebooks))

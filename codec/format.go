@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/vkzip/vkzip/codec/layout"
@@ -24,20 +25,25 @@ type Format struct {
 	MinShift, MaxShift uint8
 	Codebook           bool   // tensors reference a container codebook (layout.CodebookExp8)
 	MaxValues          uint64 // largest element count it codes; larger tensors are stored
-	// BodyBounds gives the smallest and largest valid body of a tensor of n values of dtype d at chunk
-	// shift s: what the directory check enforces and what an encoder must have room for.
+	NoEmpty            bool   // a record of this format with no elements is non-canonical (encoders store them)
+	// BodyBounds gives the smallest and largest valid body of a tensor of n values of dtype d at chunk shift s:
+	// what the directory check enforces and what an encoder must have room for.
 	BodyBounds func(n uint64, d layout.DType, shift uint) (lo, hi uint64)
 	// CPU is the reference codec as the CPU backend runs it; nil for stored, which the container layer handles on
 	// every backend.
 	CPU CPUCodec
 	// Chunks lists the chunk table of a body for Inspect, after checking its structure (nil: no chunks).
-	Chunks func(body []byte, n uint64, shift uint, d layout.DType) ([]ChunkInfo, error)
+	Chunks func(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error)
 	// CheckBody checks a body's structure (its corrupt rules: chunk table, headers) without decoding it.
-	CheckBody func(body []byte, n uint64, shift uint, d layout.DType) error
+	CheckBody func(body []byte, d layout.DType, n uint64, shift uint) error
 	// ChunkBodySize is the length of the body this format encodes m values (src, m ≤ 2^shift, one chunk) to, found
 	// without encoding them: how auto (§11) compares the formats of a chunk. Formats that have it are auto's
 	// candidates for their dtypes.
 	ChunkBodySize func(src []byte, m int, shift uint, cb *Codebook) uint64
+	// TensorChoiceOnly keeps a format with ChunkBodySize out of auto's per-chunk candidates: auto's encoder still
+	// weighs it for a whole tensor (§4), but auto bodies never hold its pieces (it has no piece decoders on every
+	// backend yet).
+	TensorChoiceOnly bool
 
 	// dtypes and codebookFor, when set, replace DTypes and Codebook (auto: whatever its candidates code and use).
 	dtypes      func() []layout.DType
@@ -57,7 +63,8 @@ type ChunkInfo struct {
 	Format     string `json:"format"` // the format the chunk is coded in (auto bodies mix them)
 	Kind       string `json:"kind"`   // "coded" or "raw" (a SplitZip-4 chunk of exponent bytes)
 	Values     uint64 `json:"values"`
-	Escapes    uint64 `json:"escapes"`              // SplitZip-4
+	Escapes    uint64 `json:"escapes"`              // SplitZip-4 escapes, TBE-3 fallbacks, xw escapes
+	Window     *uint8 `json:"window,omitempty"`     // TBE-3 and xw coded chunks: the window's lowest exponent
 	RawBlocks  uint64 `json:"raw_blocks,omitempty"` // zf12: blocks left raw
 	SideOffset uint32 `json:"side_offset"`
 	CRC        uint32 `json:"crc"`
@@ -90,9 +97,21 @@ func (f *Format) UsesCodebook(d layout.DType) bool {
 // Chunked reports whether the format has a chunk shift.
 func (f *Format) Chunked() bool { return f.MaxShift != 0 }
 
-// MaxBody is the largest body of n values at chunk shift s.
-func (f *Format) MaxBody(n uint64, d layout.DType, shift uint) uint64 {
+// MaxBodyOf is the largest body of n values of dtype d at chunk shift s.
+func (f *Format) MaxBodyOf(n uint64, d layout.DType, shift uint) uint64 {
 	_, hi := f.BodyBounds(n, d, shift)
+	return hi
+}
+
+// MaxBody is the largest body of n values of size bytes each at chunk shift s: the largest over the format's
+// dtypes of that size (F8_E5M2 and F8_E4M3 bodies differ), so a destination of this capacity fits any of them.
+func (f *Format) MaxBody(n uint64, size int, shift uint) uint64 {
+	var hi uint64
+	for d := layout.DType(0); d.Valid(); d++ {
+		if d.Size() == size && (f.ID == layout.FormatStored || slices.Contains(f.DTypeList(), d)) {
+			hi = max(hi, f.MaxBodyOf(n, d, shift))
+		}
+	}
 	return hi
 }
 
@@ -150,6 +169,51 @@ func FormatByName(name string) (uint8, bool) {
 		}
 	}
 	return 0, false
+}
+
+// defaultFormats is what an encoder uses without WithFormat, in order of preference: SplitZip-4 for BF16, xw3 for
+// F8_E5M2, F8_E4M3, F16 and F32.
+var defaultFormats = []uint8{layout.FormatSplitZip4, layout.FormatXW3}
+
+// DefaultFormatNames names the default format list (what WithFormat("") selects).
+func DefaultFormatNames() []string {
+	var out []string
+	for _, id := range defaultFormats {
+		out = append(out, FormatName(id))
+	}
+	return out
+}
+
+// ParseFormats maps a format list, names or aliases separated by commas ("tbe3,xw2"), to format ids in order,
+// dropping repeats; "" is the default list. An encoder codes each tensor in the first listed format that takes it
+// and stores the tensors none of them takes.
+func ParseFormats(spec string) ([]uint8, error) {
+	if strings.TrimSpace(spec) == "" {
+		return slices.Clone(defaultFormats), nil
+	}
+	var ids []uint8
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		id, ok := FormatByName(name)
+		if !ok || name == "" {
+			return nil, errorf(ErrUnsupported, "format %q (have %v)", name, FormatNames())
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// pickFormat is the first format of list that codes a tensor of n values of dtype d, or stored.
+func pickFormat(list []uint8, d layout.DType, n uint64) *Format {
+	for _, id := range list {
+		if f, ok := LookupFormat(id); ok && f.Accepts(d, n) {
+			return f
+		}
+	}
+	f, _ := LookupFormat(layout.FormatStored)
+	return f
 }
 
 // FormatNames lists the names of the registered formats, by id.

@@ -84,7 +84,7 @@ func Inspect(src []byte) (*Info, error) {
 					ri.Codebook = &cb
 				}
 				body := src[off+r.BodyOff : off+r.BodyOff+r.BodyLen]
-				chunks, err := f.Chunks(body, r.Elements, uint(r.Shift), r.DType)
+				chunks, err := f.Chunks(body, r.DType, r.Elements, uint(r.Shift))
 				if err != nil {
 					return nil, withTensor(err, r.Name)
 				}

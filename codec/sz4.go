@@ -360,11 +360,11 @@ func init() {
 			g := layout.SZ4{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
-		CPU: sz4CPU{}, Chunks: sz4Chunks, CheckBody: func(body []byte, n uint64, shift uint, _ layout.DType) error { return CheckSZ4Table(body, n, shift) }, ChunkBodySize: sz4ChunkBodySize, planned: true})
+		CPU: sz4CPU{}, Chunks: sz4Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckSZ4Table(body, n, shift) }, ChunkBodySize: sz4ChunkBodySize, planned: true})
 }
 
 // sz4Chunks lists a SplitZip-4 body's chunk table.
-func sz4Chunks(body []byte, n uint64, shift uint, _ layout.DType) ([]ChunkInfo, error) {
+func sz4Chunks(body []byte, _ layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 	g := newSZ4Geom(n, shift)
 	if err := sz4CheckTable(body, &g); err != nil {
 		return nil, err

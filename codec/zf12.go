@@ -495,7 +495,7 @@ func zf12DecodeOne(job *DecodeJob, g *zf12Geom, c uint64) *Error {
 }
 
 // zf12Chunks lists a zf12 body's chunk table for Inspect.
-func zf12Chunks(body []byte, n uint64, shift uint, _ layout.DType) ([]ChunkInfo, error) {
+func zf12Chunks(body []byte, _ layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 	g := newZF12Geom(n, shift)
 	if err := zf12CheckTable(body, &g); err != nil {
 		return nil, err
@@ -521,7 +521,7 @@ func init() {
 			z := layout.ZF12{N: n, Shift: shift}
 			return z.MinBodySize(), z.MaxBodySize()
 		},
-		CPU: zf12CPU{}, Chunks: zf12Chunks, CheckBody: func(body []byte, n uint64, shift uint, _ layout.DType) error { return CheckZF12Table(body, n, shift) }, ChunkBodySize: zf12ChunkBodySize})
+		CPU: zf12CPU{}, Chunks: zf12Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckZF12Table(body, n, shift) }, ChunkBodySize: zf12ChunkBodySize})
 }
 
 // zf12ChunkBodySize is the zf12 body of one chunk of m values: dense streams, headers, entry and the side nibbles

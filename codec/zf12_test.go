@@ -181,7 +181,7 @@ func TestZF12InvalidClasses(t *testing.T) {
 	const n, shift = 3*1024 + 699, 10
 	z := layout.ZF12{N: n, Shift: shift}
 	base := map[bool][]byte{false: zf12Encode(t, src, shift, false), true: zf12Encode(t, src, shift, true)}
-	ch, err := zf12Chunks(base[true], n, shift, layout.DTypeBF16)
+	ch, err := zf12Chunks(base[true], layout.DTypeBF16, n, shift)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{1, 0, 0, 1}, []uint64{ch[0].RawBlocks, ch[1].RawBlocks, ch[2].RawBlocks, ch[3].RawBlocks})
 	entry := func(c int, w int) int { return int(z.TableOffset()) + 12*c + 4*w }

@@ -17,7 +17,7 @@ import (
 const autoName = "auto"
 
 func init() {
-	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 1})
+	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 2})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: autoName, Name: name, Min: min, About: about, Generate: gen})
 	}
@@ -199,7 +199,7 @@ func (a *abody) with(c int, id uint8) ([]byte, error) {
 	v0 := uint64(c) << a.shift
 	kv := kvCB
 	jobs := []codec.EncodeJob{{Format: id, Src: a.in[2*v0 : 2*(v0+m)], N: m, Shift: a.shift, Codebook: &kv,
-		Checksums: a.crc, Dst: make([]byte, f.MaxBody(m, layout.DTypeBF16, a.shift))}}
+		Checksums: a.crc, Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, a.shift))}}
 	if err := codec.NewCPUBackend(1).Encode(context.Background(), jobs); err != nil {
 		return nil, err
 	}

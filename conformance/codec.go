@@ -86,7 +86,7 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 		if !ok {
 			return e, fmt.Errorf("case %s: format %d is not in this build", c.ID, f.ID)
 		}
-		dst := poisoned(0, int(fd.MaxBody(n, dt, shift))+len(in)+4096)
+		dst := poisoned(0, int(fd.MaxBodyOf(n, dt, shift))+len(in)+4096)
 		jobs := []codec.EncodeJob{{Format: f.ID, DType: dt, Src: in, N: n, Shift: shift, Codebook: cb,
 			Checksums: c.Checksums, Dst: dst}}
 		if e.bodyErr = b.Encode(ctx, jobs); e.bodyErr == nil {

@@ -32,14 +32,26 @@ type Report struct {
 	Devices     []Device      `json:"devices"`
 	Unavailable []Unavailable `json:"unavailable,omitempty"`
 	AllowSkip   bool          `json:"allow_skip"`
-	Rows        []Row         `json:"rows"`
-	Totals      []Total       `json:"totals"`
+	// NoPath lists the formats a target has no path for at all (a format without device-resident operations on
+	// vulkan-resident): none of their cases ran there, so none passed; the report says so instead of skipping
+	// silently.
+	NoPath []NoPath `json:"no_path,omitempty"`
+	Rows   []Row    `json:"rows"`
+	Totals []Total  `json:"totals"`
 	// Problems are the failed and skipped checks, the first MaxProblems of them.
 	Problems        []Problem `json:"problems,omitempty"`
 	ProblemsOmitted int       `json:"problems_omitted,omitempty"`
 	// Warnings are differences that do not fail a case: an error naming another chunk than the reference's.
 	Warnings        []Problem `json:"warnings,omitempty"`
 	WarningsOmitted int       `json:"warnings_omitted,omitempty"`
+}
+
+// NoPath is a format a target does not implement at all, and why.
+type NoPath struct {
+	Format  string `json:"format"`
+	Backend string `json:"backend"`
+	Device  string `json:"device"`
+	Reason  string `json:"reason"`
 }
 
 // Build identifies the vkzip that ran.
@@ -62,7 +74,8 @@ type CorpusInfo struct {
 	Invalid int    `json:"invalid_cases"`
 }
 
-// Row counts one category's cases on one target. Every case is exactly one of passed, failed, skipped.
+// Row counts one category's cases on one target. Every case is exactly one of passed, failed, skipped, no path
+// (a check needed a format the target has no path for: not a pass, listed, not a failure).
 type Row struct {
 	Format   string  `json:"format"`
 	Category string  `json:"category"`
@@ -72,6 +85,7 @@ type Row struct {
 	Passed   int     `json:"passed"`
 	Failed   int     `json:"failed"`
 	Skipped  int     `json:"skipped"`
+	NoPath   int     `json:"no_path,omitempty"`
 	Seconds  float64 `json:"seconds"`
 }
 
@@ -84,6 +98,7 @@ type Total struct {
 	Passed  int     `json:"passed"`
 	Failed  int     `json:"failed"`
 	Skipped int     `json:"skipped"`
+	NoPath  int     `json:"no_path,omitempty"`
 	Seconds float64 `json:"seconds"`
 }
 
@@ -96,6 +111,7 @@ type Problem struct {
 	Device   string `json:"device"`
 	Check    string `json:"check"`
 	Skipped  bool   `json:"skipped,omitempty"`
+	NoPath   bool   `json:"no_path,omitempty"`
 	Detail   string `json:"detail"`
 }
 
@@ -170,6 +186,7 @@ func (r *Report) Merge(o *Report) {
 			r.Unavailable = append(r.Unavailable, u)
 		}
 	}
+	r.NoPath = append(r.NoPath, o.NoPath...)
 	r.Rows = append(r.Rows, o.Rows...)
 	for _, p := range o.Problems {
 		r.addProblem(p)
@@ -216,6 +233,7 @@ func (r *Report) finish() {
 		t.Passed += row.Passed
 		t.Failed += row.Failed
 		t.Skipped += row.Skipped
+		t.NoPath += row.NoPath
 		t.Seconds = round3(t.Seconds + row.Seconds)
 	}
 	slices.SortStableFunc(r.Totals, func(a, b Total) int {
@@ -303,28 +321,41 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s: %s: %s\n", name, what, u.Reason)
 	}
+	for _, p := range r.NoPath {
+		fmt.Fprintf(&b, "  %s on %s: NOT RUN (no case counted as passed): %s\n", p.Format, p.Device, p.Reason)
+	}
 	b.WriteString("\n")
 	// Text columns left, numbers right (each padded to its header's width).
 	tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "format\tcategory\t cases\tbackend\tdevice\tpassed\tfailed\tskipped\t    time")
-	line := func(format, cat string, cases int, backend, dev string, passed, failed, skipped int, s float64) {
-		fmt.Fprintf(tw, "%s\t%s\t%6d\t%s\t%s\t%6d\t%6d\t%7d\t%7.2fs\n", format, cat, cases, backend, dev, passed,
-			failed, skipped, s)
+	fmt.Fprintln(tw, "format\tcategory\t cases\tbackend\tdevice\tpassed\tfailed\tskipped\tno path\t    time")
+	line := func(format, cat string, cases int, backend, dev string, passed, failed, skipped, nopath int, s float64) {
+		fmt.Fprintf(tw, "%s\t%s\t%6d\t%s\t%s\t%6d\t%6d\t%7d\t%7d\t%7.2fs\n", format, cat, cases, backend, dev, passed,
+			failed, skipped, nopath, s)
 	}
 	for _, row := range r.Rows {
-		line(row.Format, row.Category, row.Cases, row.Backend, row.Device, row.Passed, row.Failed, row.Skipped, row.Seconds)
+		line(row.Format, row.Category, row.Cases, row.Backend, row.Device, row.Passed, row.Failed, row.Skipped,
+			row.NoPath, row.Seconds)
 	}
-	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t")
 	for _, t := range r.Totals {
-		line(t.Format, "TOTAL", t.Cases, t.Backend, t.Device, t.Passed, t.Failed, t.Skipped, t.Seconds)
+		line(t.Format, "TOTAL", t.Cases, t.Backend, t.Device, t.Passed, t.Failed, t.Skipped, t.NoPath, t.Seconds)
 	}
 	tw.Flush()
 	b.WriteString("\n")
 	listProblems(&b, "problems", r.Problems, r.ProblemsOmitted)
 	listProblems(&b, "warnings (not failures)", r.Warnings, r.WarningsOmitted)
-	if r.Passed() {
+	nopath := 0
+	for _, t := range r.Totals {
+		nopath += t.NoPath
+	}
+	switch {
+	case r.Passed() && (nopath > 0 || len(r.NoPath) > 0):
+		fmt.Fprintf(&b, "verdict: PASS (every case that ran passed, in %.1fs; NOT RUN: %d formats on targets without "+
+			"a path for them, and %d cases needing such a format: listed above, none counted as passed)\n",
+			r.Seconds, len(r.NoPath), nopath)
+	case r.Passed():
 		fmt.Fprintf(&b, "verdict: PASS (every case passed on every backend and device, in %.1fs)\n", r.Seconds)
-	} else {
+	default:
 		fmt.Fprintf(&b, "verdict: FAIL\n")
 		for _, x := range r.Reasons {
 			fmt.Fprintf(&b, "  %s\n", x)
@@ -363,6 +394,8 @@ func listProblems(b *strings.Builder, title string, ps []Problem, omitted int) {
 		switch {
 		case p.Skipped:
 			kind = "SKIP"
+		case p.NoPath:
+			kind = "NO PATH"
 		case title != "problems":
 			kind = "WARN"
 		}

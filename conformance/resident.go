@@ -44,7 +44,17 @@ func poisonedCopy(data []byte, off, size uint64) []byte {
 }
 
 func unsupported(format uint8) error {
-	return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf("vulkan-resident: format %d", format)}
+	return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf(
+		"vulkan-resident: no device-resident path for %s (format %d)", codec.FormatName(format), format)}
+}
+
+// HasPath reports whether the backend has device-resident operations for a format.
+func (r *Resident) HasPath(format uint8) (bool, string) {
+	if r.B.SupportsResident(format) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("no device-resident path for %s (format %d) in this build: its host-path Vulkan "+
+		"kernels are checked on the vulkan target", codec.FormatName(format), format)
 }
 
 // Encode encodes each job from a device buffer into a device buffer, one prepared operation per job.
@@ -52,11 +62,11 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 	dev := r.B.VK()
 	for i := range jobs {
 		j := &jobs[i]
-		if !r.B.SupportsFormat(j.Format) {
+		if !r.B.SupportsResident(j.Format) {
 			return unsupported(j.Format)
 		}
 		f, _ := codec.LookupFormat(j.Format)
-		maxBody := f.MaxBody(j.N, layout.DTypeBF16, j.Shift)
+		maxBody := f.MaxBodyOf(j.N, layout.DTypeBF16, j.Shift)
 		err := func() error {
 			in, err := r.buffer(resSrcOff + layout.Align4(2*j.N))
 			if err != nil {
@@ -116,7 +126,7 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.Err = nil
-		if !r.B.SupportsFormat(j.Format) {
+		if !r.B.SupportsResident(j.Format) {
 			return unsupported(j.Format)
 		}
 		err := func() error {

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,7 +32,8 @@ type Options struct {
 type status int
 
 const (
-	pass status = iota
+	pass   status = iota
+	noPath        // the target has no path for a format the check needs (PathChecker): listed, never a pass
 	skip
 	fail
 )
@@ -167,7 +169,7 @@ func (r *runner) note(f Format, cat, id string, t *Target, check string, st stat
 	res.dur += dur
 	if st != pass {
 		r.rep.addProblem(Problem{Format: f.Name, Category: cat, Case: id, Backend: t.Device.Backend,
-			Device: t.Device.ID, Check: check, Skipped: st == skip, Detail: oneLine(detail)})
+			Device: t.Device.ID, Check: check, Skipped: st == skip, NoPath: st == noPath, Detail: oneLine(detail)})
 	}
 }
 
@@ -178,8 +180,36 @@ type encodedCase struct {
 	label          string // for the checks of those who decode it: "own", "from vulkan:0", ...
 }
 
+// unableStatus is the outcome of a check the target could not run: no path when the target says it lacks a
+// format (an auto container holding a TBE-3 tensor, on vulkan-resident), else skip.
+func unableStatus(t *Target, err error) status {
+	if _, ok := t.Backend.(PathChecker); ok && errors.Is(err, codec.ErrUnsupported) {
+		return noPath
+	}
+	return skip
+}
+
+// PathChecker is a target that implements only some formats at all (vulkan-resident: the formats with
+// device-resident operations); Run lists the others in the report's NoPath instead of running them.
+type PathChecker interface {
+	HasPath(format uint8) (ok bool, why string)
+}
+
 func (r *runner) runCorpus(c *Corpus) error {
 	f := Format{Name: c.Format, ID: c.FormatID, Version: c.Version}
+	all := r.targets
+	defer func() { r.targets = all }()
+	r.targets = nil
+	for _, t := range all {
+		if pc, ok := t.Backend.(PathChecker); ok {
+			if has, why := pc.HasPath(f.ID); !has {
+				r.rep.NoPath = append(r.rep.NoPath, NoPath{Format: f.Name, Backend: t.Device.Backend, Device: t.Device.ID,
+					Reason: why})
+				continue
+			}
+		}
+		r.targets = append(r.targets, t)
+	}
 	r.rep.Corpus = append(r.rep.Corpus, CorpusInfo{Format: c.Format, Version: c.Version, SHA256: c.SHA256,
 		Cases: len(c.Cases), Invalid: len(c.Invalid)})
 	r.results = map[[2]string]*result{}
@@ -304,7 +334,7 @@ func (r *runner) encode(f Format, t *Target, k *Case, cb *codec.Codebook, in []b
 		case want == nil && got == nil && gerr == nil:
 			return true
 		case gerr != nil && unable(gerr):
-			r.note(f, k.Category, k.ID, t, "encode "+level, skip, 0, gerr.Error())
+			r.note(f, k.Category, k.ID, t, "encode "+level, unableStatus(t, gerr), 0, gerr.Error())
 		case gerr != nil:
 			r.note(f, k.Category, k.ID, t, "encode "+level, fail, 0, gerr.Error())
 		case want == nil:
@@ -351,7 +381,7 @@ func (r *runner) decode(f Format, t *Target, k *Case, cb *codec.Codebook, in []b
 		check := "decode body " + p.label
 		switch {
 		case err != nil && unable(err):
-			r.note(f, k.Category, k.ID, t, check, skip, d, err.Error())
+			r.note(f, k.Category, k.ID, t, check, unableStatus(t, err), d, err.Error())
 		case err != nil:
 			r.note(f, k.Category, k.ID, t, check, fail, d, err.Error())
 		case p.bodyOK && verdict != nil:
@@ -376,7 +406,7 @@ func (r *runner) decode(f Format, t *Target, k *Case, cb *codec.Codebook, in []b
 		check := "decode container " + p.label
 		switch {
 		case p.contOK && err != nil && unable(err):
-			r.note(f, k.Category, k.ID, t, check, skip, d, err.Error())
+			r.note(f, k.Category, k.ID, t, check, unableStatus(t, err), d, err.Error())
 		case p.contOK && err != nil:
 			r.note(f, k.Category, k.ID, t, check, fail, d, "rejected a valid payload: "+err.Error())
 		case p.contOK && !bytes.Equal(out, in):
@@ -443,7 +473,7 @@ func (r *runner) reject(f Format, c *Corpus, t *Target, iv *Invalid, base *encod
 	got := ClassName(verdict)
 	switch {
 	case callErr != nil && unable(callErr):
-		r.note(f, iv.Category, iv.ID, t, "reject", skip, d, callErr.Error())
+		r.note(f, iv.Category, iv.ID, t, "reject", unableStatus(t, callErr), d, callErr.Error())
 	case callErr != nil:
 		r.note(f, iv.Category, iv.ID, t, "reject", fail, d, callErr.Error())
 	case verdict == nil:
@@ -487,6 +517,8 @@ func (r *runner) rows(f Format, cases []*Case, invalid []*Invalid) {
 			switch res.st {
 			case pass:
 				row.Passed++
+			case noPath:
+				row.NoPath++
 			case skip:
 				row.Skipped++
 			default:

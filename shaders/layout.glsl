@@ -23,3 +23,14 @@
 #define ZF12_RAW_HEADER        255u // zf12: header byte of a raw block
 #define ZF12_MAX_BASE          127u // zf12: largest base (7-bit field)
 #define ZF12_RAW_SIDE          256u // zf12: side bytes of a full raw block
+#define TBE3_TILE_VALUES       64u // values per tile: one 64-bit word per plane
+#define TBE3_TILE_BYTES        24u // plane bytes per tile
+#define TBE3_WINDOW            7u // exponents per window (codes 1..7)
+#define TBE3_MAX_WINDOW_START  249u // highest window start
+#define TBE3_WINDOW_SHIFT      16u // info word: window start position
+#define TBE3_WINDOW_MASK       255u // info word: window start bits
+#define TBE3_COUNT_MASK        65535u // info word: fallback count bits
+#define XW_GROUP               32u // values per plane group
+#define XW_COUNT_MASK          65535u // info word: escape count of a coded chunk
+#define XW_BASE_SHIFT          16u // info word: window base position
+#define XW_BASE_MASK           255u // info word: window base bits

@@ -14,6 +14,9 @@
 //	auto_pick.comp   auto encode: each chunk's smallest candidate body, from the candidates' whole bodies
 //	auto_gather.comp auto encode: chunk pieces copied into the auto body, table written
 //	copy.comp        16-byte copy, the bandwidth roofline for benchmarks
+//	tbe3_encode.comp TBE-3 encode pass 1: window, plane and SM pieces, per-chunk partial CRC (pass 2: sz4_scan)
+//	tbe3_place.comp  TBE-3 encode pass 3: fallback bytes or raw exponents to their offsets, chunk CRCs finished
+//	tbe3_decode.comp TBE-3 decode, validation and CRC check in one pass
 package shaders
 
 import (
@@ -36,13 +39,16 @@ import (
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_pick.comp -o auto_pick.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_gather.comp -o auto_gather.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O copy.comp -o copy.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_encode.comp -o tbe3_encode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_place.comp -o tbe3_place.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_decode.comp -o tbe3_decode.spv
 
 //go:embed *.spv
 var spv embed.FS
 
 // Names lists the kernels.
 var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "zf12_encode", "zf12_place", "zf12_decode",
-	"sz4_decode_pieces", "zf12_decode_pieces", "auto_pick", "auto_gather", "copy"}
+	"sz4_decode_pieces", "zf12_decode_pieces", "auto_pick", "auto_gather", "copy", "tbe3_encode", "tbe3_place", "tbe3_decode"}
 
 // SPIRV returns the SPIR-V of a kernel.
 func SPIRV(name string) ([]byte, error) { return spv.ReadFile(name + ".spv") }

@@ -33,10 +33,17 @@ byte moved. GB/s are 1e9 bytes of uncompressed BF16 per second. The last iterati
 encoded body against the Go reference, the decoded values against the input.
 
 Data: kvlike (the exponent distribution of the shared KV corpus; no file needed), gauss (standard normal),
-escapes=P (kvlike with a fraction P of values escaped), or a file (its BF16 tensors, tiled to --size).`,
+escapes=P (kvlike with a fraction P of values escaped), or a file (its BF16 tensors, tiled to --size).
+
+Every coded format runs (--format, vkzip formats lists them). Formats of other dtypes (xw2/xw3/xw4) measure the
+BF16 data converted to --dtype (default: the format's first, F8_E5M2). Formats without device-resident operations
+on the Vulkan backend (tbe3, xw2/xw3/xw4) are timed through its host path: values staged up, bodies staged down,
+wall clock only (the line says "host path"). --format auto measures the auto body (every chunk in its smallest
+candidate, splitzip4 or zf12), not the encoder's per-tensor choice.`,
 	examples: `  vkzip bench --backend vulkan --size 512MiB --data kvlike --json
   vkzip bench --backend cpu --size 64MiB
-  vkzip bench --backend vulkan --data escapes=0.01`,
+  vkzip bench --backend vulkan --data escapes=0.01
+  vkzip bench --backend vulkan --format xw3 --dtype F8_E4M3 --size 64MiB`,
 	run: runBench,
 }
 
@@ -59,7 +66,11 @@ func spreadOf(x []float64) spread {
 }
 
 type benchOut struct {
-	Format         string              `json:"format"`
+	Format string `json:"format"`
+	DType  string `json:"dtype"`
+	// Path is how the Vulkan backend was timed: "resident" (device buffers, GPU timestamps) or "host" (staged
+	// through host memory, wall clock: formats without device-resident operations).
+	Path           string              `json:"path,omitempty"`
 	Backend        string              `json:"backend"`
 	Device         string              `json:"device"`
 	Data           string              `json:"data"`
@@ -154,6 +165,8 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	sizeS := fs.String("size", "512MiB", "uncompressed BF16 bytes")
 	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values")
 	formatName := fs.String("format", "splitzip4", "`format` to measure (vkzip formats lists them)")
+	dtypeName := fs.String("dtype", "", "values' `dtype` (default BF16, or the format's first dtype): other float "+
+		"dtypes are the BF16 data converted (round to nearest even, saturating)")
 	noCRC := fs.Bool("no-checksum", false, "measure without chunk checksums")
 	iters := fs.Int("iters", 20, "measured iterations")
 	warm := fs.Int("warmup", 3, "warm-up iterations")
@@ -184,30 +197,47 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	}
 	fid, ok := codec.FormatByName(*formatName)
 	fd, _ := codec.LookupFormat(fid)
-	if !ok || fd.CPU == nil || !fd.Accepts(layout.DTypeBF16, 1) {
-		return usagef("--format %q: want a coded BF16 format (have %v)", *formatName, codec.FormatNames())
+	if !ok || fd.CPU == nil {
+		return usagef("--format %q: want a coded format (have %v)", *formatName, codec.FormatNames())
 	}
-	values := int(size / 2)
+	dt := layout.DTypeBF16
+	switch {
+	case *dtypeName != "":
+		if dt, ok = layout.ParseDType(*dtypeName); !ok {
+			return usagef("--dtype %q", *dtypeName)
+		}
+	case !fd.Accepts(dt, 1) && len(fd.DTypeList()) > 0:
+		dt = fd.DTypeList()[0]
+	}
+	if !fd.Accepts(dt, 1) {
+		return usagef("--format %s does not code %v", fd.Name, dt)
+	}
+	values := int(size / int64(dt.Size()))
 	src, err := benchData(*data, values, *seed)
 	if err != nil {
 		return err
 	}
-	out := benchOut{Format: fd.Name, Data: *data, SizeBytes: int64(2 * values), Chunk: *chunk, Checksums: !*noCRC,
-		Iters: *iters, Warmup: *warm}
 	cb := synth.KVCodebook()
 	if *data != "kvlike" && !strings.HasPrefix(*data, "escapes=") {
 		var h codec.ExpHistogram
 		h.Add(src)
 		cb = codec.CodebookFromHistogram(&h)
 	}
+	if dt != layout.DTypeBF16 {
+		if src, err = synth.ConvertBF16(nil, src, dt); err != nil {
+			return err
+		}
+	}
+	out := benchOut{Format: fd.Name, DType: dt.String(), Data: *data, SizeBytes: int64(len(src)), Chunk: *chunk,
+		Checksums: !*noCRC, Iters: *iters, Warmup: *warm}
 	// The reference body: for the CPU backend the measurement itself, for Vulkan the bit-exactness check.
 	cpu := codec.NewCPUBackend(0)
 	var cbp *codec.Codebook
-	if fd.UsesCodebook(layout.DTypeBF16) {
+	if fd.UsesCodebook(dt) {
 		cbp = &cb
 	}
-	ref := []codec.EncodeJob{{Format: fid, Src: src, N: uint64(values), Shift: shift, Codebook: cbp,
-		Checksums: out.Checksums, Dst: make([]byte, fd.MaxBody(uint64(values), layout.DTypeBF16, shift))}}
+	ref := []codec.EncodeJob{{Format: fid, DType: dt, Src: src, N: uint64(values), Shift: shift, Codebook: cbp,
+		Checksums: out.Checksums, Dst: make([]byte, fd.MaxBodyOf(uint64(values), dt, shift))}}
 	name := bf.name
 	if name == "auto" {
 		name = "vulkan"
@@ -296,7 +326,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 			return err
 		}
 		te := time.Since(t0)
-		jobs := []codec.DecodeJob{{Format: ref[0].Format, Body: ref[0].Out, N: g.N, Shift: g.Shift,
+		jobs := []codec.DecodeJob{{Format: ref[0].Format, DType: ref[0].DType, Body: ref[0].Out, N: g.N, Shift: g.Shift,
 			Codebook: ref[0].Codebook, Checksums: ref[0].Checksums, Dst: dst}}
 		t0 = time.Now()
 		if err := cpu.Decode(ctx, jobs); err != nil {
@@ -326,6 +356,10 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	defer b.Close()
+	if !b.SupportsResident(ref[0].Format) || ref[0].DType != layout.DTypeBF16 {
+		return benchVulkanHost(ctx, b, ref, src, out)
+	}
+	out.Path = "resident"
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
 	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll)
@@ -429,13 +463,59 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	return nil
 }
 
+// benchVulkanHost times a format without device-resident operations through the backend's host path: values
+// staged up, bodies staged down, wall clock (GPU time is not separable there).
+func benchVulkanHost(ctx context.Context, b *vkcodec.Backend, ref []codec.EncodeJob, src []byte, out *benchOut) error {
+	out.Backend, out.Device, out.Path = "vulkan", b.Device(), "host"
+	out.Variant = "host path (staged, wall clock)"
+	if !b.SupportsFormat(ref[0].Format) {
+		return fmt.Errorf("the vulkan backend does not run %s", out.Format)
+	}
+	job := ref[0]
+	job.Dst = make([]byte, cap(ref[0].Dst))
+	dst := make([]byte, len(src))
+	var enc, dec []float64
+	for i := 0; i < out.Warmup+out.Iters; i++ {
+		jobs := []codec.EncodeJob{job}
+		t0 := time.Now()
+		if err := b.Encode(ctx, jobs); err != nil {
+			return err
+		}
+		te := time.Since(t0)
+		d := []codec.DecodeJob{{Format: job.Format, DType: job.DType, Body: jobs[0].Out, N: job.N, Shift: job.Shift,
+			Codebook: job.Codebook, Checksums: job.Checksums, Dst: dst}}
+		t0 = time.Now()
+		if err := b.Decode(ctx, d); err != nil {
+			return err
+		}
+		if d[0].Err != nil {
+			return d[0].Err
+		}
+		td := time.Since(t0)
+		if i >= out.Warmup {
+			enc = append(enc, gbps(out.SizeBytes, te))
+			dec = append(dec, gbps(out.SizeBytes, td))
+		}
+		job.Out = jobs[0].Out
+	}
+	out.EncodeWall, out.DecodeWall = spreadOf(enc), spreadOf(dec)
+	out.EncodeWallGBps, out.DecodeWallGBps = out.EncodeWall.Median, out.DecodeWall.Median
+	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
+		return err
+	}
+	out.Ratio = float64(len(src)) / float64(len(job.Out))
+	out.MatchesCPU = bytes.Equal(job.Out, ref[0].Out)
+	out.BitExact = bytes.Equal(dst, src)
+	return nil
+}
+
 // benchLatency times encode+decode of a resident 1 MiB tensor, wall clock, as a serving stack would see it.
 func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, checksums bool, cb *codec.Codebook) (spread, error) {
 	dev := b.VK()
 	const n = 1 << 19 // values: 1 MiB
 	g := layout.SZ4{N: n, Shift: layout.DefaultChunkShift}
 	fd, _ := codec.LookupFormat(f)
-	maxBody := fd.MaxBody(n, layout.DTypeBF16, g.Shift)
+	maxBody := fd.MaxBodyOf(n, layout.DTypeBF16, g.Shift)
 	in, err := dev.NewBuffer(2*n, vk.DeviceLocal)
 	if err != nil {
 		return spread{}, err
@@ -513,7 +593,11 @@ func gb(x float64) string {
 }
 
 func printBench(o *benchOut) {
-	fmt.Printf("bench: %s, %s on %s\n", o.Format, o.Backend, o.Device)
+	path := ""
+	if o.Path == "host" {
+		path = " (host path: staged, wall clock)"
+	}
+	fmt.Printf("bench: %s %s, %s on %s%s\n", o.Format, o.DType, o.Backend, o.Device, path)
 	fmt.Printf("  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f, escape rate %.4f%%\n", o.Data,
 		float64(o.SizeBytes)/(1<<20), o.Chunk, o.Checksums, o.Ratio, 100*o.EscapeRate)
 	if o.CopyGBps > 0 {

@@ -23,8 +23,13 @@ var encodeVerb = &verb{
 	about: `
 Compresses INPUT (a path, or - for stdin) into one vkzip container. A safetensors file is stored as its header
 (kept verbatim) followed by every tensor in data order; an npy file as its header and its array; a raw file
-(--dtype bf16) as one tensor. BF16 tensors are coded with SplitZip-4, tensors of other dtypes are stored as they
-are, so 'vkzip decode' gives back the input byte for byte.
+(--dtype bf16) as one tensor. BF16 tensors are coded with SplitZip-4 and F8_E5M2, F8_E4M3, F16 and F32 tensors
+with xw3 unless --format names others; tensors of other dtypes (and empty ones) are stored as they are, so
+'vkzip decode' gives back the input byte for byte.
+
+--format takes a format or a comma-separated list ('vkzip formats' lists them): each tensor is coded in the first
+named format that codes its dtype, else in its dtype's default (splitzip4, xw3), else stored. End the list with
+'stored' to store what the named formats do not code.
 
 Without --codebook the codebook is calibrated on the input itself; a codebook from 'vkzip calibrate' on
 representative data lets you skip that pass and gives every file the same codebook.
@@ -34,6 +39,8 @@ only on success, so a failed run leaves no partial output. A summary goes to std
 prints a JSON object instead (on stdout, or on stderr when the payload goes to stdout).`,
 	examples: `  vkzip encode kv.safetensors                              # writes kv.safetensors.vkz
   vkzip encode --codebook cb.json -o kv.vkz kv.safetensors
+  vkzip encode --format tbe3 kv.safetensors                # TBE-3 for BF16 tensors
+  vkzip encode --format xw2,stored kv-e4m3.safetensors      # xw2 for FP8/FP16/FP32, everything else stored
   vkzip encode --dtype bf16 -o cache.vkz cache.bin          # headerless BF16 array
   vkzip encode --kind raw --dtype bf16 cache.bin           # the same, never mistaken for safetensors
   cat kv.safetensors | vkzip encode - > kv.vkz`,
@@ -42,28 +49,36 @@ prints a JSON object instead (on stdout, or on stderr when the payload goes to s
 
 // encodeResult is encode's --json output.
 type encodeResult struct {
-	Input       string  `json:"input"`
-	Output      string  `json:"output"`
-	InputBytes  int64   `json:"input_bytes"`
-	OutputBytes int64   `json:"output_bytes"`
-	Ratio       float64 `json:"ratio"`
-	Seconds     float64 `json:"seconds"`
-	MBPerSec    float64 `json:"mb_per_s"`
-	Backend     string  `json:"backend"`
-	Device      string  `json:"device"`
-	EscapeRate  float64 `json:"escape_rate"`
-	Records     int     `json:"records"`
-	Checksums   bool    `json:"checksums"`
-	Codebook    []int   `json:"codebook,omitempty"`
+	Input       string        `json:"input"`
+	Output      string        `json:"output"`
+	InputBytes  int64         `json:"input_bytes"`
+	OutputBytes int64         `json:"output_bytes"`
+	Ratio       float64       `json:"ratio"`
+	Seconds     float64       `json:"seconds"`
+	MBPerSec    float64       `json:"mb_per_s"`
+	Backend     string        `json:"backend"`
+	Device      string        `json:"device"`
+	EscapeRate  float64       `json:"escape_rate"`
+	Records     int           `json:"records"`
+	Checksums   bool          `json:"checksums"`
+	Codebook    []int         `json:"codebook,omitempty"`
+	Formats     []formatCount `json:"formats"` // tensors per format, in order of first use
+}
+
+// formatCount is how many tensors of a payload are in one format.
+type formatCount struct {
+	Format  string `json:"format"`
+	Tensors int    `json:"tensors"`
 }
 
 func runEncode(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
 	out := fs.String("o", "", "output `path`, or - for stdout (default INPUT.vkz, or stdout when INPUT is -)")
 	cbPath := fs.String("codebook", "", "codebook `file` from 'vkzip calibrate' (default: calibrate on the input)")
-	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "SplitZip-4 chunk size in `values`: a power of two from 1024 to 65536")
+	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in `values`: a power of two from 1024 to 65536")
 	noCRC := fs.Bool("no-checksum", false, "leave out chunk checksums: a little faster, but corruption of tensor data goes undetected")
-	format := fs.String("format", "splitzip4", "tensor `format` (vkzip formats lists them); tensors it does not code are stored")
+	format := fs.String("format", "", "tensor `formats`, comma-separated (vkzip formats lists them); default "+
+		strings.Join(codec.DefaultFormatNames(), ",")+"; tensors they do not code get their dtype's default, or are stored")
 	dtypeName := fs.String("dtype", "", "element `type` of a raw or npy input, e.g. bf16 (default: from the file; raw files need it)")
 	kindName := fs.String("kind", "auto", "input `kind`: auto (detect), safetensors, npy or raw")
 	asJSON := fs.Bool("json", false, "print the result as a JSON object")
@@ -98,10 +113,11 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	if kind == tensorfile.Raw && dt == layout.DTypeOpaque {
 		return usagef("--kind raw needs --dtype")
 	}
-	if err := checkOptions(flagOption{"chunk", codec.WithChunkSize(*chunk)}, flagOption{"format", codec.WithFormat(*format)}); err != nil {
+	formats := encodeFormats(*format)
+	if err := checkOptions(flagOption{"chunk", codec.WithChunkSize(*chunk)}, flagOption{"format", codec.WithFormat(formats)}); err != nil {
 		return err
 	}
-	opts := []codec.Option{codec.WithChunkSize(*chunk), codec.WithChecksums(!*noCRC), codec.WithFormat(*format)}
+	opts := []codec.Option{codec.WithChunkSize(*chunk), codec.WithChecksums(!*noCRC), codec.WithFormat(formats)}
 	if *cbPath != "" {
 		cal, err := calib.LoadFile(*cbPath)
 		if err != nil {
@@ -141,6 +157,7 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	res.MBPerSec = mbps(res.InputBytes, secs)
 	if info, err := codec.Inspect(payload); err == nil {
 		res.EscapeRate = escapeRate(info)
+		res.Formats = formatCounts(info)
 		if cbs := info.Containers[0].Codebooks; len(cbs) > 0 {
 			for _, e := range cbs[0] {
 				res.Codebook = append(res.Codebook, int(e))
@@ -163,9 +180,13 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		return writeJSON(report, res)
 	}
 	if !*quiet {
-		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f, escape rate %.4f%%, %.3f s, %.1f MB/s, backend %s\n",
+		var fc []string
+		for _, f := range res.Formats {
+			fc = append(fc, fmt.Sprintf("%s %d", f.Format, f.Tensors))
+		}
+		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f, escape rate %.4f%%, %.3f s, %.1f MB/s, backend %s, tensors: %s\n",
 			shown(in, "stdin"), shown(outPath, "stdout"), res.InputBytes, res.OutputBytes, res.Ratio, 100*res.EscapeRate,
-			secs, res.MBPerSec, backendDesc(s.b))
+			secs, res.MBPerSec, backendDesc(s.b), strings.Join(fc, ", "))
 	}
 	return nil
 }
@@ -273,4 +294,34 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// encodeFormats is the codec's format list for --format: the named formats, then the defaults, so a dtype the named
+// ones do not code keeps its default ("" is the defaults alone).
+func encodeFormats(flag string) string {
+	if strings.TrimSpace(flag) == "" {
+		return ""
+	}
+	return flag + "," + strings.Join(codec.DefaultFormatNames(), ",")
+}
+
+// formatCounts counts the tensors of a payload by format.
+func formatCounts(info *codec.Info) []formatCount {
+	var out []formatCount
+	for _, c := range info.Containers {
+	next:
+		for _, r := range c.Records {
+			if r.Kind != "tensor" {
+				continue
+			}
+			for i := range out {
+				if out[i].Format == r.Format {
+					out[i].Tensors++
+					continue next
+				}
+			}
+			out = append(out, formatCount{Format: r.Format, Tensors: 1})
+		}
+	}
+	return out
 }

@@ -19,8 +19,9 @@ var formatsVerb = &verb{
 	summary: "list the tensor formats, the dtypes they code and what each is for",
 	about: `
 Lists the body formats this binary knows (docs/FORMAT.md §4): id, name, the dtypes it codes, chunk sizes, whether
-it uses a calibrated codebook, the backends that run it and what it is for. The names are what
-'vkzip encode --format' takes; a tensor the chosen format does not code (another dtype, no values) is stored.`,
+it uses a calibrated codebook, the backends that run it, the dtypes it is the encoder's default for and what it is
+for. The names are what 'vkzip encode --format' takes; a tensor the chosen formats do not code gets its dtype's
+default, and a tensor no format codes (another dtype, no values) is stored.`,
 	examples: `  vkzip formats
   vkzip formats --json`,
 	run: runFormats,
@@ -37,6 +38,7 @@ type formatOut struct {
 	Codebook  bool     `json:"codebook"`
 	MaxValues uint64   `json:"max_values,omitempty"`
 	Backends  []string `json:"backends"`
+	Default   []string `json:"default_for,omitempty"` // dtypes it is the encoder's default for
 	About     string   `json:"about"`
 }
 
@@ -75,6 +77,7 @@ func formatList() []formatOut {
 		if slices.Contains(gpu, f.ID) {
 			fo.Backends = append(fo.Backends, "vulkan")
 		}
+		fo.Default = defaultFor(f)
 		out = append(out, fo)
 	}
 	return out
@@ -86,7 +89,7 @@ func listFormats(w io.Writer, asJSON bool) error {
 		return writeJSON(w, list)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tname\tdtypes\tchunk\tcodebook\tbackends\twhat for")
+	fmt.Fprintln(tw, "id\tname\tdtypes\tchunk\tcodebook\tbackends\tdefault for\twhat for")
 	for _, f := range list {
 		chunk, cb := "-", "-"
 		if f.MaxChunk != 0 {
@@ -99,8 +102,29 @@ func listFormats(w io.Writer, asJSON bool) error {
 		if len(f.Aliases) > 0 {
 			name += " (" + strings.Join(f.Aliases, ", ") + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, name, strings.Join(f.DTypes, ","), chunk, cb,
-			strings.Join(f.Backends, ","), f.About)
+		def := "-"
+		if len(f.Default) > 0 {
+			def = strings.Join(f.Default, ",")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, name, strings.Join(f.DTypes, ","), chunk, cb,
+			strings.Join(f.Backends, ","), def, f.About)
 	}
 	return tw.Flush()
+}
+
+// defaultFor lists the dtypes an encoder without --format codes in f.
+func defaultFor(f *codec.Format) []string {
+	var out []string
+	defaults, _ := codec.ParseFormats("")
+	for _, d := range f.DTypes {
+		for _, id := range defaults {
+			if g, ok := codec.LookupFormat(id); ok && g.Accepts(d, 1) {
+				if g.ID == f.ID {
+					out = append(out, d.String())
+				}
+				break
+			}
+		}
+	}
+	return out
 }

@@ -18,8 +18,9 @@ var inspectVerb = &verb{
 	about: `
 Prints what INPUT (a .vkz path, or - for stdin) holds without decoding it: per container its size, flags and
 codebooks; per record its kind, name, dtype, shape, format, chunk size, chunks, raw chunks, escapes, escape rate,
-raw blocks (zf12), coded and decoded bytes, ratio and the chunk mix (how many chunks are coded in which format). --chunks adds every chunk's table entry. The metadata checksums and chunk
-tables are verified, the tensor data is not: use 'vkzip decode' for that.`,
+raw blocks (zf12), coded and decoded bytes, ratio and the chunk mix (how many chunks are coded in which format).
+--chunks adds every chunk's table entry (with the window's lowest exponent for tbe3 and xw chunks). The metadata
+checksums and chunk tables are verified, the tensor data is not: use 'vkzip decode' for that.`,
 	examples: `  vkzip inspect kv.vkz
   vkzip inspect --json kv.vkz | jq '.containers[0].records[] | {name, escape_rate}'
   vkzip inspect --chunks kv.vkz`,
@@ -139,10 +140,14 @@ func printInspect(w io.Writer, out *inspectOut) {
 			}
 			fmt.Fprintf(w, "\n  record %d %q chunks:\n", i, r.Name)
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "  chunk\tformat\tkind\tvalues\tescapes\traw blocks\tside offset\tcrc\t")
+			fmt.Fprintln(tw, "  chunk\tformat\tkind\tvalues\twindow\tescapes\traw blocks\tside offset\tcrc\t")
 			for _, ch := range r.ChunkList {
-				fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\t%d\t%d\t%08x\t\n", ch.Index, ch.Format, ch.Kind, ch.Values, ch.Escapes,
-					ch.RawBlocks, ch.SideOffset, ch.CRC)
+				win := "-"
+				if ch.Window != nil {
+					win = fmt.Sprint(*ch.Window)
+				}
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%08x\t\n", ch.Index, ch.Format, ch.Kind, ch.Values, win,
+					ch.Escapes, ch.RawBlocks, ch.SideOffset, ch.CRC)
 			}
 			tw.Flush()
 		}

@@ -227,6 +227,26 @@ type ZF12 struct {
 	Shift uint
 }
 
+// TBE-3 (format 3, docs/FORMAT.md §12): ZipServ's triple bitmap encoding over a flat mapping of values to tiles.
+// Tagged for GLSL generation: shaders/gen writes these into layout.glsl.
+const (
+	FormatTBE3         = 3   // 3-bit window codes in three bit-planes + sign/mantissa bytes + fallback exponents
+	TBE3TileValues     = 64  // values per tile: one 64-bit word per bit-plane
+	TBE3Planes         = 3   // bit-planes per tile (code bits 0, 1, 2)
+	TBE3TileBytes      = 24  // plane bytes per tile
+	TBE3Window         = 7   // exponents a window covers: codes 1..7; code 0 is a fallback
+	TBE3MaxWindowStart = 249 // the highest window start (its window ends at exponent 255)
+	TBE3WindowShift    = 16  // info word: window start in bits 16..23 (coded chunks)
+	TBE3WindowMask     = 0xFF
+	TBE3CountMask      = 0xFFFF // info word: fallback count (coded chunks; always below 2^16)
+)
+
+// TBE3 is the size arithmetic of a TBE-3 body of N values with chunks of 1<<Shift values.
+type TBE3 struct {
+	N     uint64
+	Shift uint
+}
+
 func (z ZF12) sz4() SZ4 { return SZ4(z) }
 
 // ChunkValues is the chunk size in values.
@@ -278,3 +298,85 @@ func (z ZF12) MaxBodySize() uint64 {
 // ZF12BlockSide is the side bytes of a raw block of m values: its high nibbles, padded to 4 (only the tensor's
 // last block can be partial, so the padding is the side section's last).
 func ZF12BlockSide(m uint64) uint64 { return Align4((m + 1) / 2) }
+
+// ChunkValues is the chunk size in values.
+func (t TBE3) ChunkValues() uint64 { return 1 << t.Shift }
+
+// Chunks is the number of chunks, the last possibly partial.
+func (t TBE3) Chunks() uint64 { return (t.N + t.ChunkValues() - 1) >> t.Shift }
+
+// ChunkLen is the number of values in chunk c.
+func (t TBE3) ChunkLen(c uint64) uint64 {
+	start := c << t.Shift
+	if start >= t.N {
+		return 0
+	}
+	return min(t.ChunkValues(), t.N-start)
+}
+
+// PlaneBytes is the length of the plane stream: 24 bytes per tile of 64 values (the last tile padded).
+func (t TBE3) PlaneBytes() uint64 {
+	return TBE3TileBytes * ((t.N + TBE3TileValues - 1) / TBE3TileValues)
+}
+
+// SMBytes is the padded length of the sign+mantissa byte stream.
+func (t TBE3) SMBytes() uint64 { return Align4(t.N) }
+
+// TableOffset is where the chunk table starts in the body.
+func (t TBE3) TableOffset() uint64 { return t.PlaneBytes() + t.SMBytes() }
+
+// SideOffset is where the side section starts in the body.
+func (t TBE3) SideOffset() uint64 { return t.TableOffset() + ChunkEntrySize*t.Chunks() }
+
+// TBE3PlanePiece is the plane-piece size of a chunk of m values: three planes of ceil(m/64) 64-bit words.
+func TBE3PlanePiece(m uint64) uint64 {
+	return TBE3TileBytes * ((m + TBE3TileValues - 1) / TBE3TileValues)
+}
+
+// TBE3RawSide is the side-piece size of a raw chunk of m values: the exponents that do not fit its plane piece.
+func TBE3RawSide(m uint64) uint64 {
+	if p := TBE3PlanePiece(m); m > p {
+		return Align4(m - p)
+	}
+	return 0
+}
+
+// TBE3CodedFits reports whether a chunk of m values with k fallbacks is stored coded (else raw): only when its
+// padded fallback bytes are strictly fewer than a raw chunk's side piece.
+func TBE3CodedFits(m, k uint64) bool { return Align4(k) < TBE3RawSide(m) }
+
+// MaxBodySize bounds the body of N values for any data: raw chunks everywhere.
+func (t TBE3) MaxBodySize() uint64 {
+	full := t.N >> t.Shift
+	side := full * TBE3RawSide(t.ChunkValues())
+	if rest := t.N - full<<t.Shift; rest > 0 {
+		side += TBE3RawSide(rest)
+	}
+	return t.SideOffset() + side
+}
+
+// MinBodySize is the body size with no fallbacks at all.
+func (t TBE3) MinBodySize() uint64 { return t.SideOffset() }
+
+// ---- Exponent-window formats for the other float dtypes (docs/FORMAT.md §13): F8_E5M2, F8_E4M3, F16, F32.
+//
+// A value's exponent field becomes a W-bit code over the chunk's best window of 2^W-1 consecutive exponents (code 0
+// escapes: the exponent is kept whole, in order, in the chunk's side piece); sign and mantissa are kept exactly.
+// Codes and the top bits of sign+mantissa are bit planes of 32-value groups; whole bytes of the mantissa form a
+// byte stream.
+
+// Exponent-window format ids (8..15 are this family's; 11..15 reserved).
+const (
+	FormatXW3 = 8  // 3-bit exponent-window codes
+	FormatXW2 = 9  // 2-bit
+	FormatXW4 = 10 // 4-bit
+)
+
+// Exponent-window layout numbers.
+const (
+	XWGroup       = 32     // values per plane group (one bit of each 32-bit plane word per value)
+	XWCountMask   = 0xFFFF // info word bits 0-15: escape count of a coded chunk
+	XWBaseShift   = 16     // info word bits 16-23: window base (lowest exponent field with a code)
+	XWBaseMask    = 0xFF
+	XWMaxCodeBits = 4
+)

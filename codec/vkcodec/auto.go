@@ -92,7 +92,7 @@ func (l candLayout) dense(last bool) uint64 {
 
 func autoMax(n uint64, shift uint) uint64 {
 	f, _ := codec.LookupFormat(layout.FormatAuto)
-	return f.MaxBody(n, layout.DTypeBF16, shift)
+	return f.MaxBodyOf(n, layout.DTypeBF16, shift)
 }
 
 // checkAuto refuses tensors whose bodies do not fit one binding, and devices whose shared memory does not hold

@@ -43,7 +43,7 @@ func autoEncodeBoth(t *testing.T, vb *Backend, src []byte, shift uint, checksums
 	f, _ := codec.LookupFormat(layout.FormatAuto)
 	mk := func() []codec.EncodeJob {
 		return []codec.EncodeJob{{Format: layout.FormatAuto, Src: src, N: n, Shift: shift, Codebook: &testCB,
-			Checksums: checksums, Dst: make([]byte, f.MaxBody(n, layout.DTypeBF16, shift))}}
+			Checksums: checksums, Dst: make([]byte, f.MaxBodyOf(n, layout.DTypeBF16, shift))}}
 	}
 	cj, gj := mk(), mk()
 	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), cj))
@@ -130,7 +130,7 @@ func swapPiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64, i
 	m := g.ChunkLen(c)
 	v0 := c << shift
 	jobs := []codec.EncodeJob{{Format: id, Src: src[2*v0 : 2*(v0+m)], N: m, Shift: shift, Codebook: &testCB, Checksums: crc,
-		Dst: make([]byte, f.MaxBody(m, layout.DTypeBF16, shift))}}
+		Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, shift))}}
 	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), jobs))
 	out := make([]byte, 12*C)
 	var pos uint64
@@ -164,7 +164,7 @@ func TestAutoOnDevice(t *testing.T) {
 	const n, shift = 4*1024 + 333, 10
 	classes := map[string]int{}
 	f, _ := codec.LookupFormat(layout.FormatAuto)
-	maxBody := f.MaxBody(n, layout.DTypeBF16, shift)
+	maxBody := f.MaxBodyOf(n, layout.DTypeBF16, shift)
 	in, err := dev.NewBuffer(maxBody+64, vk.DeviceLocal)
 	require.NoError(t, err)
 	defer in.Close()

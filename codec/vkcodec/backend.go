@@ -52,6 +52,9 @@ type Backend struct {
 	sessions []*session
 	all      []*session
 	closed   atomic.Bool
+
+	xwOnce sync.Once
+	xw     *XWKernels // exponent-window kernels (their own pipeline cache)
 }
 
 type pipeKey struct {
@@ -215,6 +218,10 @@ func (b *Backend) VK() *vk.Device { return b.dev }
 func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
+	}
+	b.xwOnce.Do(func() {}) // no kernel set is made after this; one made before is visible here
+	if b.xw != nil {
+		b.xw.Close()
 	}
 	b.mu.Lock()
 	for _, s := range b.all {

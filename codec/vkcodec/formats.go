@@ -20,6 +20,54 @@ var gpuFormats = map[uint8]gpuFormat{}
 
 func init() {
 	gpuFormats[layout.FormatSplitZip4] = gpuFormat{encode: (*Backend).encodeSZ4, decode: (*Backend).decodeSZ4}
+	gpuFormats[layout.FormatTBE3] = gpuFormat{encode: (*Backend).EncodeTBE3, decode: (*Backend).DecodeTBE3}
+	for _, id := range []uint8{layout.FormatXW2, layout.FormatXW3, layout.FormatXW4} {
+		gpuFormats[id] = gpuFormat{encode: (*Backend).encodeXW, decode: (*Backend).decodeXW}
+	}
+}
+
+// xwKernels is the backend's exponent-window kernel set, made on first use and closed with the backend.
+func (b *Backend) xwKernels() *XWKernels {
+	b.xwOnce.Do(func() { b.xw = NewXWKernels(b) })
+	return b.xw
+}
+
+// encodeXW encodes exponent-window bodies, one queue submission per tensor, into the jobs' Dst buffers.
+func (b *Backend) encodeXW(ctx context.Context, jobs []codec.EncodeJob) error {
+	k := b.xwKernels()
+	for i := range jobs {
+		j := &jobs[i]
+		maxBody, err := codec.XWMaxBodySize(j.Format, j.DType, j.N, j.Shift)
+		if err != nil {
+			return err
+		}
+		if uint64(cap(j.Dst)) < maxBody {
+			return invalid("destination capacity %d below the %d-byte worst case", cap(j.Dst), maxBody)
+		}
+		body, err := k.Encode(ctx, j.Format, j.DType, j.Src, j.N, j.Shift, j.Checksums)
+		if err != nil {
+			return err
+		}
+		j.Out = j.Dst[:copy(j.Dst[:len(body)], body)]
+	}
+	return nil
+}
+
+// decodeXW decodes exponent-window bodies, one queue submission per tensor; invalid bodies get the reference's
+// error class in their job's Err.
+func (b *Backend) decodeXW(ctx context.Context, jobs []codec.DecodeJob) error {
+	k := b.xwKernels()
+	for i := range jobs {
+		j := &jobs[i]
+		bodyErr, err := k.Decode(ctx, j.Format, j.DType, j.Body, j.N, j.Shift, j.Checksums, j.Dst)
+		if err != nil {
+			return err
+		}
+		if bodyErr != nil {
+			j.Err = tensorErr(bodyErr, j.Name)
+		}
+	}
+	return nil
 }
 
 func unsupportedFormat(id uint8) error {

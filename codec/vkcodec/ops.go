@@ -404,6 +404,16 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 	return nil, unsupportedFormat(format)
 }
 
+// SupportsResident reports whether PrepareEncodeFormat and PrepareDecodeFormat run a format (device-resident
+// operations); TBE-3 and the exponent-window formats have host-path kernels only so far.
+func (b *Backend) SupportsResident(format uint8) bool {
+	switch format {
+	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto:
+		return true
+	}
+	return false
+}
+
 // PrepareDecodeFormat is PrepareDecode for any format the backend runs; cb is ignored by formats without a
 // codebook.
 func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk.BufferRange, bodyLen, n uint64,

@@ -39,6 +39,19 @@ func main() {
 	def("ZF12_RAW_HEADER", layout.ZF12RawHeader, "zf12: header byte of a raw block")
 	def("ZF12_MAX_BASE", layout.ZF12MaxBase, "zf12: largest base (7-bit field)")
 	def("ZF12_RAW_SIDE", layout.ZF12RawSide, "zf12: side bytes of a full raw block")
+	// TBE-3 (docs/FORMAT.md §12)
+	def("TBE3_TILE_VALUES", layout.TBE3TileValues, "values per tile: one 64-bit word per plane")
+	def("TBE3_TILE_BYTES", layout.TBE3TileBytes, "plane bytes per tile")
+	def("TBE3_WINDOW", layout.TBE3Window, "exponents per window (codes 1..7)")
+	def("TBE3_MAX_WINDOW_START", layout.TBE3MaxWindowStart, "highest window start")
+	def("TBE3_WINDOW_SHIFT", layout.TBE3WindowShift, "info word: window start position")
+	def("TBE3_WINDOW_MASK", layout.TBE3WindowMask, "info word: window start bits")
+	def("TBE3_COUNT_MASK", layout.TBE3CountMask, "info word: fallback count bits")
+	// Exponent-window formats (docs/FORMAT.md §13).
+	def("XW_GROUP", layout.XWGroup, "values per plane group")
+	def("XW_COUNT_MASK", layout.XWCountMask, "info word: escape count of a coded chunk")
+	def("XW_BASE_SHIFT", layout.XWBaseShift, "info word: window base position")
+	def("XW_BASE_MASK", layout.XWBaseMask, "info word: window base bits")
 	out := "layout.glsl"
 	if o := os.Getenv("VKZIP_LAYOUT_OUT"); o != "" { // tests compare a fresh copy
 		out = o

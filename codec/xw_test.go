@@ -1,0 +1,656 @@
+package codec
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec/crc32c"
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+// xwPairs are the (format, dtype) pairs the exponent-window formats define.
+var xwPairs = func() (ps []struct {
+	f  uint8
+	dt layout.DType
+}) {
+	for _, f := range []uint8{layout.FormatXW3, layout.FormatXW2, layout.FormatXW4} {
+		for _, dt := range []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32} {
+			if _, ok := layout.NewXW(f, dt, 1, 16); ok {
+				ps = append(ps, struct {
+					f  uint8
+					dt layout.DType
+				}{f, dt})
+			}
+		}
+	}
+	return ps
+}()
+
+func pairName(f uint8, dt layout.DType) string { return FormatNameXW(f) + "/" + dt.String() }
+
+// floatValues draws n values of dt whose exponent fields are normal around center (in units of the field) with
+// the given spread, and whose signs and mantissas are random.
+func floatValues(r *rand.Rand, dt layout.DType, n int, center, spread float64) []byte {
+	e, m, _ := layout.FloatFields(dt)
+	size := dt.Size()
+	b := make([]byte, n*size)
+	for i := 0; i < n; i++ {
+		x := int(center + spread*r.NormFloat64())
+		x = min(max(x, 0), 1<<e-1)
+		v := uint32(x)<<m | r.Uint32()&(1<<m-1) | r.Uint32()&1<<(8*size-1)
+		storeValue(b, i, size, v)
+	}
+	return b
+}
+
+// kvCenter puts the mass of the exponent field where KV values (magnitudes around 2^-1) sit in each dtype.
+func kvCenter(dt layout.DType) float64 {
+	e, _, _ := layout.FloatFields(dt)
+	return float64(int(1)<<(e-1)-1) - 1.5 // bias - 1.5
+}
+
+func xwEncode(t testing.TB, f uint8, dt layout.DType, src []byte, shift uint, checksums bool) []byte {
+	t.Helper()
+	n := uint64(len(src) / dt.Size())
+	max, err := XWMaxBodySize(f, dt, n, shift)
+	require.NoError(t, err)
+	body, err := NewCPUBackend(2).EncodeXW(context.Background(), f, dt, src, n, shift, checksums, make([]byte, max))
+	require.NoError(t, err)
+	require.LessOrEqual(t, uint64(len(body)), max)
+	return body
+}
+
+func xwDecode(t testing.TB, f uint8, dt layout.DType, body []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
+	t.Helper()
+	dst := make([]byte, n*uint64(dt.Size()))
+	bodyErr, err := NewCPUBackend(2).DecodeXW(context.Background(), f, dt, body, n, shift, checksums, dst)
+	require.NoError(t, err)
+	return dst, bodyErr
+}
+
+// ---- An independent reference encoder: value-at-a-time bit placement straight from docs/FORMAT.md §13, with
+// per-chunk choices the caller may bend to build non-canonical bodies.
+
+type refChoice struct {
+	raw    bool
+	base   uint32
+	escape map[int]bool // chunk-local values escaped although inside the window
+}
+
+type refGeom struct {
+	E, M, W, B, K, KB, KP, P uint
+	shift                    uint
+}
+
+func newRefGeom(f uint8, dt layout.DType, shift uint) refGeom {
+	e, m, _ := layout.FloatFields(dt)
+	w, _ := layout.XWCodeBits(f)
+	k := m + 1
+	return refGeom{E: e, M: m, W: w, B: 8 * uint(dt.Size()), K: k, KB: k / 8, KP: k % 8, P: w + k%8, shift: shift}
+}
+
+func setBit(b []byte, bit uint64) { b[bit/8] |= 1 << (bit % 8) }
+
+func ceilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
+
+// canonical is the spec's choice for a chunk: the best window (brute force, lowest base on ties), coded iff
+// 4·E·ceil(k/32) < 4·(E-W)·ceil(m/32).
+func (g refGeom) canonical(exps []uint32) refChoice {
+	win := uint32(1)<<g.W - 1
+	best, bestIn := uint32(0), -1
+	for b := uint32(0); b+win <= 1<<g.E; b++ {
+		in := 0
+		for _, x := range exps {
+			if x >= b && x < b+win {
+				in++
+			}
+		}
+		if in > bestIn {
+			best, bestIn = b, in
+		}
+	}
+	m, k := uint64(len(exps)), uint64(len(exps)-bestIn)
+	raw := !(uint64(g.E)*ceilDiv(k, 32) < uint64(g.E-g.W)*ceilDiv(m, 32))
+	if raw {
+		return refChoice{raw: true}
+	}
+	return refChoice{base: best}
+}
+
+// build encodes vals (each a B-bit value) with choose deciding each chunk (nil: canonical).
+func (g refGeom) build(vals []uint32, checksums bool, choose func(c int, exps []uint32) refChoice) []byte {
+	n := uint64(len(vals))
+	cv := uint64(1) << g.shift
+	chunks := ceilDiv(n, cv)
+	groups := ceilDiv(n, 32)
+	planes := make([]byte, 4*uint64(g.P)*groups)
+	lows := make([]byte, layout.Align4(uint64(g.KB)*n))
+	var table, side []byte
+	for c := uint64(0); c < chunks; c++ {
+		lo, hi := c*cv, min((c+1)*cv, n)
+		exps := make([]uint32, hi-lo)
+		for i := lo; i < hi; i++ {
+			exps[i-lo] = vals[i] >> g.M & (1<<g.E - 1)
+		}
+		ch := g.canonical(exps)
+		if choose != nil {
+			ch = choose(int(c), exps)
+		}
+		m := hi - lo
+		var piece []byte
+		var k uint64
+		if ch.raw {
+			piece = make([]byte, 4*uint64(g.E-g.W)*ceilDiv(m, 32))
+		}
+		var escs []uint32
+		for i := lo; i < hi; i++ {
+			v, x := vals[i], exps[i-lo]
+			r := v>>(g.B-1)<<g.M | v&(1<<g.M-1)
+			var code uint32
+			switch {
+			case ch.raw:
+				code = x & (1<<g.W - 1)
+				for t := uint(0); t < g.E-g.W; t++ {
+					if x>>(g.W+t)&1 != 0 {
+						setBit(piece, 32*(((i-lo)/32)*uint64(g.E-g.W)+uint64(t))+(i-lo)%32)
+					}
+				}
+			case x >= ch.base && x < ch.base+(1<<g.W-1) && !ch.escape[int(i-lo)]:
+				code = x - ch.base + 1
+			default:
+				escs = append(escs, x)
+			}
+			for b := uint(0); b < g.W; b++ {
+				if code>>b&1 != 0 {
+					setBit(planes, 32*((i/32)*uint64(g.P)+uint64(b))+i%32)
+				}
+			}
+			for t := uint(0); t < g.KP; t++ {
+				if r>>(8*g.KB+t)&1 != 0 {
+					setBit(planes, 32*((i/32)*uint64(g.P)+uint64(g.W+t))+i%32)
+				}
+			}
+			for q := uint(0); q < g.KB; q++ {
+				lows[uint64(g.KB)*i+uint64(q)] = byte(r >> (8 * q))
+			}
+		}
+		info := uint32(layout.ChunkRaw) << 24
+		if !ch.raw {
+			k = uint64(len(escs))
+			piece = make([]byte, 4*uint64(g.E)*ceilDiv(k, 32))
+			for j, x := range escs {
+				for t := uint(0); t < g.E; t++ {
+					if x>>t&1 != 0 {
+						setBit(piece, 32*(uint64(j)/32*uint64(g.E)+uint64(t))+uint64(j)%32)
+					}
+				}
+			}
+			info = ch.base<<16 | uint32(k)
+		}
+		table = binary.LittleEndian.AppendUint32(table, info)
+		table = binary.LittleEndian.AppendUint32(table, uint32(len(side)))
+		table = binary.LittleEndian.AppendUint32(table, 0) // CRC: below, once every piece is in place
+		side = append(side, piece...)
+	}
+	body := append(append(append(append([]byte{}, planes...), lows...), table...), side...)
+	if checksums {
+		fixCRCs(g, body, n)
+	}
+	return body
+}
+
+// fixCRCs recomputes every chunk CRC of an (otherwise finished) body.
+func fixCRCs(g refGeom, body []byte, n uint64) {
+	cv := uint64(1) << g.shift
+	chunks := ceilDiv(n, cv)
+	pl := 4 * uint64(g.P) * ceilDiv(n, 32)
+	ll := layout.Align4(uint64(g.KB) * n)
+	tab := pl + ll
+	sideStart := tab + 12*chunks
+	for c := uint64(0); c < chunks; c++ {
+		e := body[tab+12*c:]
+		off := uint64(binary.LittleEndian.Uint32(e[4:]))
+		end := uint64(len(body))
+		if c+1 < chunks {
+			end = sideStart + uint64(binary.LittleEndian.Uint32(e[16:]))
+		}
+		lo, hi := c*cv, min((c+1)*cv, n)
+		pg := 4 * uint64(g.P)
+		p0, p1 := lo/32*pg, hi/32*pg
+		l0, l1 := pl+uint64(g.KB)*lo, pl+uint64(g.KB)*hi
+		if c == chunks-1 {
+			p1, l1 = pl, pl+ll
+		}
+		msg := append([]byte{}, e[:8]...)
+		msg = append(append(append(msg, body[sideStart+off:end]...), body[p0:p1]...), body[l0:l1]...)
+		binary.LittleEndian.PutUint32(e[8:], crc32c.Checksum(msg))
+	}
+}
+
+func valuesOf(b []byte, size int) []uint32 {
+	v := make([]uint32, len(b)/size)
+	for i := range v {
+		v[i] = loadValue(b, i, size)
+	}
+	return v
+}
+
+// ---- Round trips and agreement with the reference encoder.
+
+func TestXWMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, p := range xwPairs {
+		for _, spread := range []float64{0.7, 1.5, 3, 40} {
+			for _, n := range []int{1, 31, 32, 33, 1000, 1024, 1025, 2*1024 + 77} {
+				for _, cs := range []bool{true, false} {
+					name := fmt.Sprintf("%s/spread%v/n%d/crc%v", pairName(p.f, p.dt), spread, n, cs)
+					src := floatValues(r, p.dt, n, kvCenter(p.dt), spread)
+					body := xwEncode(t, p.f, p.dt, src, 10, cs)
+					ref := newRefGeom(p.f, p.dt, 10).build(valuesOf(src, p.dt.Size()), cs, nil)
+					require.Equal(t, ref, body, name)
+					got, err := xwDecode(t, p.f, p.dt, body, uint64(n), 10, cs)
+					require.NoError(t, err, name)
+					require.Equal(t, src, got, name)
+				}
+			}
+		}
+	}
+}
+
+func TestXWRoundTripShifts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, p := range xwPairs {
+		for _, shift := range []uint{10, 12, 16} {
+			for _, n := range []int{(1 << shift) - 1, 1 << shift, (1 << shift) + 1, 3<<shift + 5} {
+				src := floatValues(r, p.dt, n, kvCenter(p.dt), 1.8)
+				body := xwEncode(t, p.f, p.dt, src, shift, true)
+				got, err := xwDecode(t, p.f, p.dt, body, uint64(n), shift, true)
+				require.NoError(t, err)
+				require.Equal(t, src, got, "%s shift %d n %d", pairName(p.f, p.dt), shift, n)
+				require.Equal(t, body, xwEncode(t, p.f, p.dt, src, shift, true), "deterministic")
+			}
+		}
+	}
+}
+
+// Every bit pattern of the 8- and 16-bit dtypes, in order and shuffled; for F32 every exponent with random signs
+// and mantissas. In-order data puts each exponent in long runs (raw and coded chunks side by side).
+func TestXWEveryBitPattern(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range xwPairs {
+		var src []byte
+		switch p.dt.Size() {
+		case 1:
+			for rep := 0; rep < 8; rep++ {
+				for v := 0; v < 256; v++ {
+					src = append(src, byte(v))
+				}
+			}
+		case 2:
+			for v := 0; v < 1<<16; v++ {
+				src = binary.LittleEndian.AppendUint16(src, uint16(v))
+			}
+		case 4:
+			for x := uint32(0); x < 256; x++ {
+				for j := 0; j < 64; j++ {
+					src = binary.LittleEndian.AppendUint32(src, r.Uint32()&^(0xFF<<23)|x<<23)
+				}
+			}
+		}
+		shuffled := append([]byte{}, src...)
+		sz := p.dt.Size()
+		r.Shuffle(len(shuffled)/sz, func(i, j int) {
+			for q := 0; q < sz; q++ {
+				shuffled[i*sz+q], shuffled[j*sz+q] = shuffled[j*sz+q], shuffled[i*sz+q]
+			}
+		})
+		for _, data := range [][]byte{src, shuffled} {
+			n := uint64(len(data) / sz)
+			for _, shift := range []uint{10, 16} {
+				body := xwEncode(t, p.f, p.dt, data, shift, true)
+				got, err := xwDecode(t, p.f, p.dt, body, n, shift, true)
+				require.NoError(t, err)
+				require.Equal(t, data, got, pairName(p.f, p.dt))
+			}
+		}
+		if sz == 1 {
+			require.Equal(t, newRefGeom(p.f, p.dt, 10).build(valuesOf(src, 1), true, nil), xwEncode(t, p.f, p.dt, src, 10, true))
+		}
+	}
+}
+
+// Data with every exponent equally likely: (almost) every chunk raw, the size bound reached.
+func TestXWAllEscapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, p := range xwPairs {
+		n := 5000
+		src := make([]byte, n*p.dt.Size())
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		body := xwEncode(t, p.f, p.dt, src, 10, true)
+		g, _ := newXWGeom(p.f, p.dt, uint64(n), 10)
+		require.Equal(t, g.MaxBodySize(), uint64(len(body)), "%s: all raw", pairName(p.f, p.dt))
+		got, err := xwDecode(t, p.f, p.dt, body, uint64(n), 10, true)
+		require.NoError(t, err)
+		require.Equal(t, src, got)
+		// The bound of docs/FORMAT.md §13.5: input + table + group padding + byte padding.
+		require.LessOrEqual(t, len(body), len(src)+12*int(g.Chunks())+31*p.dt.Size()+3)
+	}
+}
+
+// Chunks on both sides of the coded/raw threshold: the mass on exponent 0, k escapes spread over exponents that no
+// window can hold together with 0 or with each other, each rarer than exponent 0.
+func TestXWThreshold(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, p := range xwPairs {
+		g, _ := newXWGeom(p.f, p.dt, 1024, 10)
+		m := uint64(1024)
+		kMax := uint64(0) // largest k that is coded
+		for k := uint64(0); k <= m; k++ {
+			if g.CodedFits(m, k) {
+				kMax = k
+			}
+		}
+		var far []uint32
+		for x := uint32(g.Window()); x < 1<<g.E; x += uint32(g.Window()) {
+			far = append(far, x)
+		}
+		for _, k := range []uint64{kMax, kMax + 1, kMax - 31} {
+			require.Less(t, k/uint64(len(far))+1, m-k, "%s: test data would move the window", pairName(p.f, p.dt))
+			vals := make([]uint32, m)
+			for i := range vals {
+				x := uint32(0)
+				if uint64(i) < k {
+					x = far[i%len(far)]
+				}
+				vals[i] = x<<g.M | r.Uint32()&(1<<g.M-1)
+			}
+			r.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+			src := make([]byte, m*uint64(g.size))
+			for i, v := range vals {
+				storeValue(src, i, g.size, v)
+			}
+			body := xwEncode(t, p.f, p.dt, src, 10, true)
+			info := binary.LittleEndian.Uint32(body[g.table:])
+			require.Equal(t, k > kMax, info>>24 == layout.ChunkRaw, "%s k=%d", pairName(p.f, p.dt), k)
+			got, err := xwDecode(t, p.f, p.dt, body, m, 10, true)
+			require.NoError(t, err)
+			require.Equal(t, src, got)
+		}
+	}
+}
+
+// ---- Invalid bodies.
+
+func TestXWEveryBitFlipDetected(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, p := range xwPairs {
+		n := 1024 + 100
+		src := floatValues(r, p.dt, n, kvCenter(p.dt), 1.5)
+		body := xwEncode(t, p.f, p.dt, src, 10, true)
+		for bit := 0; bit < 8*len(body); bit++ {
+			bad := append([]byte{}, body...)
+			bad[bit/8] ^= 1 << (bit % 8)
+			_, err := xwDecode(t, p.f, p.dt, bad, uint64(n), 10, true)
+			require.Error(t, err, "%s: flip of bit %d undetected", pairName(p.f, p.dt), bit)
+			var e *Error
+			require.True(t, errors.As(err, &e))
+			require.True(t, errors.Is(err, ErrChecksum) || errors.Is(err, ErrCorrupt), "%s bit %d: %v",
+				pairName(p.f, p.dt), bit, err)
+		}
+	}
+}
+
+// expectClass decodes body and checks the error class and chunk.
+func expectClass(t *testing.T, f uint8, dt layout.DType, body []byte, n uint64, shift uint, cs bool, cls error,
+	chunk int64, what string) {
+	t.Helper()
+	_, err := xwDecode(t, f, dt, body, n, shift, cs)
+	require.Error(t, err, what)
+	require.ErrorIs(t, err, cls, what)
+	var e *Error
+	require.True(t, errors.As(err, &e), what)
+	require.Equal(t, chunk, e.Chunk, "%s: %v", what, err)
+}
+
+func TestXWNonCanonical(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, p := range xwPairs {
+		for _, cs := range []bool{true, false} {
+			const n = 3 * 1024
+			name := pairName(p.f, p.dt)
+			src := floatValues(r, p.dt, n, kvCenter(p.dt), 1.2)
+			vals := valuesOf(src, p.dt.Size())
+			rg := newRefGeom(p.f, p.dt, 10)
+			canon := rg.build(vals, cs, nil)
+			require.Equal(t, canon, xwEncode(t, p.f, p.dt, src, 10, cs))
+			g, _ := newXWGeom(p.f, p.dt, n, 10)
+			tab := func(b []byte, c int) uint32 { return binary.LittleEndian.Uint32(b[g.table+12*uint64(c):]) }
+			require.Equal(t, uint32(0), tab(canon, 1)>>24, "%s: chunk 1 is coded", name)
+
+			// Chunk 1 raw although it fits coded.
+			b := rg.build(vals, cs, func(c int, e []uint32) refChoice {
+				if c == 1 {
+					return refChoice{raw: true}
+				}
+				return rg.canonical(e)
+			})
+			expectClass(t, p.f, p.dt, b, n, 10, cs, ErrNonCanonical, 1, name+": raw that fits coded")
+
+			// Chunk 2 with a window other than the canonical one (one step off, still holding values).
+			b = rg.build(vals, cs, func(c int, e []uint32) refChoice {
+				ch := rg.canonical(e)
+				if c == 2 {
+					if ch.base > 0 {
+						ch.base--
+					} else {
+						ch.base++
+					}
+				}
+				return ch
+			})
+			// (The lowest base wins ties, so a window one step off is never canonical; if it holds too few values
+			// the chunk fails as "should be raw" instead, non-canonical too.)
+			expectClass(t, p.f, p.dt, b, n, 10, cs, ErrNonCanonical, 2, name+": window off the best")
+
+			// Chunk 0 escapes a value that has a code.
+			b = rg.build(vals, cs, func(c int, e []uint32) refChoice {
+				ch := rg.canonical(e)
+				if c == 0 {
+					for i, x := range e {
+						if x >= ch.base && x < ch.base+uint32(g.Window()) {
+							ch.escape = map[int]bool{i: true}
+							break
+						}
+					}
+				}
+				return ch
+			})
+			expectClass(t, p.f, p.dt, b, n, 10, cs, ErrNonCanonical, 0, name+": escape with a code")
+
+			// Padding bits: a plane bit past the last value, byte-stream padding, escape padding.
+			short := uint64(n - 5)
+			sb := rg.build(vals[:short], cs, nil)
+			gs, _ := newXWGeom(p.f, p.dt, short, 10)
+			pads := map[string]uint64{"plane bit": 8*(gs.PlaneBytes()-4) + 31}
+			if gs.LowBytes() > uint64(gs.KB())*short {
+				pads["byte padding"] = 8 * (gs.lows + gs.LowBytes() - 1)
+			}
+			if k := uint64(binary.LittleEndian.Uint32(sb[gs.table+24:]) & 0xFFFF); k%32 != 0 &&
+				binary.LittleEndian.Uint32(sb[gs.table+24:])>>24 == 0 {
+				pads["escape padding"] = 8*uint64(len(sb)) - 1 // top bit of the last escape plane
+			}
+			for what, bit := range pads {
+				bad := append([]byte{}, sb...)
+				bad[bit/8] |= 1 << (bit % 8)
+				if cs {
+					fixCRCs(rg, bad, short)
+				}
+				expectClass(t, p.f, p.dt, bad, short, 10, cs, ErrNonCanonical, 2, name+": "+what)
+			}
+
+			// Codes that disagree with the escape count: an in-window value's code cleared (one zero code too
+			// many), an escaped value's code set (one too few).
+			for _, tooMany := range []bool{true, false} {
+				bad := append([]byte{}, canon...)
+				done := false
+				for i := 0; i < 1024 && !done; i++ {
+					gi, bit := uint64(i/32), uint(i%32)
+					var code uint32
+					for b := uint(0); b < g.W; b++ {
+						code |= binary.LittleEndian.Uint32(bad[4*(gi*uint64(g.Planes())+uint64(b)):]) >> bit & 1 << b
+					}
+					if (code != 0) == tooMany {
+						for b := uint(0); b < g.W; b++ {
+							w := bad[4*(gi*uint64(g.Planes())+uint64(b)):]
+							binary.LittleEndian.PutUint32(w, binary.LittleEndian.Uint32(w)&^(1<<bit))
+						}
+						if !tooMany {
+							setBit(bad, 8*4*gi*uint64(g.Planes())+uint64(bit))
+						}
+						done = true
+					}
+				}
+				if !done {
+					continue // chunk 0 has no escape to give a code
+				}
+				if cs {
+					fixCRCs(rg, bad, n)
+				}
+				expectClass(t, p.f, p.dt, bad, n, 10, cs, ErrNonCanonical, 0, fmt.Sprintf("%s: too many zero codes %v", name, tooMany))
+			}
+
+			// Raw side padding: bits for values past the end of a raw last chunk.
+			rb := rg.build(vals[:short], cs, func(c int, e []uint32) refChoice {
+				if c == 2 {
+					return refChoice{raw: true}
+				}
+				return rg.canonical(e)
+			})
+			rb[len(rb)-1] |= 0x80
+			if cs {
+				fixCRCs(rg, rb, short)
+			}
+			_, err := xwDecode(t, p.f, p.dt, rb, short, 10, cs)
+			require.ErrorIs(t, err, ErrNonCanonical, name)
+			require.Contains(t, err.Error(), "raw side bits past the last value", name)
+
+			if !cs {
+				bad := append([]byte{}, canon...)
+				bad[g.table+12+8] = 1
+				expectClass(t, p.f, p.dt, bad, n, 10, cs, ErrNonCanonical, 1, name+": CRC without checksums")
+			}
+		}
+	}
+}
+
+// A coded chunk whose count is past the threshold (decodable, but the encoder would have stored it raw).
+func TestXWCodedThatShouldBeRaw(t *testing.T) {
+	for _, p := range xwPairs {
+		g, _ := newXWGeom(p.f, p.dt, 1024, 10)
+		rg := newRefGeom(p.f, p.dt, 10)
+		vals := make([]uint32, 1024)
+		for i := range vals {
+			vals[i] = uint32(i%(1<<g.E)) << g.M // every exponent equally often: raw
+		}
+		b := rg.build(vals, true, nil)
+		require.Equal(t, uint32(layout.ChunkRaw), binary.LittleEndian.Uint32(b[g.table:])>>24)
+		b = rg.build(vals, true, func(c int, e []uint32) refChoice {
+			ch := refChoice{base: 0}
+			return ch
+		})
+		expectClass(t, p.f, p.dt, b, 1024, 10, true, ErrNonCanonical, 0, pairName(p.f, p.dt))
+	}
+}
+
+func TestXWCorruptTables(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	p := xwPairs[0]
+	const n = 3*1024 + 10
+	src := floatValues(r, p.dt, n, kvCenter(p.dt), 1.2)
+	body := xwEncode(t, p.f, p.dt, src, 10, true)
+	g, _ := newXWGeom(p.f, p.dt, n, 10)
+	entry := func(b []byte, c, w int) []byte { return b[g.table+12*uint64(c)+4*uint64(w):] }
+	mut := func(f func(b []byte)) []byte {
+		b := append([]byte{}, body...)
+		f(b)
+		return b
+	}
+	le := binary.LittleEndian
+	info1 := le.Uint32(entry(body, 1, 0))
+	cases := map[string][]byte{
+		"kind 2":             mut(func(b []byte) { le.PutUint32(entry(b, 1, 0), 2<<24) }),
+		"raw with base":      mut(func(b []byte) { le.PutUint32(entry(b, 1, 0), 1<<24|1<<16) }),
+		"count > m":          mut(func(b []byte) { le.PutUint32(entry(b, 3, 0), 11) }),
+		"base > max":         mut(func(b []byte) { le.PutUint32(entry(b, 1, 0), info1&0xFFFF|uint32(g.MaxBase()+1)<<16) }),
+		"side offset":        mut(func(b []byte) { le.PutUint32(entry(b, 1, 1), le.Uint32(entry(b, 1, 1))+4) }),
+		"short side":         body[:len(body)-4],
+		"long side":          append(append([]byte{}, body...), 0, 0, 0, 0),
+		"shorter than table": body[:g.table+8],
+	}
+	for what, b := range cases {
+		_, err := xwDecode(t, p.f, p.dt, b, n, 10, true)
+		require.ErrorIs(t, err, ErrCorrupt, what)
+	}
+}
+
+// Precedence: structural errors, then checksums, then canonical form, each reporting its lowest chunk.
+func TestXWErrorPrecedence(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	p := xwPairs[0]
+	const n = 4 * 1024
+	src := floatValues(r, p.dt, n, kvCenter(p.dt), 1.2)
+	vals := valuesOf(src, p.dt.Size())
+	rg := newRefGeom(p.f, p.dt, 10)
+	g, _ := newXWGeom(p.f, p.dt, n, 10)
+	b := rg.build(vals, true, func(c int, e []uint32) refChoice {
+		if c == 0 || c == 3 {
+			return refChoice{raw: true} // non-canonical in chunks 0 and 3
+		}
+		return rg.canonical(e)
+	})
+	expectClass(t, p.f, p.dt, b, n, 10, true, ErrNonCanonical, 0, "lowest non-canonical chunk")
+	pl, _ := g.planePiece(2)
+	b[pl] ^= 1 // checksum error in chunk 2
+	expectClass(t, p.f, p.dt, b, n, 10, true, ErrChecksum, 2, "checksum before non-canonical")
+}
+
+func TestCheckXWRecord(t *testing.T) {
+	x, _ := layout.NewXW(layout.FormatXW3, layout.DTypeF16, 5000, 12)
+	ok := func(bl uint64) error {
+		return CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 12, layout.NoCodebook, 5000, bl)
+	}
+	require.NoError(t, ok(x.MinBodySize()))
+	require.NoError(t, ok(x.MaxBodySize()))
+	require.ErrorIs(t, ok(x.MaxBodySize()+4), ErrCorrupt)
+	require.ErrorIs(t, ok(x.MinBodySize()-4), ErrCorrupt)
+	require.ErrorIs(t, ok(x.MinBodySize()+2), ErrCorrupt)
+	require.ErrorIs(t, CheckXWRecord(layout.FormatXW4, layout.DTypeF8E4M3, 12, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeBF16, 12, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 9, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 17, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 12, 0, 5000, x.MinBodySize()), ErrNonCanonical)
+	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 12, layout.NoCodebook, 1<<32, 0), ErrTooLarge)
+}
+
+func TestXWBadArguments(t *testing.T) {
+	b := NewCPUBackend(1)
+	ctx := context.Background()
+	_, err := b.EncodeXW(ctx, layout.FormatXW3, layout.DTypeBF16, make([]byte, 8), 4, 10, true, make([]byte, 100))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = b.EncodeXW(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 5, 10, true, make([]byte, 1000))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = b.EncodeXW(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 4, 10, true, make([]byte, 10))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = b.EncodeXW(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 4, 9, true, make([]byte, 1000))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = b.DecodeXW(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 4, 10, true, make([]byte, 7))
+	require.ErrorIs(t, err, ErrInvalidInput)
+}

@@ -1,0 +1,227 @@
+#version 450
+// Exponent-window decode (docs/FORMAT.md §13): one workgroup per chunk (grid-stride), one pass. Each chunk
+// checks its table entry against its neighbour's, verifies its CRC-32C, decodes its groups (an ordered prefix sum
+// of zero codes numbers the escapes), and checks the canonical-form rules, with a histogram of the decoded
+// exponents for the window rule. Problems become status bits and the lowest chunk per class. Every index derived
+// from payload data is bounded before use.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+
+#include "layout.glsl"
+#include "common.glsl"
+#include "xw_common.glsl"
+
+layout(std430, binding = 0) readonly buffer Planes { uint planes[]; };
+layout(std430, binding = 1) readonly buffer Lows { uint lows[]; };    // ≥ 1 word
+layout(std430, binding = 2) readonly buffer Table { uint table[]; };
+layout(std430, binding = 3) readonly buffer Side { uint side[]; };    // ≥ 1 word
+layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; };
+layout(std430, binding = 5) buffer Status { uint status[]; };         // flags, lowest chunk per class
+
+layout(push_constant) uniform PC {
+    uint chunks;
+    uint lastLen;
+    uint checksums;
+    uint sideLen;    // bytes in the side section
+    uint planeWords;
+    uint lowWords;
+    uint dstWords;   // words of the output (align4(N·SIZE)/4)
+} pc;
+
+shared uint hist[256];
+
+void report(uint bit, uint c) {
+    uint cls = bit == STATUS_CORRUPT ? 1u : (bit == STATUS_CHECKSUM ? 2u : 3u);
+    atomicOr(status[0], bit);
+    atomicMin(status[cls], c);
+}
+
+// sideWord reads side-section word i, clamped into the buffer.
+uint sideWord(uint i) {
+    uint words = pc.sideLen / 4u;
+    return side[words == 0u ? 0u : min(i, words - 1u)];
+}
+
+uint planeWord(uint i) { return planes[min(i, pc.planeWords - 1u)]; }
+uint lowWord(uint i) { return pc.lowWords == 0u ? 0u : lows[min(i, pc.lowWords - 1u)]; }
+
+uint gInfo, gOff, gSideW, gPlane0, gPlaneW, gLow0;
+
+uint msgWord(uint q) {
+    if (q == 0u) return gInfo;
+    if (q == 1u) return gOff;
+    q -= 2u;
+    if (q < gSideW) return sideWord(gOff / 4u + q);
+    q -= gSideW;
+    if (q < gPlaneW) return planeWord(gPlane0 + q);
+    q -= gPlaneW;
+    return lowWord(gLow0 + q);
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint rank = wgRank();
+    initCRC();
+    barrier();
+    const uint emask = (1u << E) - 1u;
+    const uint mmask = (1u << M) - 1u;
+    for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
+        bool last = c == pc.chunks - 1u;
+        uint m = last ? pc.lastLen : N;
+        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint off = table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint stored = table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
+        uint next = last ? pc.sideLen : table[(c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint kind = info >> KIND_SHIFT;
+        uint base = (info >> XW_BASE_SHIFT) & XW_BASE_MASK;
+        uint k = info & XW_COUNT_MASK;
+        bool raw = kind == CHUNK_RAW;
+        uint size = raw ? rawSide(m) : codedSide(k);
+        // Structure (docs/FORMAT.md §13.2.2); neighbouring entries agreeing pairwise is the running-sum rule.
+        bool corrupt = kind > CHUNK_RAW || (raw && (info & ((1u << KIND_SHIFT) - 1u)) != 0u)
+            || (!raw && (k > m || base > MAXBASE)) || (c == 0u && off != 0u) || off > pc.sideLen
+            || size > pc.sideLen - off || off + size != next || off % 4u != 0u;
+        if (corrupt) {
+            if (t == 0u) report(STATUS_CORRUPT, c);
+            barrier();
+            continue;
+        }
+        uint gm = (m + 31u) / 32u;
+        uint g0 = c * GPC; // first group of the chunk in the tensor
+        if (pc.checksums != 0u) {
+            gInfo = info;
+            gOff = off;
+            gSideW = size / 4u;
+            gPlane0 = g0 * P;
+            gPlaneW = last ? pc.planeWords - gPlane0 : GPC * P;
+            gLow0 = g0 * LW;
+            uint lowW = last ? pc.lowWords - gLow0 : GPC * LW;
+            uint words = 2u + gSideW + gPlaneW + lowW;
+            uint L = (words + WG - 1u) / WG;
+            uint lo = min(rank * L, words), hi = min(lo + L, words);
+            uint reg = 0u;
+            for (uint q = lo; q < hi; q++) reg = crcWord(reg, msgWord(q));
+            reg = shiftBytes(reg, 4u * (words - hi));
+            uint crc = wgXor(reg) ^ shiftBytes(0xFFFFFFFFu, 4u * words) ^ 0xFFFFFFFFu;
+            if (crc != stored) {
+                if (t == 0u) report(STATUS_CHECKSUM, c);
+                barrier();
+                continue;
+            }
+        } else if (stored != 0u) {
+            if (t == 0u) report(STATUS_NONCANONICAL, c);
+            barrier();
+            continue;
+        }
+        for (uint i = t; i < 256u; i += WG) hist[i] = 0u;
+        barrier();
+        uint bad = 0u;  // this invocation saw a non-canonical stream
+        uint carry = 0u; // zero codes of earlier rounds
+        for (uint it = 0u; it < ITERS; it++) {
+            uint gi = it * WG + rank;
+            bool live = gi < gm;
+            uint n = live ? min(32u, m - gi * 32u) : 0u;
+            uint valid = n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u;
+            uint pw[8], hp[8];
+            for (uint p = 0u; p < 8u; p++) {
+                pw[p] = 0u;
+                hp[p] = 0u;
+            }
+            uint z = 0u; // lanes with code 0 (coded chunks)
+            if (live) {
+                for (uint p = 0u; p < P; p++) {
+                    pw[p] = planeWord((g0 + gi) * P + p);
+                    if ((pw[p] & ~valid) != 0u) bad = 1u;
+                }
+                if (raw) {
+                    for (uint h = 0u; h < HP; h++) {
+                        hp[h] = sideWord(off / 4u + gi * HP + h);
+                        if ((hp[h] & ~valid) != 0u) bad = 1u;
+                    }
+                } else {
+                    uint any = 0u;
+                    for (uint p = 0u; p < W; p++) any |= pw[p];
+                    z = ~any & valid;
+                }
+            }
+            uint total;
+            uint pre = wgExclusiveAdd(bitCount(z), total);
+            if (live) {
+                uint j = carry + pre; // chunk index of the group's next escape
+                // Output word by output word, values in order (escapes are consumed in value order).
+                for (uint q = 0u; q < GW; q++) {
+                    uint ow = 0u;
+                    for (uint u = 0u; u < VPW; u++) {
+                        uint i = q * VPW + u;
+                        if (i >= n) break;
+                        uint sym = 0u;
+                        for (uint p = 0u; p < P; p++) sym |= ((pw[p] >> i) & 1u) << p;
+                        uint code = sym & WIN;
+                        uint r = (sym >> W) << (8u * KB);
+                        for (uint b = 0u; b < KB; b++) {
+                            uint byteIdx = (g0 + gi) * 32u * KB + KB * i + b;
+                            r |= ((lowWord(byteIdx / 4u) >> (8u * (byteIdx % 4u))) & 0xFFu) << (8u * b);
+                        }
+                        uint x;
+                        if (raw) {
+                            x = code;
+                            for (uint h = 0u; h < HP; h++) x |= ((hp[h] >> i) & 1u) << (W + h);
+                        } else if (code != 0u) {
+                            x = base + code - 1u;
+                        } else if (j >= k) {
+                            bad = 1u; // more zero codes than escapes
+                            x = 0u;
+                        } else {
+                            x = 0u;
+                            uint w0 = off / 4u + (j / 32u) * E;
+                            for (uint e = 0u; e < E; e++) x |= ((sideWord(w0 + e) >> (j % 32u)) & 1u) << e;
+                            if (x - base < WIN) bad = 1u; // an escape that has a code
+                            j++;
+                        }
+                        atomicAdd(hist[x & 255u], 1u);
+                        uint v = ((r >> M) << SBIT) | (x << M) | (r & mmask);
+                        ow |= v << (8u * SIZE * u);
+                    }
+                    uint wi = (c * N + gi * 32u) / VPW + q;
+                    if (q * VPW < n && wi < pc.dstWords) dst[wi] = ow;
+                }
+            }
+            carry += total;
+        }
+        if (!raw && carry != k) bad = 1u;
+        // Escape-plane bits past the last escape.
+        if (!raw && k % 32u != 0u && t < E && (sideWord(off / 4u + (k / 32u) * E + t) >> (k % 32u)) != 0u) bad = 1u;
+        // Byte-stream padding of the last chunk.
+        if (last && KB != 0u) {
+            uint from = KB * m; // chunk-relative byte where padding starts
+            uint lowW = pc.lowWords - g0 * LW;
+            for (uint q = from / 4u + t; q < lowW; q += WG) {
+                uint w = lowWord(g0 * LW + q);
+                if (q == from / 4u && from % 4u != 0u) w >>= 8u * (from % 4u);
+                if (w != 0u) bad = 1u;
+            }
+        }
+        bad = wgOr(bad);
+        barrier();
+        if (t == 0u) {
+            uint s = 0u;
+            for (uint e = 0u; e < WIN; e++) s += hist[e];
+            uint best = s, bestBase = 0u;
+            for (uint b = 1u; b <= MAXBASE; b++) {
+                s += hist[b + WIN - 1u] - hist[b - 1u];
+                if (s > best) {
+                    best = s;
+                    bestBase = b;
+                }
+            }
+            if (raw) {
+                if (codedSide(m - best) < rawSide(m)) bad = 1u;
+            } else if (codedSide(k) >= rawSide(m) || bestBase != base) {
+                bad = 1u;
+            }
+            if (bad != 0u) report(STATUS_NONCANONICAL, c);
+        }
+        barrier();
+    }
+}
