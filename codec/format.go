@@ -253,44 +253,27 @@ func SupportsFormat(b Backend, id uint8) bool {
 // EncodeByFormat calls fn once per format present in jobs, in order of first appearance, with that format's jobs
 // (results are copied back into jobs). A backend runs mixed calls with it.
 func EncodeByFormat(jobs []EncodeJob, fn func(id uint8, jobs []EncodeJob) error) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	if sameFormat(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
-		return fn(jobs[0].Format, jobs)
-	}
-	for _, id := range formatOrder(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
-		var sub []EncodeJob
-		var at []int
-		for i := range jobs {
-			if jobs[i].Format == id {
-				sub, at = append(sub, jobs[i]), append(at, i)
-			}
-		}
-		err := fn(id, sub)
-		for k, i := range at {
-			jobs[i] = sub[k]
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return byFormat(jobs, func(j *EncodeJob) uint8 { return j.Format }, fn)
 }
 
 // DecodeByFormat is EncodeByFormat for decode jobs.
 func DecodeByFormat(jobs []DecodeJob, fn func(id uint8, jobs []DecodeJob) error) error {
+	return byFormat(jobs, func(j *DecodeJob) uint8 { return j.Format }, fn)
+}
+
+// byFormat is EncodeByFormat and DecodeByFormat for any job type; format reads a job's format id.
+func byFormat[J any](jobs []J, format func(*J) uint8, fn func(id uint8, jobs []J) error) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	if sameFormat(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
-		return fn(jobs[0].Format, jobs)
+	if sameFormat(len(jobs), func(i int) uint8 { return format(&jobs[i]) }) {
+		return fn(format(&jobs[0]), jobs)
 	}
-	for _, id := range formatOrder(len(jobs), func(i int) uint8 { return jobs[i].Format }) {
-		var sub []DecodeJob
+	for _, id := range formatOrder(len(jobs), func(i int) uint8 { return format(&jobs[i]) }) {
+		var sub []J
 		var at []int
 		for i := range jobs {
-			if jobs[i].Format == id {
+			if format(&jobs[i]) == id {
 				sub, at = append(sub, jobs[i]), append(at, i)
 			}
 		}

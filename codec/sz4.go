@@ -311,36 +311,17 @@ func allZero(b []byte) bool {
 // that are the running sum of the side sizes, and a side section that ends exactly at the body's end. After it
 // passes, every piece of every chunk lies inside the body.
 func sz4CheckTable(body []byte, g *sz4Geom) error {
-	if uint64(len(body)) < g.side {
-		return errorf(ErrCorrupt, "body of %d bytes is shorter than its %d-byte dense streams and table", len(body), g.side)
-	}
-	sideLen := uint64(len(body)) - g.side
-	var off uint64
-	for c := uint64(0); c < g.Chunks(); c++ {
-		e := body[g.table+c*layout.ChunkEntrySize:]
-		info := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
-		so := binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:])
-		kind := info >> layout.KindShift
-		m := g.ChunkLen(c)
-		switch {
+	return checkSideChain(body, g.table, g.side, g.Chunks(), g.ChunkLen, func(c uint64, info uint32, m uint64) (uint64, error) {
+		switch kind := info >> layout.KindShift; {
 		case kind > layout.ChunkRaw:
-			return chunkErr(ErrCorrupt, c, "unknown chunk kind %d", kind)
+			return 0, chunkErr(ErrCorrupt, c, "unknown chunk kind %d", kind)
 		case kind == layout.ChunkRaw && info&layout.CountMask != 0:
-			return chunkErr(ErrCorrupt, c, "raw chunk with a non-zero escape count")
+			return 0, chunkErr(ErrCorrupt, c, "raw chunk with a non-zero escape count")
 		case kind == layout.ChunkCoded && uint64(info&layout.CountMask) > m:
-			return chunkErr(ErrCorrupt, c, "%d escapes in a chunk of %d values", info&layout.CountMask, m)
-		case uint64(so) != off:
-			return chunkErr(ErrCorrupt, c, "side offset %d, expected %d", so, off)
+			return 0, chunkErr(ErrCorrupt, c, "%d escapes in a chunk of %d values", info&layout.CountMask, m)
 		}
-		off += sideSize(info, m)
-		if off > sideLen {
-			return chunkErr(ErrCorrupt, c, "side pieces overrun the %d-byte side section", sideLen)
-		}
-	}
-	if off != sideLen {
-		return errorf(ErrCorrupt, "side section is %d bytes, chunk table accounts for %d", sideLen, off)
-	}
-	return nil
+		return sideSize(info, m), nil
+	})
 }
 
 // CheckSZ4Table validates a SplitZip-4 body's chunk table structurally (docs/FORMAT.md §5.3): what a GPU backend

@@ -320,39 +320,21 @@ func tbe3DecodeChunk(dst []byte, m int, info uint32, planes, sm, side []byte) er
 // sizes, and a side section that ends exactly at the body's end. After it passes, every piece of every chunk lies
 // inside the body.
 func tbe3CheckTable(body []byte, g *tbe3Geom) error {
-	if uint64(len(body)) < g.side {
-		return errorf(ErrCorrupt, "body of %d bytes is shorter than its %d-byte dense streams and table", len(body), g.side)
-	}
-	sideLen := uint64(len(body)) - g.side
-	var off uint64
-	for c := uint64(0); c < g.Chunks(); c++ {
-		e := body[g.table+c*layout.ChunkEntrySize:]
-		info := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
-		so := binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:])
+	return checkSideChain(body, g.table, g.side, g.Chunks(), g.ChunkLen, func(c uint64, info uint32, m uint64) (uint64, error) {
 		kind := info >> layout.KindShift
-		m := g.ChunkLen(c)
 		w := info >> layout.TBE3WindowShift & layout.TBE3WindowMask
 		switch {
 		case kind > layout.ChunkRaw:
-			return chunkErr(ErrCorrupt, c, "unknown chunk kind %d", kind)
+			return 0, chunkErr(ErrCorrupt, c, "unknown chunk kind %d", kind)
 		case kind == layout.ChunkRaw && info&^(0xFF<<layout.KindShift) != 0:
-			return chunkErr(ErrCorrupt, c, "raw chunk with a window or fallback count")
+			return 0, chunkErr(ErrCorrupt, c, "raw chunk with a window or fallback count")
 		case kind == layout.ChunkCoded && w > layout.TBE3MaxWindowStart:
-			return chunkErr(ErrCorrupt, c, "window start %d beyond %d", w, layout.TBE3MaxWindowStart)
+			return 0, chunkErr(ErrCorrupt, c, "window start %d beyond %d", w, layout.TBE3MaxWindowStart)
 		case kind == layout.ChunkCoded && uint64(info&layout.TBE3CountMask) > m:
-			return chunkErr(ErrCorrupt, c, "%d fallbacks in a chunk of %d values", info&layout.TBE3CountMask, m)
-		case uint64(so) != off:
-			return chunkErr(ErrCorrupt, c, "side offset %d, expected %d", so, off)
+			return 0, chunkErr(ErrCorrupt, c, "%d fallbacks in a chunk of %d values", info&layout.TBE3CountMask, m)
 		}
-		off += tbe3SideSize(info, m)
-		if off > sideLen {
-			return chunkErr(ErrCorrupt, c, "side pieces overrun the %d-byte side section", sideLen)
-		}
-	}
-	if off != sideLen {
-		return errorf(ErrCorrupt, "side section is %d bytes, chunk table accounts for %d", sideLen, off)
-	}
-	return nil
+		return tbe3SideSize(info, m), nil
+	})
 }
 
 // CheckTBE3Table validates a TBE-3 body's chunk table structurally: what a GPU backend checks on the host before

@@ -302,16 +302,7 @@ func zf12DecodeChunk(dst []byte, m int, codes, lows, heads, side []byte) error {
 // base (≤ 127) or 0xFF, a raw-block count that matches them, side offsets that are the running sum of the side
 // sizes and a side section that ends exactly at the body's end. After it passes, every piece lies inside the body.
 func zf12CheckTable(body []byte, g *zf12Geom) error {
-	if uint64(len(body)) < g.side {
-		return errorf(ErrCorrupt, "body of %d bytes is shorter than its %d-byte dense streams and table", len(body), g.side)
-	}
-	sideLen := uint64(len(body)) - g.side
-	var off uint64
-	for c := uint64(0); c < g.Chunks(); c++ {
-		e := body[g.table+c*layout.ChunkEntrySize:]
-		info := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
-		so := binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:])
-		m := g.ChunkLen(c)
+	return checkSideChain(body, g.table, g.side, g.Chunks(), g.ChunkLen, func(c uint64, info uint32, m uint64) (uint64, error) {
 		hl, _ := g.headPiece(c)
 		heads := body[hl : hl+(m+layout.ZF12Block-1)/layout.ZF12Block]
 		var k uint32
@@ -320,26 +311,17 @@ func zf12CheckTable(body []byte, g *zf12Geom) error {
 			case h == layout.ZF12RawHeader:
 				k++
 			case h > layout.ZF12MaxBase:
-				return chunkErr(ErrCorrupt, c, "block %d has header byte %#x", b, h)
+				return 0, chunkErr(ErrCorrupt, c, "block %d has header byte %#x", b, h)
 			}
 		}
 		switch {
 		case info>>layout.KindShift != 0:
-			return chunkErr(ErrCorrupt, c, "unknown chunk kind %d", info>>layout.KindShift)
+			return 0, chunkErr(ErrCorrupt, c, "unknown chunk kind %d", info>>layout.KindShift)
 		case info != k:
-			return chunkErr(ErrCorrupt, c, "%d raw blocks in the table, %d in the headers", info, k)
-		case uint64(so) != off:
-			return chunkErr(ErrCorrupt, c, "side offset %d, expected %d", so, off)
+			return 0, chunkErr(ErrCorrupt, c, "%d raw blocks in the table, %d in the headers", info, k)
 		}
-		off += zf12SideSize(heads, m)
-		if off > sideLen {
-			return chunkErr(ErrCorrupt, c, "side pieces overrun the %d-byte side section", sideLen)
-		}
-	}
-	if off != sideLen {
-		return errorf(ErrCorrupt, "side section is %d bytes, chunk table accounts for %d", sideLen, off)
-	}
-	return nil
+		return zf12SideSize(heads, m), nil
+	})
 }
 
 // CheckZF12Table validates a zf12 body's chunk table and headers structurally (docs/FORMAT.md §10.3): what a GPU
