@@ -416,8 +416,7 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	if err := cmd.Begin(); err != nil {
 		return err
 	}
-	cmd.FillBuffer(status.dev.buf, status.dev.off, status.dev.size, 0)
-	cmd.FillBuffer(status.dev.buf, status.dev.off+4, 12, 0xFFFFFFFF)
+	resetStatus(cmd, status.dev)
 	b.copyUp(cmd, body)
 	cmd.Barrier()
 	if err := b.recordAutoDecode(ctx, s, body.dev.rng(), uint64(len(j.Body)), j.N, j.Shift, j.Codebook, j.Checksums,
@@ -463,15 +462,10 @@ func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n u
 	}
 	op := &EncodeOp{recorded: recorded{b: b, s: s}}
 	fail := func(err error) (*EncodeOp, error) { op.Close(); return nil, err }
-	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+	if err := op.beginTimed(2); err != nil {
 		return fail(err)
 	}
 	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return fail(err)
-	}
-	cmd.ResetQueries(op.qp, 0, 2)
-	cmd.Timestamp(op.qp, 0)
 	work, err := b.recordAutoEncode(ctx, s, src, n, shift, cb, checksums, dst, ids)
 	if err != nil {
 		return fail(err)
@@ -525,17 +519,11 @@ func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bo
 		return fail(err)
 	}
 	op.status = status.host
-	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+	if err := op.beginTimed(2); err != nil {
 		return fail(err)
 	}
 	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return fail(err)
-	}
-	cmd.ResetQueries(op.qp, 0, 2)
-	cmd.Timestamp(op.qp, 0)
-	cmd.FillBuffer(status.dev.buf, status.dev.off, status.dev.size, 0)
-	cmd.FillBuffer(status.dev.buf, status.dev.off+4, 12, 0xFFFFFFFF)
+	resetStatus(cmd, status.dev)
 	cmd.Barrier()
 	if err := b.recordAutoDecode(ctx, s, body, bodyLen, n, shift, cb, checksums, dst, status.dev, ids); err != nil {
 		return fail(err)

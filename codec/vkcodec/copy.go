@@ -36,15 +36,10 @@ func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error
 	if err != nil {
 		return fail(err)
 	}
-	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+	if err := op.beginTimed(2); err != nil {
 		return fail(err)
 	}
 	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return fail(err)
-	}
-	cmd.ResetQueries(op.qp, 0, 2)
-	cmd.Timestamp(op.qp, 0)
 	var pw pushWriter
 	groups := min(uint64(b.groups)*4, (n/16+uint64(b.o.WorkGroup)-1)/uint64(b.o.WorkGroup))
 	// Offsets are folded into the bindings: aligned to 256 they start exactly at the data only when the caller's

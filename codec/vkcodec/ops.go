@@ -189,15 +189,10 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 		return err
 	}
 	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
-	if op.qp, err = b.dev.NewQueryPool(4); err != nil {
+	if err := op.beginTimed(4); err != nil {
 		return err
 	}
 	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return err
-	}
-	cmd.ResetQueries(op.qp, 0, 4)
-	cmd.Timestamp(op.qp, 0)
 	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
 	cmd.Barrier()
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
@@ -316,18 +311,11 @@ func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen ui
 		return err
 	}
 	op.status = p.status.host
-	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+	if err := op.beginTimed(2); err != nil {
 		return err
 	}
 	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return err
-	}
-	cmd.ResetQueries(op.qp, 0, 2)
-	cmd.Timestamp(op.qp, 0)
-	st := p.status.dev
-	cmd.FillBuffer(st.buf, st.off, st.size, 0)
-	cmd.FillBuffer(st.buf, st.off+4, 12, 0xFFFFFFFF)
+	resetStatus(cmd, p.status.dev)
 	cmd.Barrier()
 	job := codec.DecodeJob{Codebook: cb, Checksums: checksums}
 	if err := b.recordDecode(ctx, s, &job, p, uint32(sideLen)); err != nil {
@@ -499,15 +487,10 @@ func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layou
 		return err
 	}
 	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
-	if op.qp, err = b.dev.NewQueryPool(4); err != nil {
+	if err := op.beginTimed(4); err != nil {
 		return err
 	}
 	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return err
-	}
-	cmd.ResetQueries(op.qp, 0, 4)
-	cmd.Timestamp(op.qp, 0)
 	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
 	cmd.Barrier()
 	if err := b.recordZF12Encode(ctx, s, checksums, p); err != nil {
@@ -591,18 +574,11 @@ func (op *DecodeOp) prepareZF12(ctx context.Context, body vk.BufferRange, bodyLe
 		return err
 	}
 	op.status = p.status.host
-	if op.qp, err = b.dev.NewQueryPool(2); err != nil {
+	if err := op.beginTimed(2); err != nil {
 		return err
 	}
 	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return err
-	}
-	cmd.ResetQueries(op.qp, 0, 2)
-	cmd.Timestamp(op.qp, 0)
-	st := p.status.dev
-	cmd.FillBuffer(st.buf, st.off, st.size, 0)
-	cmd.FillBuffer(st.buf, st.off+4, 12, 0xFFFFFFFF)
+	resetStatus(cmd, p.status.dev)
 	cmd.Barrier()
 	if err := b.recordZF12Decode(ctx, s, checksums, p, uint32(sideLen)); err != nil {
 		return err

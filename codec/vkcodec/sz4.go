@@ -234,9 +234,7 @@ func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error
 		}
 		for _, sg := range plans[i].segs {
 			vl, vh := valueRange(plans[i].g, sg.first, sg.count)
-			h := sg.src.host.bytes()
-			copy(h, jobs[i].Src[2*vl:2*vh])
-			clear(h[2*(vh-vl):]) // the padding to 16 bytes the kernels may read
+			stageValues(sg.src.host.bytes(), jobs[i].Src, vl, vh)
 		}
 	}
 	cmd := s.cmd
@@ -274,9 +272,7 @@ func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error
 			b.copyDown(cmd, sg.codes)
 			b.copyDown(cmd, sg.lows)
 		}
-		b.copyDown(cmd, p.table)
-		b.copyDown(cmd, p.side)
-		b.copyDown(cmd, p.work)
+		b.copyDownTable(cmd, p.table, p.side, p.work)
 	}
 	cmd.BarrierToHost()
 	if err := b.run(ctx, cmd); err != nil {
@@ -291,14 +287,10 @@ func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error
 			ll, lh := lowRange(p.g, sg.first, sg.count)
 			copy(out[p.g.CodeBytes()+ll:p.g.CodeBytes()+lh], sg.lows.host.bytes())
 		}
-		to := p.g.TableOffset()
-		copy(out[to:p.g.SideOffset()], p.table.host.bytes())
-		total := uint64(binary.LittleEndian.Uint32(p.work.host.bytes()[4*2*p.nb:]))
-		if total > p.side.dev.size {
-			return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1, Detail: "vulkan encode: side total out of range"}
+		if err := placeTable(j, out, p.g.TableOffset(), p.g.SideOffset(), p.table, p.side, p.work, p.nb,
+			p.side.dev.size, "vulkan encode"); err != nil {
+			return err
 		}
-		copy(out[p.g.SideOffset():], p.side.host.bytes()[:total])
-		j.Out = out[:p.g.SideOffset()+total]
 	}
 	return nil
 }
@@ -433,8 +425,7 @@ func (b *Backend) decodeBatch(ctx context.Context, jobs []codec.DecodeJob) error
 			ll, lh := lowRange(p.g, sg.first, sg.count)
 			copy(sg.lows.host.bytes(), j.Body[p.g.CodeBytes()+ll:p.g.CodeBytes()+lh])
 		}
-		copy(p.table.host.bytes(), j.Body[p.g.TableOffset():p.g.SideOffset()])
-		copy(p.side.host.bytes(), j.Body[p.g.SideOffset():])
+		stageTable(p.table, p.side, j.Body, p.g.TableOffset(), p.g.SideOffset())
 	}
 	cmd := s.cmd
 	if err := cmd.Begin(); err != nil {
@@ -444,15 +435,12 @@ func (b *Backend) decodeBatch(ctx context.Context, jobs []codec.DecodeJob) error
 		if p == nil {
 			continue
 		}
-		st := p.status.dev
-		cmd.FillBuffer(st.buf, st.off, st.size, 0)
-		cmd.FillBuffer(st.buf, st.off+4, 12, 0xFFFFFFFF)
+		resetStatus(cmd, p.status.dev)
 		for _, sg := range p.segs {
 			b.copyUp(cmd, sg.codes)
 			b.copyUp(cmd, sg.lows)
 		}
-		b.copyUp(cmd, p.table)
-		b.copyUp(cmd, p.side)
+		b.copyUpTable(cmd, p.table, p.side)
 	}
 	cmd.Barrier()
 	for i, p := range plans {

@@ -2,7 +2,6 @@ package vkcodec
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
@@ -208,9 +207,7 @@ func (b *Backend) encodeTBE3Batch(ctx context.Context, jobs []codec.EncodeJob) e
 		}
 		for _, sg := range plans[i].segs {
 			vl, vh := valueRange(layout.SZ4{N: g.N, Shift: g.Shift}, sg.first, sg.count)
-			h := sg.src.host.bytes()
-			copy(h, jobs[i].Src[2*vl:2*vh])
-			clear(h[2*(vh-vl):]) // the padding to 16 bytes the kernels may read
+			stageValues(sg.src.host.bytes(), jobs[i].Src, vl, vh)
 		}
 	}
 	cmd := s.cmd
@@ -248,9 +245,7 @@ func (b *Backend) encodeTBE3Batch(ctx context.Context, jobs []codec.EncodeJob) e
 			b.copyDown(cmd, sg.planes)
 			b.copyDown(cmd, sg.sm)
 		}
-		b.copyDown(cmd, p.table)
-		b.copyDown(cmd, p.side)
-		b.copyDown(cmd, p.work)
+		b.copyDownTable(cmd, p.table, p.side, p.work)
 	}
 	cmd.BarrierToHost()
 	if err := b.run(ctx, cmd); err != nil {
@@ -265,13 +260,10 @@ func (b *Backend) encodeTBE3Batch(ctx context.Context, jobs []codec.EncodeJob) e
 			sl, sh := tbe3SMRange(p.g, sg.first, sg.count)
 			copy(out[p.g.PlaneBytes()+sl:p.g.PlaneBytes()+sh], sg.sm.host.bytes())
 		}
-		copy(out[p.g.TableOffset():p.g.SideOffset()], p.table.host.bytes())
-		total := uint64(binary.LittleEndian.Uint32(p.work.host.bytes()[4*2*p.nb:]))
-		if total > p.g.MaxBodySize()-p.g.SideOffset() {
-			return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1, Detail: "vulkan TBE-3 encode: side total out of range"}
+		if err := placeTable(j, out, p.g.TableOffset(), p.g.SideOffset(), p.table, p.side, p.work, p.nb,
+			p.g.MaxBodySize()-p.g.SideOffset(), "vulkan TBE-3 encode"); err != nil {
+			return err
 		}
-		copy(out[p.g.SideOffset():], p.side.host.bytes()[:total])
-		j.Out = out[:p.g.SideOffset()+total]
 	}
 	return nil
 }
@@ -360,8 +352,7 @@ func (b *Backend) decodeTBE3Batch(ctx context.Context, jobs []codec.DecodeJob) e
 			sl, sh := tbe3SMRange(g, sg.first, sg.count)
 			copy(sg.sm.host.bytes(), j.Body[g.PlaneBytes()+sl:g.PlaneBytes()+sh])
 		}
-		copy(p.table.host.bytes(), j.Body[g.TableOffset():g.SideOffset()])
-		copy(p.side.host.bytes(), j.Body[g.SideOffset():])
+		stageTable(p.table, p.side, j.Body, g.TableOffset(), g.SideOffset())
 	}
 	cmd := s.cmd
 	if err := cmd.Begin(); err != nil {
@@ -371,15 +362,12 @@ func (b *Backend) decodeTBE3Batch(ctx context.Context, jobs []codec.DecodeJob) e
 		if p == nil {
 			continue
 		}
-		st := p.status.dev
-		cmd.FillBuffer(st.buf, st.off, st.size, 0)
-		cmd.FillBuffer(st.buf, st.off+4, 12, 0xFFFFFFFF)
+		resetStatus(cmd, p.status.dev)
 		for _, sg := range p.segs {
 			b.copyUp(cmd, sg.planes)
 			b.copyUp(cmd, sg.sm)
 		}
-		b.copyUp(cmd, p.table)
-		b.copyUp(cmd, p.side)
+		b.copyUpTable(cmd, p.table, p.side)
 	}
 	cmd.Barrier()
 	for i, p := range plans {

@@ -2,7 +2,6 @@ package vkcodec
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -210,9 +209,9 @@ func (k *XWKernels) Encode(ctx context.Context, format uint8, dt layout.DType, s
 	if err := b.run(ctx, cmd); err != nil {
 		return nil, mapVK(err)
 	}
-	total := uint64(binary.LittleEndian.Uint32(work.host.bytes()[4*2*nb:]))
-	if total > sideMax {
-		return nil, &codec.Error{Class: codec.ErrCorrupt, Chunk: -1, Detail: "vulkan xw encode: side total out of range"}
+	total, err := sideTotal(work, nb, sideMax, "vulkan xw encode")
+	if err != nil {
+		return nil, err
 	}
 	out := make([]byte, 0, x.SideOffset()+total)
 	out = append(out, planes.host.bytes()[:x.PlaneBytes()]...)
@@ -279,8 +278,7 @@ func (k *XWKernels) Decode(ctx context.Context, format uint8, dt layout.DType, b
 	if err := cmd.Begin(); err != nil {
 		return nil, err
 	}
-	cmd.FillBuffer(status.dev.buf, status.dev.off, status.dev.size, 0)
-	cmd.FillBuffer(status.dev.buf, status.dev.off+4, 12, 0xFFFFFFFF)
+	resetStatus(cmd, status.dev)
 	for _, i := range []staged{planes, lows, table, side} {
 		b.copyUp(cmd, i)
 	}
