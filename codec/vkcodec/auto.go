@@ -495,17 +495,7 @@ func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bo
 	if n == 0 || cb == nil {
 		return nil, invalid("auto: empty tensor or no codebook")
 	}
-	if bodyLen < lo || bodyLen > hi || bodyLen%4 != 0 {
-		return nil, &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
-			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, lo, hi)}
-	}
-	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
-		return nil, invalid("body offset must be a multiple of 4 and destination offset of 16")
-	}
-	if err := within(body, 0, bodyLen, "body"); err != nil {
-		return nil, err
-	}
-	if err := within(dst, 0, layout.Align4(2*n), "destination"); err != nil {
+	if err := checkDecodeRanges(body, bodyLen, lo, hi, dst, n); err != nil {
 		return nil, err
 	}
 	s, err := b.opSession()

@@ -2,8 +2,10 @@ package vkcodec
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -82,4 +84,21 @@ func (r *recorded) beginTimed(n uint32) error {
 	cmd.ResetQueries(r.qp, 0, n)
 	cmd.Timestamp(r.qp, 0)
 	return nil
+}
+
+// checkDecodeRanges refuses what a prepared decode could not bind safely (the kernels read the body and write n
+// values in place, without robustBufferAccess): a body length outside [lo, hi] or not whole words, misaligned
+// offsets, or ranges past their buffers.
+func checkDecodeRanges(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.BufferRange, n uint64) error {
+	if bodyLen < lo || bodyLen > hi || bodyLen%4 != 0 {
+		return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
+			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, lo, hi)}
+	}
+	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
+		return invalid("body offset must be a multiple of 4 and destination offset of 16")
+	}
+	if err := within(body, 0, bodyLen, "body"); err != nil {
+		return err
+	}
+	return within(dst, 0, layout.Align4(2*n), "destination")
 }

@@ -262,17 +262,7 @@ func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLe
 	if n == 0 {
 		return nil, invalid("empty tensor")
 	}
-	if bodyLen < g.MinBodySize() || bodyLen > g.MaxBodySize() || bodyLen%4 != 0 {
-		return nil, &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
-			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, g.MinBodySize(), g.MaxBodySize())}
-	}
-	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
-		return nil, invalid("body offset must be a multiple of 4 and destination offset of 16")
-	}
-	if err := within(body, 0, bodyLen, "body"); err != nil {
-		return nil, err
-	}
-	if err := within(dst, 0, layout.Align4(2*n), "destination"); err != nil {
+	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
 		return nil, err
 	}
 	s, err := b.opSession()
@@ -522,17 +512,7 @@ func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bo
 	if n == 0 {
 		return nil, invalid("empty tensor")
 	}
-	if bodyLen < g.MinBodySize() || bodyLen > g.MaxBodySize() || bodyLen%4 != 0 {
-		return nil, &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
-			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, g.MinBodySize(), g.MaxBodySize())}
-	}
-	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
-		return nil, invalid("body offset must be a multiple of 4 and destination offset of 16")
-	}
-	if err := within(body, 0, bodyLen, "body"); err != nil {
-		return nil, err
-	}
-	if err := within(dst, 0, layout.Align4(2*n), "destination"); err != nil {
+	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
 		return nil, err
 	}
 	s, err := b.opSession()
