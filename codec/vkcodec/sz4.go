@@ -248,25 +248,12 @@ func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error
 		}
 		_ = i
 	}
-	cmd.Barrier()
-	for i, p := range plans {
-		if err := b.recordEncodeA(ctx, s, &jobs[i], p); err != nil {
-			return err
-		}
+	if err := b.recordEncodePasses(s, len(plans),
+		func(i int) error { return b.recordEncodeA(ctx, s, &jobs[i], plans[i]) },
+		func(i int) *tensorPlan { return plans[i] },
+		func(i int) error { return b.recordPlace(ctx, s, &jobs[i], plans[i]) }); err != nil {
+		return err
 	}
-	cmd.Barrier()
-	for _, p := range plans {
-		if err := b.recordScan(s, p); err != nil {
-			return err
-		}
-	}
-	cmd.Barrier()
-	for i, p := range plans {
-		if err := b.recordPlace(ctx, s, &jobs[i], p); err != nil {
-			return err
-		}
-	}
-	cmd.Barrier()
 	for _, p := range plans {
 		for _, sg := range p.segs {
 			b.copyDown(cmd, sg.codes)

@@ -221,25 +221,12 @@ func (b *Backend) encodeTBE3Batch(ctx context.Context, jobs []codec.EncodeJob) e
 			b.copyUp(cmd, sg.src)
 		}
 	}
-	cmd.Barrier()
-	for i, p := range plans {
-		if err := b.recordTBE3Encode(ctx, s, &jobs[i], p); err != nil {
-			return err
-		}
+	if err := b.recordEncodePasses(s, len(plans),
+		func(i int) error { return b.recordTBE3Encode(ctx, s, &jobs[i], plans[i]) },
+		func(i int) *tensorPlan { return &tensorPlan{work: plans[i].work, nb: plans[i].nb} },
+		func(i int) error { return b.recordTBE3Place(ctx, s, &jobs[i], plans[i]) }); err != nil {
+		return err
 	}
-	cmd.Barrier()
-	for _, p := range plans {
-		if err := b.recordScan(s, &tensorPlan{work: p.work, nb: p.nb}); err != nil {
-			return err
-		}
-	}
-	cmd.Barrier()
-	for i, p := range plans {
-		if err := b.recordTBE3Place(ctx, s, &jobs[i], p); err != nil {
-			return err
-		}
-	}
-	cmd.Barrier()
 	for _, p := range plans {
 		for _, sg := range p.segs {
 			b.copyDown(cmd, sg.planes)
