@@ -189,17 +189,12 @@ func (f *transferFlags) open(mode transfer.Mode) (transfer.Options, codec.Backen
 
 // warm prepares a GPU backend for the pipeline's concurrent chunks before any data moves: its per-caller memory
 // costs tens of ms per worker on first use, which would otherwise land in the first chunks' time (measured on the
-// H200: a cold 4 GiB transfer-bench took 2.56 s, warm ones 1.37 s). callers is per end.
-func (f *transferFlags) warm(ctx context.Context, b codec.Backend, callers, chunkBytes int) error {
+// H200: a cold 4 GiB transfer-bench took 2.56 s, warm ones 1.37 s). ends is how many pipeline ends share b.
+func (f *transferFlags) warm(ctx context.Context, b codec.Backend, ends, chunkBytes int) error {
 	if b == nil {
 		return nil
 	}
-	if callers == 0 {
-		callers = f.workers
-	}
-	if callers == 0 {
-		callers = runtime.GOMAXPROCS(0)
-	}
+	callers := ends * f.workerCount()
 	if chunkBytes == 0 {
 		chunkBytes = transfer.DefaultChunkSize
 	}
@@ -207,6 +202,14 @@ func (f *transferFlags) warm(ctx context.Context, b codec.Backend, callers, chun
 		return fmt.Errorf("backend %s: preparing %d workers: %s", b.Name(), callers, errMessage(err))
 	}
 	return nil
+}
+
+// workerCount is --workers, or the pipeline's default (GOMAXPROCS) when it is 0.
+func (f *transferFlags) workerCount() int {
+	if f.workers > 0 {
+		return f.workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 func (f *transferFlags) backendName(b codec.Backend) string {
@@ -337,7 +340,7 @@ func runSend(ctx context.Context, v *verb, args []string) error {
 	}
 	defer release()
 	if mode == transfer.Compressed {
-		if err := tf.warm(ctx, b, 0, opts.ChunkSize); err != nil {
+		if err := tf.warm(ctx, b, 1, opts.ChunkSize); err != nil {
 			return err
 		}
 	}
@@ -430,7 +433,7 @@ func runRecv(ctx context.Context, v *verb, args []string) error {
 		defer b.Close()
 		ro.Backend = b
 		// The chunk size is the sender's: prepare for the default; larger chunks grow the memory on first use.
-		if err := tf.warm(ctx, b, 0, transfer.DefaultChunkSize); err != nil {
+		if err := tf.warm(ctx, b, 1, transfer.DefaultChunkSize); err != nil {
 			return err
 		}
 	}
@@ -614,11 +617,7 @@ func runTransferBench(ctx context.Context, v *verb, args []string) error {
 	}
 	defer release()
 	// Both ends share the backend here: twice the workers.
-	callers := tf.workers
-	if callers == 0 {
-		callers = runtime.GOMAXPROCS(0)
-	}
-	if err := tf.warm(ctx, b, 2*callers, opts.ChunkSize); err != nil {
+	if err := tf.warm(ctx, b, 2, opts.ChunkSize); err != nil {
 		return err
 	}
 	ro := transfer.ReceiveOptions{Workers: tf.workers, InFlight: tf.inflight, Backend: b}
