@@ -14,6 +14,8 @@
 #define STATUS_CORRUPT         1u // status bit: chunk table inconsistent
 #define STATUS_CHECKSUM        2u // status bit: chunk CRC mismatch
 #define STATUS_NONCANONICAL    4u // status bit: non-canonical stream
+#define STATUS_SIDE_LEN        7u // status word: a block decode's side length for this run
+#define SIDE_LEN_RUNTIME       4294967295u // side length push constant: read STATUS_SIDE_LEN instead
 #define CRC32C_POLY            2197175160u // reflected Castagnoli polynomial
 #define FORMAT_SPLITZIP4       1u // format id of SplitZip-4
 #define FORMAT_ZF12            2u // format id of zf12

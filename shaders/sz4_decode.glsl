@@ -71,7 +71,7 @@ layout(push_constant) uniform PC {
     uint kdFull;
     uint kdLast;
     uint checksums;
-    uint sideLen;    // bytes in the side section
+    uint sideLen;    // bytes in the side section, or SIDE_LEN_RUNTIME: status word STATUS_SIDE_LEN holds it
     uint statusBase; // this job's first status word
     uint codeBase;   // word offsets of the segment's code and low pieces, the table and the side section
     uint lowBase;
@@ -96,9 +96,11 @@ uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
 #define LOW_BASE lowW
 #else
 #define TAB_BASE pc.tableBase + c * CHUNK_ENTRY_WORDS
-#define NEXT_OFF last ? pc.sideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF]
+// A prepared block decode learns each run's side length from its status words, written by the host before the run.
+uint gSideLen;
+#define NEXT_OFF last ? gSideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF]
 #define FIRST_CHUNK c == 0u
-#define SIDE_LEN pc.sideLen
+#define SIDE_LEN gSideLen
 #define SIDE_BASE pc.sideBase
 #define LOW_ALIGNED (pc.lowBase & 1u) == 0u
 #define CODE_BASE pc.codeBase + lc * SLOTS
@@ -169,6 +171,9 @@ void report(uint bit, uint c) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
+#if !PIECES
+    gSideLen = pc.sideLen == SIDE_LEN_RUNTIME ? status[pc.statusBase + STATUS_SIDE_LEN] : pc.sideLen;
+#endif
     if (pc.checksums != 0u) loadTables();
     for (uint b = t; b < 256u; b += WG) {
         pairExp[b] = (cbExp(b & 15u) << 7) | (cbExp(b >> 4) << 23);

@@ -39,10 +39,15 @@ Every coded format runs (--format, vkzip formats lists them). Formats of other d
 BF16 data converted to --dtype (default: the format's first, F8_E5M2). Formats without device-resident operations
 on the Vulkan backend (tbe3, xw2/xw3/xw4) are timed through its host path: values staged up, bodies staged down,
 wall clock only (the line says "host path"). --format auto measures the auto body (every chunk in its smallest
-candidate, splitzip4 or zf12), not the encoder's per-tensor choice.`,
+candidate, splitzip4 or zf12), not the encoder's per-tensor choice.
+
+--blocks K (Vulkan, splitzip4) also times the block API on the same data cut into K blocks of --block-size: each
+run encodes (or decodes) every block in one submission, --depth runs in flight; its wall throughput is compared
+with the large tensor's of the same invocation.`,
 	examples: `  vkzip bench --backend vulkan --size 512MiB --data kvlike --json
   vkzip bench --backend cpu --size 64MiB
   vkzip bench --backend vulkan --data escapes=0.01
+  vkzip bench --backend vulkan --blocks 256 --block-size 2MiB --depth 2
   vkzip bench --backend vulkan --format xw3 --dtype F8_E4M3 --size 64MiB`,
 	run: runBench,
 }
@@ -100,6 +105,13 @@ type benchOut struct {
 	Iters          int                 `json:"iters"`
 	Warmup         int                 `json:"warmup"`
 	Variant        string              `json:"variant,omitempty"`
+	Blocks         *blocksOut          `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
+}
+
+// blockSpec is what --blocks, --block-size and --depth ask for.
+type blockSpec struct {
+	blocks, depth int
+	bytes         int64
 }
 
 // parseSize reads sizes like 512MiB, 1GiB, 64MB, 1000000.
@@ -177,6 +189,9 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
 	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
+	blocks := fs.Int("blocks", 0, "vulkan, splitzip4: also time `K` blocks per run through the block API")
+	blockSizeS := fs.String("block-size", "2MiB", "with --blocks: uncompressed bytes per block")
+	depth := fs.Int("depth", 2, "with --blocks: block runs in flight")
 	source := fs.String("source", "", "vulkan on NVIDIA: cuda (the tensor in CUDA memory shared with Vulkan, zero copy), "+
 		"copy (ordinary CUDA memory, one device copy) or host (staged through host memory)")
 	if _, err := parseArgs(v, fs, args); err != nil {
@@ -194,6 +209,17 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	}
 	if shift == 0 || *iters < 1 || *warm < 0 {
 		return usagef("--chunk must be a power of two in [1024, 65536] and --iters ≥ 1")
+	}
+	var blk *blockSpec
+	if *blocks > 0 {
+		bs, err := parseSize(*blockSizeS)
+		if err != nil || bs%2 != 0 {
+			return usagef("--block-size %q: want an even number of bytes", *blockSizeS)
+		}
+		if *depth < 1 || *depth > 8 {
+			return usagef("--depth must be in [1, 8]")
+		}
+		blk = &blockSpec{blocks: *blocks, depth: *depth, bytes: bs}
 	}
 	fid, ok := codec.FormatByName(*formatName)
 	fd, _ := codec.LookupFormat(fid)
@@ -275,10 +301,16 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	}
 	switch name {
 	case "cpu":
+		if blk != nil {
+			return usagef("--blocks needs --backend vulkan")
+		}
 		err = benchCPU(ctx, cpu, ref, src, &out)
 	case "vulkan":
+		if blk != nil && fid != layout.FormatSplitZip4 {
+			return usagef("--blocks measures splitzip4 only")
+		}
 		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll},
-			ref, src, cb, &out, *latency)
+			ref, src, cb, &out, *latency, blk)
 	default:
 		return usagef("--backend must be cpu, vulkan or auto")
 	}
@@ -350,7 +382,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 }
 
 func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, src []byte, cb codec.Codebook,
-	out *benchOut, latency bool) error {
+	out *benchOut, latency bool, blk *blockSpec) error {
 	b, err := vkcodec.Open(o)
 	if err != nil {
 		return err
@@ -459,6 +491,19 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 			return err
 		}
 		out.Latency1MiBUs = &l
+	}
+	if blk != nil {
+		r, err := benchBlocks(ctx, b, src, blk.blocks, blk.bytes, ref[0].Shift, cb, ref[0].Checksums, blk.depth,
+			out.Warmup, max(out.Iters/blk.depth, 1))
+		if err != nil {
+			return fmt.Errorf("--blocks: %w", err)
+		}
+		if out.EncodeWallGBps > 0 && out.DecodeWallGBps > 0 {
+			r.EncodeOfLarge, r.DecodeOfLarge = r.EncodeWallGBps/out.EncodeWallGBps, r.DecodeWallGBps/out.DecodeWallGBps
+		}
+		out.Blocks = r
+		out.BitExact = out.BitExact && r.BitExact
+		out.MatchesCPU = out.MatchesCPU && r.MatchesCPU
 	}
 	return nil
 }
@@ -609,6 +654,9 @@ func printBench(o *benchOut) {
 	}
 	if o.Latency1MiBUs != nil {
 		fmt.Printf("  1 MiB encode+decode, resident: %.0f µs median (p90 %.0f)\n", o.Latency1MiBUs.Median, o.Latency1MiBUs.P90)
+	}
+	if o.Blocks != nil {
+		printBlocks(o.Blocks)
 	}
 	fmt.Printf("  bit-exact %v, matches the Go reference %v\n", o.BitExact, o.MatchesCPU)
 }

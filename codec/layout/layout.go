@@ -86,6 +86,15 @@ const (
 	StatusNonCanonical = 1 << 2 // a valid-looking stream that the encoder would never produce
 )
 
+// A GPU decode job's status block: StatusWords words (flags, lowest chunk per class, clamps, ...). A prepared
+// block decode, whose body lengths change from run to run, passes SideLenRuntime as the side length and writes
+// it into word StatusSideLen before each run.
+const (
+	StatusWords    = 8
+	StatusSideLen  = 7
+	SideLenRuntime = 0xFFFFFFFF
+)
+
 // DType identifies an element type.
 type DType uint8
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk"
 )
 
 // Host-path benchmarks: the tensor in Go memory, encoded or decoded through the backend (staging copies
@@ -76,4 +77,66 @@ func BenchmarkDecodeHost(b *testing.B) {
 			})
 		})
 	}
+}
+
+// Block-API benchmarks: 32 blocks of 512 KiB in device buffers, every block in one submission per iteration
+// (PrepareEncodeBlocks / PrepareDecodeBlocks). MB/s are of uncompressed BF16 over all blocks.
+func BenchmarkBlocks(b *testing.B) {
+	vb := openTest(b, Options{})
+	dev := vb.VK()
+	ctx := context.Background()
+	const blocks = 32
+	n := uint64(256 << 10) // values: 512 KiB
+	shift := uint(layout.DefaultChunkShift)
+	g := layout.SZ4{N: n, Shift: shift}
+	valStride, bodyStride := 2*n, (g.MaxBodySize()+255)&^255
+	mk := func(size uint64) *vk.Buffer {
+		x, err := dev.NewBuffer(size*blocks, vk.DeviceLocal)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { x.Close() })
+		return x
+	}
+	in, body, out := mk(valStride), mk(bodyStride), mk(valStride)
+	var ins, bodies, outs []vk.BufferRange
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range blocks {
+		ins = append(ins, vk.BufferRange{Buf: in, Offset: uint64(i) * valStride})
+		bodies = append(bodies, vk.BufferRange{Buf: body, Offset: uint64(i) * bodyStride})
+		outs = append(outs, vk.BufferRange{Buf: out, Offset: uint64(i) * valStride})
+		if err := dev.Upload(ctx, in, uint64(i)*valStride, kvLike(r, int(n), 0.0002)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	enc, err := vb.PrepareEncodeBlocks(ctx, ins, n, shift, testCB, true, bodies)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer enc.Close()
+	sizes := make([]uint64, blocks)
+	if err := enc.Run(ctx, sizes); err != nil {
+		b.Fatal(err)
+	}
+	dec, err := vb.PrepareDecodeBlocks(ctx, bodies, n, shift, testCB, true, outs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dec.Close()
+	b.Run("Encode", func(b *testing.B) {
+		b.SetBytes(int64(2 * n * blocks))
+		for b.Loop() {
+			if err := enc.Run(ctx, sizes); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Decode", func(b *testing.B) {
+		b.SetBytes(int64(2 * n * blocks))
+		for b.Loop() {
+			if err := dec.Run(ctx, sizes); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -157,7 +157,18 @@ func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint6
 // sz4EncodeViews plans the encode of g.N values at src into a body at dst (device ranges): scratch and the
 // prefix-sum words come from s.
 func (b *Backend) sz4EncodeViews(s *session, src vk.BufferRange, g layout.SZ4, dst vk.BufferRange) (*tensorPlan, error) {
-	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
+	work, err := s.allocOut(b, 4*(2*((g.Chunks()+63)/64)+1))
+	if err != nil {
+		return nil, err
+	}
+	return b.sz4EncodePlan(s, src, g, dst, work, b.wgFor(g.Shift, g.Chunks()))
+}
+
+// sz4EncodePlan is sz4EncodeViews with the prefix-sum words and the workgroup size given (block batches share one
+// work region and size workgroups by the whole batch).
+func (b *Backend) sz4EncodePlan(s *session, src vk.BufferRange, g layout.SZ4, dst vk.BufferRange, work staged,
+	wg uint32) (*tensorPlan, error) {
+	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: wg, work: work}
 	C := g.Chunks()
 	p.nb = (C + 63) / 64
 	per := b.segChunks(g.Shift)
@@ -177,8 +188,7 @@ func (b *Backend) sz4EncodeViews(s *session, src vk.BufferRange, g layout.SZ4, d
 	}
 	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
 	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
-	p.work, err = s.allocOut(b, 4*(2*p.nb+1))
-	return p, err
+	return p, nil
 }
 
 func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
@@ -280,24 +290,10 @@ func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLe
 func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.SZ4,
 	cb *codec.Codebook, checksums bool, dst vk.BufferRange) error {
 	b, s := op.b, op.s
-	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
-	C := g.Chunks()
-	per := b.segChunks(g.Shift)
-	for first := uint64(0); first < C; first += per {
-		sg := segment{first: first, count: min(per, C-first)}
-		cl, ch := codeRange(g, sg.first, sg.count)
-		ll, lh := lowRange(g, sg.first, sg.count)
-		vl, vh := valueRange(g, sg.first, sg.count)
-		sg.vCodes = bufView(body, cl, ch-cl)
-		sg.vLows = bufView(body, g.CodeBytes()+ll, lh-ll)
-		sg.vDst = bufView(dst, 2*vl, layout.Align4(2*(vh-vl)))
-		p.segs = append(p.segs, sg)
-	}
 	sideLen := bodyLen - g.SideOffset()
-	p.vTable = bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
-	p.vSide = bufView(body, g.SideOffset(), max(sideLen, 4))
+	p, _ := b.sz4DecodePlan(body, g, sideLen, dst, b.wgFor(g.Shift, g.Chunks()))
 	var err error
-	if p.status, err = s.allocOut(b, 32); err != nil {
+	if p.status, err = s.allocOut(b, 4*layout.StatusWords); err != nil {
 		return err
 	}
 	op.status = p.status.host
@@ -316,6 +312,28 @@ func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen ui
 	b.copyDown(cmd, p.status)
 	cmd.BarrierToHost()
 	return cmd.End()
+}
+
+// sz4DecodePlan binds a body at body (side section of sideLen bytes) and its output at dst, both caller ranges,
+// and returns the side bytes the binding holds (sideLen, or less where the buffer ends first).
+func (b *Backend) sz4DecodePlan(body vk.BufferRange, g layout.SZ4, sideLen uint64, dst vk.BufferRange,
+	wg uint32) (*tensorPlan, uint64) {
+	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: wg}
+	C := g.Chunks()
+	per := b.segChunks(g.Shift)
+	for first := uint64(0); first < C; first += per {
+		sg := segment{first: first, count: min(per, C-first)}
+		cl, ch := codeRange(g, sg.first, sg.count)
+		ll, lh := lowRange(g, sg.first, sg.count)
+		vl, vh := valueRange(g, sg.first, sg.count)
+		sg.vCodes = bufView(body, cl, ch-cl)
+		sg.vLows = bufView(body, g.CodeBytes()+ll, lh-ll)
+		sg.vDst = bufView(dst, 2*vl, layout.Align4(2*(vh-vl)))
+		p.segs = append(p.segs, sg)
+	}
+	p.vTable = bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
+	p.vSide = bufView(body, g.SideOffset(), max(sideLen, 4))
+	return p, min(sideLen, p.vSide.l.size-p.vSide.base)
 }
 
 // Run decodes once; an invalid body gives the reference's error class.

@@ -467,6 +467,13 @@ func (b *Backend) decodeBatch(ctx context.Context, jobs []codec.DecodeJob) error
 }
 
 func (b *Backend) recordDecode(ctx context.Context, s *session, j *codec.DecodeJob, p *tensorPlan, sideLen uint32) error {
+	return b.recordDecodeAt(ctx, s, j, p, sideLen, 0)
+}
+
+// recordDecodeAt records the decode of plan p with its status block at word statusBase of p.status; sideLen may be
+// layout.SideLenRuntime (the kernel reads it from the status block).
+func (b *Backend) recordDecodeAt(ctx context.Context, s *session, j *codec.DecodeJob, p *tensorPlan, sideLen,
+	statusBase uint32) error {
 	pipe, cs, err := b.chunkKernel(ctx, "sz4_decode", p)
 	if err != nil {
 		return err
@@ -478,7 +485,7 @@ func (b *Backend) recordDecode(ctx context.Context, s *session, j *codec.DecodeJ
 		}
 		var pw pushWriter
 		pw.codebook(j.Codebook).u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, p.tc.invC,
-			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, p.tc.kdFull, p.tc.kdLast, b2u(j.Checksums), sideLen, 0,
+			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, p.tc.kdFull, p.tc.kdLast, b2u(j.Checksums), sideLen, statusBase,
 			uint32(sg.vCodes.base/4), uint32(sg.vLows.base/4), uint32(p.vTable.base/4), uint32(p.vSide.base/4),
 			uint32(sg.vDst.base/16))
 		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)

@@ -30,6 +30,8 @@ func main() {
 	def("STATUS_CORRUPT", layout.StatusCorrupt, "status bit: chunk table inconsistent")
 	def("STATUS_CHECKSUM", layout.StatusChecksum, "status bit: chunk CRC mismatch")
 	def("STATUS_NONCANONICAL", layout.StatusNonCanonical, "status bit: non-canonical stream")
+	def("STATUS_SIDE_LEN", layout.StatusSideLen, "status word: a block decode's side length for this run")
+	def("SIDE_LEN_RUNTIME", layout.SideLenRuntime, "side length push constant: read STATUS_SIDE_LEN instead")
 	def("CRC32C_POLY", layout.CRC32CPoly, "reflected Castagnoli polynomial")
 	def("FORMAT_SPLITZIP4", layout.FormatSplitZip4, "format id of SplitZip-4")
 	def("FORMAT_ZF12", layout.FormatZF12, "format id of zf12")

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Kernel-variant sweep on the H200: `vkzip bench` (512 MiB kvlike) once per variant in VARIANTS (flags separated by
+# commas inside a variant, variants by spaces), one summary line each. Results in $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+bash .devbin/gpu.sh true >/dev/null 2>&1
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+i=0
+for v in ${VARIANTS:-"--wg=256"}; do
+  i=$((i+1)); flags=${v//,/ }
+  timeout 90 .devbin/vkzip bench --backend vulkan --size 512MiB --data kvlike --json --latency=false --iters ${ITERS:-10} $flags > "$OUT/s$i.json" 2>"$OUT/s$i.err"
+  rc=$?
+  python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+print('%-40s enc %6.0f dec %6.0f (wall %6.0f %6.0f) copy %5.0f exact %s %s' % (sys.argv[2], r['encode_gbps'], r['decode_gbps'], r['encode_wall_gbps'], r['decode_wall_gbps'], r['copy_gbps'], r['bit_exact'], r['matches_cpu']))
+ks=r.get('kernel_stats') or {}
+for k in sorted(ks):
+  if 'sz4_encode' in k or 'sz4_decode' in k: print('   ', k, [s for s in ks[k] if 'egister' in s or 'hared' in s][:2])
+" "$OUT/s$i.json" "$flags rc=$rc" 2>&1 | tail -3
+done
