@@ -75,37 +75,40 @@ type benchOut struct {
 	DType  string `json:"dtype"`
 	// Path is how the Vulkan backend was timed: "resident" (device buffers, GPU timestamps) or "host" (staged
 	// through host memory, wall clock: formats without device-resident operations).
-	Path           string              `json:"path,omitempty"`
-	Backend        string              `json:"backend"`
-	Device         string              `json:"device"`
-	Data           string              `json:"data"`
-	SizeBytes      int64               `json:"size_bytes"`
-	Chunk          int                 `json:"chunk"`
-	Checksums      bool                `json:"checksums"`
-	Ratio          float64             `json:"ratio"`
-	EscapeRate     float64             `json:"escape_rate"`
-	EncodeGBps     float64             `json:"encode_gbps"`
-	EncodeWallGBps float64             `json:"encode_wall_gbps"`
-	DecodeGBps     float64             `json:"decode_gbps"`
-	DecodeWallGBps float64             `json:"decode_wall_gbps"`
-	CopyGBps       float64             `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
-	CeilingGBps    float64             `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
-	EncodeOfCeil   float64             `json:"encode_of_ceiling,omitempty"`
-	DecodeOfCeil   float64             `json:"decode_of_ceiling,omitempty"`
-	EncodeSpread   spread              `json:"encode_gbps_spread"`
-	DecodeSpread   spread              `json:"decode_gbps_spread"`
-	EncodeWall     spread              `json:"encode_wall_gbps_spread"`
-	DecodeWall     spread              `json:"decode_wall_gbps_spread"`
-	CopySpread     spread              `json:"copy_gbps_spread"`
-	Latency1MiBUs  *spread             `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
-	EncodePassUs   []float64           `json:"encode_pass_us,omitempty"`  // last iteration: dense pass, prefix sum, placement
-	KernelStats    map[string][]string `json:"kernel_stats,omitempty"`    // compiler statistics, where the driver gives them
-	BitExact       bool                `json:"bit_exact"`
-	MatchesCPU     bool                `json:"matches_cpu"`
-	Iters          int                 `json:"iters"`
-	Warmup         int                 `json:"warmup"`
-	Variant        string              `json:"variant,omitempty"`
-	Blocks         *blocksOut          `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
+	Path           string  `json:"path,omitempty"`
+	Backend        string  `json:"backend"`
+	Device         string  `json:"device"`
+	Data           string  `json:"data"`
+	SizeBytes      int64   `json:"size_bytes"`
+	Chunk          int     `json:"chunk"`
+	Checksums      bool    `json:"checksums"`
+	Ratio          float64 `json:"ratio"`
+	EscapeRate     float64 `json:"escape_rate"`
+	EncodeGBps     float64 `json:"encode_gbps"`
+	EncodeWallGBps float64 `json:"encode_wall_gbps"`
+	DecodeGBps     float64 `json:"decode_gbps"`
+	DecodeWallGBps float64 `json:"decode_wall_gbps"`
+	CopyGBps       float64 `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
+	CeilingGBps    float64 `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
+	EncodeOfCeil   float64 `json:"encode_of_ceiling,omitempty"`
+	DecodeOfCeil   float64 `json:"decode_of_ceiling,omitempty"`
+	EncodeSpread   spread  `json:"encode_gbps_spread"`
+	DecodeSpread   spread  `json:"decode_gbps_spread"`
+	EncodeWall     spread  `json:"encode_wall_gbps_spread"`
+	DecodeWall     spread  `json:"decode_wall_gbps_spread"`
+	CopySpread     spread  `json:"copy_gbps_spread"`
+	Latency1MiBUs  *spread `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
+	// The GPU part of that: medians of the encode's and the decode's timestamps, and the chunk size used.
+	Latency1MiBGPUUs []float64           `json:"latency_1mib_gpu_us,omitempty"`
+	LatencyChunk     int                 `json:"latency_chunk,omitempty"`
+	EncodePassUs     []float64           `json:"encode_pass_us,omitempty"` // last iteration: dense pass, prefix sum, placement
+	KernelStats      map[string][]string `json:"kernel_stats,omitempty"`   // compiler statistics, where the driver gives them
+	BitExact         bool                `json:"bit_exact"`
+	MatchesCPU       bool                `json:"matches_cpu"`
+	Iters            int                 `json:"iters"`
+	Warmup           int                 `json:"warmup"`
+	Variant          string              `json:"variant,omitempty"`
+	Blocks           *blocksOut          `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
 }
 
 // blockSpec is what --blocks, --block-size and --depth ask for.
@@ -188,7 +191,9 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	repl := fs.Int("repl", 0, "vulkan: CRC table replication (tuning)")
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
 	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning)")
+	profile := fs.Uint("profile", 0, "vulkan: switch decode-kernel parts off to time them (wrong results; see vkcodec.Options.Profile)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
+	latChunk := fs.Int("latency-chunk", 0, "chunk size in values of the 1 MiB tensor (default: layout.ChunkShiftFor, 8192)")
 	blocks := fs.Int("blocks", 0, "vulkan, splitzip4: also time `K` blocks per run through the block API")
 	blockSizeS := fs.String("block-size", "2MiB", "with --blocks: uncompressed bytes per block")
 	depth := fs.Int("depth", 2, "with --blocks: block runs in flight")
@@ -207,7 +212,16 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 			shift = s
 		}
 	}
-	if shift == 0 || *iters < 1 || *warm < 0 {
+	latShift := layout.ChunkShiftFor(1 << 19)
+	if *latChunk != 0 {
+		latShift = 0
+		for s := uint(layout.MinChunkShift); s <= layout.MaxChunkShift; s++ {
+			if *latChunk == 1<<s {
+				latShift = s
+			}
+		}
+	}
+	if shift == 0 || latShift == 0 || *iters < 1 || *warm < 0 {
 		return usagef("--chunk must be a power of two in [1024, 65536] and --iters ≥ 1")
 	}
 	var blk *blockSpec
@@ -309,8 +323,8 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		if blk != nil && fid != layout.FormatSplitZip4 {
 			return usagef("--blocks measures splitzip4 only")
 		}
-		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll},
-			ref, src, cb, &out, *latency, blk)
+		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll,
+			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk)
 	default:
 		return usagef("--backend must be cpu, vulkan or auto")
 	}
@@ -382,7 +396,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 }
 
 func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, src []byte, cb codec.Codebook,
-	out *benchOut, latency bool, blk *blockSpec) error {
+	out *benchOut, latency bool, latShift uint, blk *blockSpec) error {
 	b, err := vkcodec.Open(o)
 	if err != nil {
 		return err
@@ -394,7 +408,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	out.Path = "resident"
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
-	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll)
+	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d profile=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll, o.Profile)
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	n := uint64(len(src))
 	pad := (n + 255) &^ 255
@@ -486,11 +500,11 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	out.BitExact = bytes.Equal(got, src)
 	out.KernelStats = b.KernelStats()
 	if latency {
-		l, err := benchLatency(ctx, b, src, f, ref[0].Checksums, ref[0].Codebook)
+		l, gpu, err := benchLatency(ctx, b, src, f, ref[0].Checksums, ref[0].Codebook, latShift)
 		if err != nil {
 			return err
 		}
-		out.Latency1MiBUs = &l
+		out.Latency1MiBUs, out.Latency1MiBGPUUs, out.LatencyChunk = &l, gpu, 1<<latShift
 	}
 	if blk != nil {
 		r, err := benchBlocks(ctx, b, src, blk.blocks, blk.bytes, ref[0].Shift, cb, ref[0].Checksums, blk.depth,
@@ -555,78 +569,81 @@ func benchVulkanHost(ctx context.Context, b *vkcodec.Backend, ref []codec.Encode
 }
 
 // benchLatency times encode+decode of a resident 1 MiB tensor, wall clock, as a serving stack would see it.
-func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, checksums bool, cb *codec.Codebook) (spread, error) {
+func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, checksums bool, cb *codec.Codebook,
+	shift uint) (spread, []float64, error) {
 	dev := b.VK()
 	const n = 1 << 19 // values: 1 MiB
-	g := layout.SZ4{N: n, Shift: layout.DefaultChunkShift}
+	g := layout.SZ4{N: n, Shift: shift}
 	fd, _ := codec.LookupFormat(f)
 	maxBody := fd.MaxBodyOf(n, layout.DTypeBF16, g.Shift)
 	in, err := dev.NewBuffer(2*n, vk.DeviceLocal)
 	if err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	defer in.Close()
 	body, err := dev.NewBuffer(maxBody, vk.DeviceLocal)
 	if err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	defer body.Close()
 	outb, err := dev.NewBuffer(2*n, vk.DeviceLocal)
 	if err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	defer outb.Close()
 	if err := dev.Upload(ctx, in, 0, src[:min(len(src), 2*n)]); err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	enc, err := b.PrepareEncodeFormat(ctx, f, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
 	if err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	defer enc.Close()
 	size, err := enc.Run(ctx)
 	if err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	dec, err := b.PrepareDecodeFormat(ctx, f, vk.BufferRange{Buf: body}, size, n, g.Shift, cb, checksums, vk.BufferRange{Buf: outb})
 	if err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	defer dec.Close()
-	var us []float64
+	var us, encG, decG []float64
 	for i := 0; i < 220; i++ {
 		t0 := time.Now()
 		if _, err := enc.Run(ctx); err != nil {
-			return spread{}, err
+			return spread{}, nil, err
 		}
 		if err := dec.Run(ctx); err != nil {
-			return spread{}, err
+			return spread{}, nil, err
 		}
 		if i >= 20 {
 			us = append(us, float64(time.Since(t0).Nanoseconds())/1e3)
+			encG = append(encG, float64(enc.GPUTime().Nanoseconds())/1e3)
+			decG = append(decG, float64(dec.GPUTime().Nanoseconds())/1e3)
 		}
 	}
 	// The small-tensor path uses its own kernel shapes: check it is exact too.
 	back := make([]byte, 2*n)
 	if err := dev.Download(ctx, back, outb, 0); err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	if !bytes.Equal(back, src[:2*n]) {
-		return spread{}, fmt.Errorf("1 MiB round trip is not bit-exact")
+		return spread{}, nil, fmt.Errorf("1 MiB round trip is not bit-exact")
 	}
 	ref := []codec.EncodeJob{{Format: f, Src: src[:2*n], N: n, Shift: g.Shift, Codebook: cb,
 		Checksums: checksums, Dst: make([]byte, maxBody)}}
 	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	got := make([]byte, len(ref[0].Out))
 	if err := dev.Download(ctx, got, body, 0); err != nil {
-		return spread{}, err
+		return spread{}, nil, err
 	}
 	if !bytes.Equal(got, ref[0].Out) {
-		return spread{}, fmt.Errorf("1 MiB encode differs from the reference")
+		return spread{}, nil, fmt.Errorf("1 MiB encode differs from the reference")
 	}
-	return spreadOf(us), nil
+	return spreadOf(us), []float64{spreadOf(encG).Median, spreadOf(decG).Median}, nil
 }
 
 // gb formats a rate in GB/s with enough digits for slow devices too.
@@ -653,7 +670,8 @@ func printBench(o *benchOut) {
 		fmt.Printf("  encode %s GB/s, decode %s GB/s (wall, median of %d)\n", gb(o.EncodeWallGBps), gb(o.DecodeWallGBps), o.Iters)
 	}
 	if o.Latency1MiBUs != nil {
-		fmt.Printf("  1 MiB encode+decode, resident: %.0f µs median (p90 %.0f)\n", o.Latency1MiBUs.Median, o.Latency1MiBUs.P90)
+		fmt.Printf("  1 MiB encode+decode, resident, chunk %d: %.0f µs median (p90 %.0f); GPU %.0f + %.0f µs\n", o.LatencyChunk,
+			o.Latency1MiBUs.Median, o.Latency1MiBUs.P90, o.Latency1MiBGPUUs[0], o.Latency1MiBGPUUs[1])
 	}
 	if o.Blocks != nil {
 		printBlocks(o.Blocks)

@@ -29,6 +29,10 @@ type Options struct {
 	// MemoryBudget caps the device memory one call takes (0: no cap): calls over it run as several submissions, one
 	// per group of tensors that fits, and a single tensor over it is refused with ErrTooLarge.
 	MemoryBudget uint64
+	// Profile switches parts of the SplitZip-4 decode kernel off, for measuring what each costs (results are wrong:
+	// benchmarks only; 0 in every real use). Bits: 1 in-loop CRC, 2 escapes, 8 CRC epilogue, 16 escape staging,
+	// 32 code lookups, 64 stores, 128 loads.
+	Profile uint32
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
 }
@@ -296,7 +300,8 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 		if b.o.DebugBounds {
 			debug = 1
 		}
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug},
+			vk.SpecConst{ID: 7, Value: b.o.Profile})
 	case "zf12_encode":
 		desc.Bindings, desc.PushConstantSize = 8, pushZF12Encode
 		desc.Spec = append(desc.Spec, chunk...)
