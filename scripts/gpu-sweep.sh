@@ -15,10 +15,11 @@ for v in ${VARIANTS:-"--wg=256"}; do
 import json,sys
 r=json.load(open(sys.argv[1]))
 print('%-40s enc %6.0f dec %6.0f (wall %6.0f %6.0f) copy %5.0f exact %s %s' % (sys.argv[2], r['encode_gbps'], r['decode_gbps'], r['encode_wall_gbps'], r['decode_wall_gbps'], r['copy_gbps'], r['bit_exact'], r['matches_cpu']))
+if r.get('encode_pass_us'): print('    encode passes us', [round(x,1) for x in r['encode_pass_us']])
 l=r.get('latency_1mib_us')
 if l: print('    1 MiB enc+dec wall %.1f us (p90 %.1f), GPU enc %.1f dec %.1f us, chunk %d' % (l['median'], l['p90'], r['latency_1mib_gpu_us'][0], r['latency_1mib_gpu_us'][1], r['latency_chunk']))
 ks=r.get('kernel_stats') or {}
 for k in sorted(ks):
   if 'sz4_encode' in k or 'sz4_decode' in k: print('   ', k, [s for s in ks[k] if 'egister' in s or 'hared' in s][:2])
-" "$OUT/s$i.json" "$flags rc=$rc" 2>&1 | tail -3
+" "$OUT/s$i.json" "$flags rc=$rc" 2>&1 | tail -${TAIL:-6}
 done

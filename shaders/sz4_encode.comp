@@ -7,6 +7,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_vote : require
 
 #include "layout.glsl"
 
@@ -16,6 +17,8 @@ layout(constant_id = 1) const uint SHIFT = 14;      // chunk = 2^SHIFT values
 layout(constant_id = 2) const uint REPL = 1;        // CRC table replication
 layout(constant_id = 5) const uint U = 2;           // slots per thread loaded together (memory-level parallelism)
 layout(constant_id = 6) const uint LIST_CAP = 1024; // escapes held in shared memory per chunk (all subgroups)
+layout(constant_id = 7) const uint PROF = 0;        // profiling only (wrong results): bits switch parts off, see
+                                                    // Options.Profile; 0 in every real use
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;                          // 8 values per slot
 const uint ITERS = SLOTS / WG;                      // slots per thread (WG·U divides SLOTS: host checks)
@@ -107,7 +110,10 @@ void main() {
                 uint v0 = 8u * s;
                 xs[u] = uvec4(0u);
                 valid[u] = 0u;
-                if (v0 + 8u <= m) {
+                if ((PROF & 128u) != 0u) {
+                    xs[u] = uvec4(s * 0x9E3779B1u, s ^ 0x3F803F80u, s * 40503u, s + 0x3F803F80u) & 0x3FFF3FFFu;
+                    valid[u] = 0xFFu;
+                } else if (v0 + 8u <= m) {
                     xs[u] = srcv[pc.srcBase + lc * SLOTS + s];
                     valid[u] = 0xFFu;
                 } else if (v0 < m) {
@@ -122,14 +128,15 @@ void main() {
                     }
                 }
             }
+            uint escs[U]; // each slot's escape bits
             for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
                 uint v0 = 8u * s;
                 uvec4 x = xs[u];
                 uint cw = 0u, esc = 0u;
                 for (uint q = 0u; q < 4u; q++) {
-                    uint c0 = lut[(x[q] >> 7) & 0xFFu];
-                    uint c1 = lut[(x[q] >> 23) & 0xFFu];
+                    uint c0 = (PROF & 32u) != 0u ? (x[q] >> 7) & 0xFu : lut[(x[q] >> 7) & 0xFFu];
+                    uint c1 = (PROF & 32u) != 0u ? (x[q] >> 23) & 0xFu : lut[(x[q] >> 23) & 0xFFu];
                     cw |= ((c0 & 15u) << (8u * q)) | ((c1 & 15u) << (8u * q + 4u));
                     esc |= ((c0 >> 4) << (2u * q)) | ((c1 >> 4) << (2u * q + 1u));
                 }
@@ -138,7 +145,9 @@ void main() {
                 cw &= vm == 0xFFu ? 0xFFFFFFFFu : (1u << (4u * bitCount(vm))) - 1u;
                 uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
                 uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
-                if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
+                if ((PROF & 64u) != 0u && (cw ^ lw0 ^ lw1) != 0x12345678u) {
+                    // profiling: no stores (the values stay live through the condition)
+                } else if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
                     codes[pc.codeBase + lc * SLOTS + s] = cw;
                     lowsv[pc.lowBase / 2u + lc * (N / 8u) + s] = uvec2(lw0, lw1);
                 } else if (v0 < m) {
@@ -146,22 +155,28 @@ void main() {
                     lows[pc.lowBase + lc * (N / 4u) + 2u * s] = lw0;
                     if (v0 + 4u < m) lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u] = lw1;
                 }
-                if (pc.checksums != 0u) {
+                if (pc.checksums != 0u && (PROF & 1u) == 0u) {
                     aC = shiftBy(TAB_M4T, aC) ^ cw;
                     aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
                     aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
                 }
-                // Escapes go to this subgroup's run, in value order (slot, then lane); rare, so mostly skipped.
-                if (subgroupBallot(esc != 0u) != uvec4(0u)) {
+                escs[u] = esc;
+            }
+            // Escapes go to this subgroup's run, in value order (slot, then lane). They are rare: one vote per U
+            // slots, and the exponents are re-read from memory on that path, so the values need not stay live.
+            uint anyEsc = 0u;
+            for (uint u = 0u; u < U; u++) anyEsc |= escs[u];
+            if ((PROF & 2u) == 0u && subgroupAny(anyEsc != 0u)) {
+                for (uint u = 0u; u < U; u++) {
+                    uint esc = escs[u];
+                    uint v0 = 8u * ((j + u) * WG + t);
                     uint idx = kSG + subgroupExclusiveAdd(bitCount(esc));
                     kSG += subgroupAdd(bitCount(esc));
                     while (esc != 0u) {
                         uint b = findLSB(esc);
                         esc &= esc - 1u;
                         if (idx < share) {
-                            uint w = x[b >> 1];
-                            uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
-                            escList[listBase + idx] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
+                            escList[listBase + idx] = (v0 + b) | (expAt(lc, v0 + b) << ESCAPE_EXP_SHIFT);
                         } else {
                             overflow = 1u;
                         }
@@ -256,7 +271,7 @@ void main() {
         }
         // Linear CRC of code piece || low piece: per-thread Horner results shifted into place, XORed together.
         uint xC = 0u, xL = 0u;
-        if (pc.checksums != 0u) {
+        if (pc.checksums != 0u && (PROF & 1u) == 0u) {
             xC = mulmod(aC, consts[CONST_KC + t]); // read late: not live through the main loop
             xL = mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]);
         }

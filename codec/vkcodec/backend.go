@@ -29,9 +29,9 @@ type Options struct {
 	// MemoryBudget caps the device memory one call takes (0: no cap): calls over it run as several submissions, one
 	// per group of tensors that fits, and a single tensor over it is refused with ErrTooLarge.
 	MemoryBudget uint64
-	// Profile switches parts of the SplitZip-4 decode kernel off, for measuring what each costs (results are wrong:
-	// benchmarks only; 0 in every real use). Bits: 1 in-loop CRC, 2 escapes, 8 CRC epilogue, 16 escape staging,
-	// 32 code lookups, 64 stores, 128 loads.
+	// Profile switches parts of the SplitZip-4 encode and decode kernels off, for measuring what each costs
+	// (results are wrong: benchmarks only; 0 in every real use). Bits: 1 in-loop CRC (encode: all of it),
+	// 2 escapes, 8 decode CRC epilogue, 16 decode escape staging, 32 code lookups, 64 stores, 128 loads.
 	Profile uint32
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
@@ -282,7 +282,7 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	}
 	chunk := []vk.SpecConst{{ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)}, {ID: 5, Value: unroll}}
 	if name == "sz4_encode" {
-		chunk = append(chunk, vk.SpecConst{ID: 6, Value: uint32(b.o.ListCap)})
+		chunk = append(chunk, vk.SpecConst{ID: 6, Value: uint32(b.o.ListCap)}, vk.SpecConst{ID: 7, Value: b.o.Profile})
 	}
 	switch name {
 	case "sz4_encode":
