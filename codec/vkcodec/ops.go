@@ -364,8 +364,8 @@ func (b *Backend) wait(ctx context.Context, sub *vk.Submission) error {
 	return nil
 }
 
-// PrepareEncodeFormat is PrepareEncode for any format the backend runs; cb is ignored by formats without a
-// codebook. dst must have room for the format's largest body.
+// PrepareEncodeFormat is PrepareEncode for any format the backend runs over BF16 values (PrepareEncodeTyped for
+// other dtypes); cb is ignored by formats without a codebook. dst must have room for the format's largest body.
 func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.BufferRange, n uint64, shift uint,
 	cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
 	switch format {
@@ -378,22 +378,27 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 		return b.prepareEncodeZF12(ctx, src, n, shift, checksums, dst)
 	case layout.FormatAuto:
 		return b.prepareEncodeAuto(ctx, src, n, shift, cb, checksums, dst)
+	case layout.FormatTBE3:
+		return b.prepareEncodeTBE3(ctx, src, n, shift, checksums, dst)
+	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
+		return b.prepareEncodeXW(ctx, format, layout.DTypeBF16, src, n, shift, checksums, dst) // refused: see PrepareEncodeTyped
 	}
 	return nil, unsupportedFormat(format)
 }
 
-// SupportsResident reports whether PrepareEncodeFormat and PrepareDecodeFormat run a format (device-resident
-// operations); TBE-3 and the exponent-window formats have host-path kernels only so far.
+// SupportsResident reports whether PrepareEncodeTyped and PrepareDecodeTyped run a format (device-resident
+// operations; PrepareEncodeFormat and PrepareDecodeFormat for its BF16 formats).
 func (b *Backend) SupportsResident(format uint8) bool {
 	switch format {
-	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto:
+	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto, layout.FormatTBE3,
+		layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
 		return true
 	}
 	return false
 }
 
-// PrepareDecodeFormat is PrepareDecode for any format the backend runs; cb is ignored by formats without a
-// codebook.
+// PrepareDecodeFormat is PrepareDecode for any format the backend runs over BF16 values (PrepareDecodeTyped for
+// other dtypes); cb is ignored by formats without a codebook.
 func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk.BufferRange, bodyLen, n uint64,
 	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
 	switch format {
@@ -406,6 +411,10 @@ func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk
 		return b.prepareDecodeZF12(ctx, body, bodyLen, n, shift, checksums, dst)
 	case layout.FormatAuto:
 		return b.prepareDecodeAuto(ctx, body, bodyLen, n, shift, cb, checksums, dst)
+	case layout.FormatTBE3:
+		return b.prepareDecodeTBE3(ctx, body, bodyLen, n, shift, checksums, dst)
+	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
+		return b.prepareDecodeXW(ctx, format, layout.DTypeBF16, body, bodyLen, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }

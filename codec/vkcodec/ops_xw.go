@@ -1,0 +1,100 @@
+package vkcodec
+
+import (
+	"context"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// Device-resident operations for values of any dtype (ops.go): the exponent-window formats (xw2, xw3, xw4 over
+// F8_E5M2, F8_E4M3, F16, F32), whose kernels (xw.go) bind the caller's buffers with word offsets, and the BF16
+// formats through PrepareEncodeFormat and PrepareDecodeFormat.
+
+// PrepareEncodeTyped records the encode of n values of dt at src (16-byte aligned offset; the range must hold
+// align4(n·size) bytes) into a body of format at dst (4-byte aligned; room for the format's largest body), as
+// PrepareEncodeFormat does for BF16. cb is ignored by formats without a codebook.
+func (b *Backend) PrepareEncodeTyped(ctx context.Context, format uint8, dt layout.DType, src vk.BufferRange, n uint64,
+	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+	if _, ok := layout.XWCodeBits(format); ok {
+		return b.prepareEncodeXW(ctx, format, dt, src, n, shift, checksums, dst)
+	}
+	if jobDType(dt) != layout.DTypeBF16 {
+		return nil, invalid("%s codes BF16 values, not %v", codec.FormatName(format), dt)
+	}
+	return b.PrepareEncodeFormat(ctx, format, src, n, shift, cb, checksums, dst)
+}
+
+// PrepareDecodeTyped records the decode of a body of format (bodyLen bytes at body, 4-byte aligned) into n values
+// of dt at dst (16-byte aligned; room for align4(n·size) bytes), as PrepareDecodeFormat does for BF16. The kernels
+// validate the whole body: it is never read by the host.
+func (b *Backend) PrepareDecodeTyped(ctx context.Context, format uint8, dt layout.DType, body vk.BufferRange,
+	bodyLen, n uint64, shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	if _, ok := layout.XWCodeBits(format); ok {
+		return b.prepareDecodeXW(ctx, format, dt, body, bodyLen, n, shift, checksums, dst)
+	}
+	if jobDType(dt) != layout.DTypeBF16 {
+		return nil, invalid("%s codes BF16 values, not %v", codec.FormatName(format), dt)
+	}
+	return b.PrepareDecodeFormat(ctx, format, body, bodyLen, n, shift, cb, checksums, dst)
+}
+
+// xwBodyViews binds the streams of an exponent-window body at body (sideLen bytes of side section) and the values
+// at vals.
+func xwBodyViews(x layout.XW, size uint64, vals, body vk.BufferRange, sideLen uint64) *xwViews {
+	return &xwViews{x: x, size: size, sideLen: sideLen,
+		vals:   bufView(vals, 0, layout.Align4(x.N*size)),
+		planes: bufView(body, 0, x.PlaneBytes()),
+		lows:   bufView(body, x.PlaneBytes(), max(x.LowBytes(), 4)),
+		table:  bufView(body, x.TableOffset(), layout.ChunkEntrySize*x.Chunks()),
+		side:   bufView(body, x.SideOffset(), max(sideLen, 4))}
+}
+
+func (b *Backend) prepareEncodeXW(ctx context.Context, format uint8, dt layout.DType, src vk.BufferRange, n uint64,
+	shift uint, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+	k := b.xwKernels()
+	x, err := k.geometry(format, dt, n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	size := uint64(dt.Size())
+	if err := checkEncodeRanges(src, n*size, dst, x.MaxBodySize()); err != nil {
+		return nil, err
+	}
+	return b.newEncodeOp(func(op *EncodeOp) error {
+		v := xwBodyViews(x, size, src, dst, x.MaxBodySize()-x.SideOffset())
+		if err := k.encodeWords(op.s, v); err != nil {
+			return err
+		}
+		return op.recordPasses(v.work, v.nb(), x.SideOffset(), func() error { return k.recordEncode(op.s, v) },
+			func() error { return k.recordPlace(op.s, v, checksums) })
+	})
+}
+
+func (b *Backend) prepareDecodeXW(ctx context.Context, format uint8, dt layout.DType, body vk.BufferRange, bodyLen,
+	n uint64, shift uint, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	k := b.xwKernels()
+	x, err := k.geometry(format, dt, n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	size := uint64(dt.Size())
+	if err := checkDecodeInto(body, bodyLen, x.MinBodySize(), x.MaxBodySize(), dst, n*size); err != nil {
+		return nil, err
+	}
+	return b.newDecodeOp(func(op *DecodeOp) error {
+		v := xwBodyViews(x, size, dst, body, bodyLen-x.SideOffset())
+		var err error
+		if v.status, err = op.s.allocOut(b, 32); err != nil {
+			return err
+		}
+		return op.recordDecode(v.status, func() error { return k.recordDecode(op.s, v, checksums) })
+	})
+}
