@@ -298,7 +298,7 @@ func TestTypedOpsRefuse(t *testing.T) {
 			_, err := vb.PrepareEncodeFormat(ctx, layout.FormatXW3, whole, 4096, 12, nil, true, whole)
 			return err
 		}},
-		{"tbe3 over F16", codec.ErrInvalidInput, func() error {
+		{"tbe3 over F16", codec.ErrUnsupported, func() error {
 			_, err := vb.PrepareEncodeTyped(ctx, layout.FormatTBE3, layout.DTypeF16, whole, 4096, 12, nil, true, whole)
 			return err
 		}},

@@ -2,6 +2,7 @@ package vkcodec
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -21,7 +22,7 @@ func (b *Backend) PrepareEncodeTyped(ctx context.Context, format uint8, dt layou
 		return b.prepareEncodeXW(ctx, format, dt, src, n, shift, checksums, dst)
 	}
 	if jobDType(dt) != layout.DTypeBF16 {
-		return nil, invalid("%s codes BF16 values, not %v", codec.FormatName(format), dt)
+		return nil, noTypedPath(format, dt)
 	}
 	return b.PrepareEncodeFormat(ctx, format, src, n, shift, cb, checksums, dst)
 }
@@ -35,9 +36,16 @@ func (b *Backend) PrepareDecodeTyped(ctx context.Context, format uint8, dt layou
 		return b.prepareDecodeXW(ctx, format, dt, body, bodyLen, n, shift, checksums, dst)
 	}
 	if jobDType(dt) != layout.DTypeBF16 {
-		return nil, invalid("%s codes BF16 values, not %v", codec.FormatName(format), dt)
+		return nil, noTypedPath(format, dt)
 	}
 	return b.PrepareDecodeFormat(ctx, format, body, bodyLen, n, shift, cb, checksums, dst)
+}
+
+// noTypedPath is the error for a format over a dtype other than BF16 without exponent-window kernels: unsupported
+// here (auto over F16 has a CPU path), whether or not the format codes the dtype at all.
+func noTypedPath(format uint8, dt layout.DType) error {
+	return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
+		Detail: fmt.Sprintf("vulkan backend: no device-resident %s over %v", codec.FormatName(format), dt)}
 }
 
 // xwBodyViews binds the streams of an exponent-window body at body (sideLen bytes of side section) and the values
