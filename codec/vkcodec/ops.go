@@ -133,25 +133,10 @@ func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint6
 	if n == 0 {
 		return nil, invalid("empty tensor")
 	}
-	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
-		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
-	}
-	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+	if err := checkEncodeRanges(src, 2*n, dst, g.MaxBodySize()); err != nil {
 		return nil, err
 	}
-	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
-		return nil, err
-	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &EncodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepare(ctx, src, g, &cb, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newEncodeOp(func(op *EncodeOp) error { return op.prepare(ctx, src, g, &cb, checksums, dst) })
 }
 
 // sz4EncodeViews plans the encode of g.N values at src into a body at dst (device ranges): scratch and the
@@ -188,32 +173,9 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 	if err != nil {
 		return err
 	}
-	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
-	if err := op.beginTimed(4); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
-	cmd.Barrier()
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
-	if err := b.recordEncodeA(ctx, s, &job, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	if err := b.recordScan(s, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 2)
-	if err := b.recordPlace(ctx, s, &job, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 3)
-	b.copyDown(cmd, p.work)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordEncodeA(ctx, s, &job, p) },
+		func() error { return b.recordPlace(ctx, s, &job, p) })
 }
 
 // Run encodes once and returns the body's length in bytes.
@@ -265,16 +227,7 @@ func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLe
 	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
 		return nil, err
 	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &DecodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepare(ctx, body, bodyLen, g, &cb, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newDecodeOp(func(op *DecodeOp) error { return op.prepare(ctx, body, bodyLen, g, &cb, checksums, dst) })
 }
 
 func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.SZ4,
@@ -300,22 +253,8 @@ func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen ui
 	if p.status, err = s.allocOut(b, 32); err != nil {
 		return err
 	}
-	op.status = p.status.host
-	if err := op.beginTimed(2); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	resetStatus(cmd, p.status.dev)
-	cmd.Barrier()
 	job := codec.DecodeJob{Codebook: cb, Checksums: checksums}
-	if err := b.recordDecode(ctx, s, &job, p, uint32(sideLen)); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, p.status)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordDecode(p.status, func() error { return b.recordDecode(ctx, s, &job, p, uint32(sideLen)) })
 }
 
 // Run decodes once; an invalid body gives the reference's error class.
@@ -428,25 +367,10 @@ func (b *Backend) prepareEncodeZF12(ctx context.Context, src vk.BufferRange, n u
 	if n == 0 {
 		return nil, invalid("empty tensor")
 	}
-	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
-		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
-	}
-	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+	if err := checkEncodeRanges(src, 2*n, dst, g.MaxBodySize()); err != nil {
 		return nil, err
 	}
-	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
-		return nil, err
-	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &EncodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepareZF12(ctx, src, g, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newEncodeOp(func(op *EncodeOp) error { return op.prepareZF12(ctx, src, g, checksums, dst) })
 }
 
 // zf12EncodeViews plans the zf12 encode of g.N values at src into a body at dst (device ranges).
@@ -485,31 +409,8 @@ func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layou
 	if err != nil {
 		return err
 	}
-	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
-	if err := op.beginTimed(4); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
-	cmd.Barrier()
-	if err := b.recordZF12Encode(ctx, s, checksums, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	if err := b.recordScan(s, &tensorPlan{work: p.work, nb: p.nb}); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 2)
-	if err := b.recordZF12Place(ctx, s, checksums, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 3)
-	b.copyDown(cmd, p.work)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordZF12Encode(ctx, s, checksums, p) },
+		func() error { return b.recordZF12Place(ctx, s, checksums, p) })
 }
 
 func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
@@ -524,16 +425,7 @@ func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bo
 	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
 		return nil, err
 	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &DecodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepareZF12(ctx, body, bodyLen, g, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newDecodeOp(func(op *DecodeOp) error { return op.prepareZF12(ctx, body, bodyLen, g, checksums, dst) })
 }
 
 func (op *DecodeOp) prepareZF12(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.ZF12,
@@ -562,19 +454,5 @@ func (op *DecodeOp) prepareZF12(ctx context.Context, body vk.BufferRange, bodyLe
 	if p.status, err = s.allocOut(b, 32); err != nil {
 		return err
 	}
-	op.status = p.status.host
-	if err := op.beginTimed(2); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	resetStatus(cmd, p.status.dev)
-	cmd.Barrier()
-	if err := b.recordZF12Decode(ctx, s, checksums, p, uint32(sideLen)); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, p.status)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordDecode(p.status, func() error { return b.recordZF12Decode(ctx, s, checksums, p, uint32(sideLen)) })
 }

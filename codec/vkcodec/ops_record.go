@@ -30,79 +30,68 @@ func checkDecodeInto(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.BufferR
 	return within(dst, 0, layout.Align4(dstBytes), "destination")
 }
 
-// newEncodeOp takes a session and lets record fill the operation; a failed preparation releases what it took.
-func (b *Backend) newEncodeOp(record func(op *EncodeOp) error) (*EncodeOp, error) {
+// newOp takes a session, wraps it as an operation and lets record fill it; a failed preparation releases what it
+// took.
+func newOp[O interface{ Close() }](b *Backend, wrap func(recorded) O, record func(O) error) (O, error) {
+	var none O
 	s, err := b.opSession()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	op := &EncodeOp{recorded: recorded{b: b, s: s}}
+	op := wrap(recorded{b: b, s: s})
 	if err := record(op); err != nil {
 		op.Close()
-		return nil, err
+		return none, err
 	}
 	return op, nil
 }
 
-// newDecodeOp is newEncodeOp for decodes.
+func (b *Backend) newEncodeOp(record func(op *EncodeOp) error) (*EncodeOp, error) {
+	return newOp(b, func(r recorded) *EncodeOp { return &EncodeOp{recorded: r} }, record)
+}
+
 func (b *Backend) newDecodeOp(record func(op *DecodeOp) error) (*DecodeOp, error) {
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &DecodeOp{recorded: recorded{b: b, s: s}}
-	if err := record(op); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return newOp(b, func(r recorded) *DecodeOp { return &DecodeOp{recorded: r} }, record)
 }
 
 // recordPasses records an encode of the chunked formats: work zeroed, then the chunk kernel (dense streams, side
-// sizes), sz4_scan's prefix sum over work and the placement of the side pieces, a timestamp after each (PassTimes),
-// and the read-back of work, whose word 2·nb is the side total that Finish adds to sideOff.
+// sizes), sz4_scan's prefix sum over work and the placement of the side pieces (timestamps between them give
+// PassTimes), and the read-back of work, whose word 2·nb is the side total that Finish adds to sideOff.
 func (op *EncodeOp) recordPasses(work staged, nb, sideOff uint64, kernel, place func() error) error {
-	b, s := op.b, op.s
 	op.total, op.nb, op.sideOff = work.host, nb, sideOff
-	if err := op.beginTimed(4); err != nil {
+	scan := func() error { return op.b.recordScan(op.s, &tensorPlan{work: work, nb: nb}) }
+	return op.recordTimed(work, func(cmd *vk.Commands) { cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0) },
+		kernel, scan, place)
+}
+
+// recordDecode records a decode: the status words reset, the kernels (which report into status), and the read-back
+// of the verdict.
+func (op *DecodeOp) recordDecode(status staged, kernels func() error) error {
+	op.status = status.host
+	return op.recordTimed(status, func(cmd *vk.Commands) { resetStatus(cmd, status.dev) }, kernels)
+}
+
+// recordTimed records a prepared operation's command buffer: setup, then the passes, each after a barrier, with a
+// timestamp before the first and after each (GPUTime spans them all), and the read-back of out.
+func (r *recorded) recordTimed(out staged, setup func(cmd *vk.Commands), passes ...func() error) error {
+	n := uint32(len(passes))
+	if err := r.beginTimed(n + 1); err != nil {
 		return err
 	}
-	cmd := s.cmd
-	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	scan := func() error { return b.recordScan(s, &tensorPlan{work: work, nb: nb}) }
-	for i, pass := range []func() error{kernel, scan, place} {
+	cmd := r.s.cmd
+	setup(cmd)
+	for i, pass := range passes {
 		cmd.Barrier()
 		if i > 0 {
-			cmd.Timestamp(op.qp, uint32(i))
+			cmd.Timestamp(r.qp, uint32(i))
 		}
 		if err := pass(); err != nil {
 			return err
 		}
 	}
 	cmd.Barrier()
-	cmd.Timestamp(op.qp, 3)
-	b.copyDown(cmd, work)
-	cmd.BarrierToHost()
-	return cmd.End()
-}
-
-// recordDecode records a decode: the status words reset, the kernels (which report into status), a timestamp, and
-// the read-back of the verdict.
-func (op *DecodeOp) recordDecode(status staged, kernels func() error) error {
-	b, s := op.b, op.s
-	op.status = status.host
-	if err := op.beginTimed(2); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	resetStatus(cmd, status.dev)
-	cmd.Barrier()
-	if err := kernels(); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, status)
+	cmd.Timestamp(r.qp, n)
+	r.b.copyDown(cmd, out)
 	cmd.BarrierToHost()
 	return cmd.End()
 }

@@ -59,17 +59,22 @@ func xwBodyViews(x layout.XW, size uint64, vals, body vk.BufferRange, sideLen ui
 		side:   bufView(body, x.SideOffset(), max(sideLen, 4))}
 }
 
-func (b *Backend) prepareEncodeXW(ctx context.Context, format uint8, dt layout.DType, src vk.BufferRange, n uint64,
-	shift uint, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+// xwOp checks what a prepared operation needs beyond the geometry: a tensor to code.
+func (b *Backend) xwOp(format uint8, dt layout.DType, n uint64, shift uint) (*XWKernels, layout.XW, uint64, error) {
 	k := b.xwKernels()
 	x, err := k.geometry(format, dt, n, shift)
+	if err == nil && n == 0 {
+		err = invalid("empty tensor")
+	}
+	return k, x, uint64(dt.Size()), err
+}
+
+func (b *Backend) prepareEncodeXW(ctx context.Context, format uint8, dt layout.DType, src vk.BufferRange, n uint64,
+	shift uint, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+	k, x, size, err := b.xwOp(format, dt, n, shift)
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return nil, invalid("empty tensor")
-	}
-	size := uint64(dt.Size())
 	if err := checkEncodeRanges(src, n*size, dst, x.MaxBodySize()); err != nil {
 		return nil, err
 	}
@@ -85,15 +90,10 @@ func (b *Backend) prepareEncodeXW(ctx context.Context, format uint8, dt layout.D
 
 func (b *Backend) prepareDecodeXW(ctx context.Context, format uint8, dt layout.DType, body vk.BufferRange, bodyLen,
 	n uint64, shift uint, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
-	k := b.xwKernels()
-	x, err := k.geometry(format, dt, n, shift)
+	k, x, size, err := b.xwOp(format, dt, n, shift)
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return nil, invalid("empty tensor")
-	}
-	size := uint64(dt.Size())
 	if err := checkDecodeInto(body, bodyLen, x.MinBodySize(), x.MaxBodySize(), dst, n*size); err != nil {
 		return nil, err
 	}

@@ -134,64 +134,47 @@ func (k *XWKernels) encodeWords(s *session, v *xwViews) error {
 	return err
 }
 
+// dispatch records one of the kernels over a tensor (a workgroup per chunk, grid-stride) with its bindings and
+// push words.
+func (k *XWKernels) dispatch(s *session, name string, v *xwViews, binds []loc, push ...uint32) error {
+	pipe, err := k.pipeline(name, v.x, int(v.size))
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(k.b, pipe, binds...)
+	if err != nil {
+		return err
+	}
+	var pw pushWriter
+	s.cmd.Dispatch(pipe, bd, pw.u32(push...).b, uint32(min(v.x.Chunks(), uint64(k.b.groups))), 1, 1)
+	return nil
+}
+
 // recordEncode records pass 1 (xw_encode): dense streams, escapes to scratch, info words and side sizes. work must
 // have been zeroed.
 func (k *XWKernels) recordEncode(s *session, v *xwViews) error {
-	b, x := k.b, v.x
-	pipe, err := k.pipeline("xw_encode", x, int(v.size))
-	if err != nil {
-		return err
-	}
-	bd, err := s.bind(b, pipe, v.vals.l, v.planes.l, v.lows.l, v.table.l, v.scratch, v.work.dev)
-	if err != nil {
-		return err
-	}
-	C := x.Chunks()
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(x.ChunkLen(C-1)), uint32(layout.Align4(x.N*v.size)/4), uint32(x.LowBytes()/4),
+	x, C := v.x, v.x.Chunks()
+	return k.dispatch(s, "xw_encode", v, []loc{v.vals.l, v.planes.l, v.lows.l, v.table.l, v.scratch, v.work.dev},
+		uint32(C), uint32(x.ChunkLen(C-1)), uint32(layout.Align4(x.N*v.size)/4), uint32(x.LowBytes()/4),
 		uint32(v.vals.base/4), uint32(v.planes.base/4), uint32(v.lows.base/4), uint32(v.table.base/4))
-	s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
-	return nil
 }
 
 // recordPlace records pass 3 (xw_place), after sz4_scan over work: side pieces, offsets and CRCs.
 func (k *XWKernels) recordPlace(s *session, v *xwViews, checksums bool) error {
-	b, x := k.b, v.x
-	pipe, err := k.pipeline("xw_place", x, int(v.size))
-	if err != nil {
-		return err
-	}
-	bd, err := s.bind(b, pipe, v.table.l, v.scratch, v.side.l, v.planes.l, v.lows.l, v.work.dev)
-	if err != nil {
-		return err
-	}
-	C := x.Chunks()
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(x.ChunkLen(C-1)), uint32(v.nb()), b2u(checksums), uint32(x.LowBytes()/4),
+	x, C := v.x, v.x.Chunks()
+	return k.dispatch(s, "xw_place", v, []loc{v.table.l, v.scratch, v.side.l, v.planes.l, v.lows.l, v.work.dev},
+		uint32(C), uint32(x.ChunkLen(C-1)), uint32(v.nb()), b2u(checksums), uint32(x.LowBytes()/4),
 		uint32(x.PlaneBytes()/4), uint32(v.table.base/4), uint32(v.side.base/4), uint32(v.planes.base/4),
 		uint32(v.lows.base/4))
-	s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
-	return nil
 }
 
 // recordDecode records the one-pass decode (xw_decode); verdicts go to status, reset before.
 func (k *XWKernels) recordDecode(s *session, v *xwViews, checksums bool) error {
-	b, x := k.b, v.x
-	pipe, err := k.pipeline("xw_decode", x, int(v.size))
-	if err != nil {
-		return err
-	}
-	bd, err := s.bind(b, pipe, v.planes.l, v.lows.l, v.table.l, v.side.l, v.vals.l, v.status.dev)
-	if err != nil {
-		return err
-	}
-	C := x.Chunks()
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(x.ChunkLen(C-1)), b2u(checksums), uint32(v.sideLen), uint32(x.PlaneBytes()/4),
+	x, C := v.x, v.x.Chunks()
+	return k.dispatch(s, "xw_decode", v, []loc{v.planes.l, v.lows.l, v.table.l, v.side.l, v.vals.l, v.status.dev},
+		uint32(C), uint32(x.ChunkLen(C-1)), b2u(checksums), uint32(v.sideLen), uint32(x.PlaneBytes()/4),
 		uint32(x.LowBytes()/4), uint32(layout.Align4(x.N*v.size)/4), uint32(v.planes.base/4), uint32(v.lows.base/4),
 		uint32(v.table.base/4), uint32(v.side.base/4), uint32(v.vals.base/4))
-	s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
-	return nil
 }
 
 // stagedViews allocates staging regions of the given sizes from s (inputs or outputs of the submission) and returns
