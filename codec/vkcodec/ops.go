@@ -73,7 +73,7 @@ func (r *recorded) Close() {
 	}
 }
 
-// EncodeOp encodes n BF16 values at src into a body at dst.
+// EncodeOp encodes n values at src into a body at dst.
 type EncodeOp struct {
 	recorded
 	total   loc    // host-visible work words; the side section size is word 2·nb
@@ -81,7 +81,7 @@ type EncodeOp struct {
 	sideOff uint64 // where the side section starts in the body
 }
 
-// DecodeOp decodes a body at body into n BF16 values at dst.
+// DecodeOp decodes a body at body into n values at dst.
 type DecodeOp struct {
 	recorded
 	status loc // host-visible status words
@@ -319,8 +319,8 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 		return b.prepareEncodeAuto(ctx, src, n, shift, cb, checksums, dst)
 	case layout.FormatTBE3:
 		return b.prepareEncodeTBE3(ctx, src, n, shift, checksums, dst)
-	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
-		return b.prepareEncodeXW(ctx, format, layout.DTypeBF16, src, n, shift, checksums, dst) // refused: see PrepareEncodeTyped
+	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4: // they code no BF16: refused, with the reason
+		return b.prepareEncodeXW(ctx, format, layout.DTypeBF16, src, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }

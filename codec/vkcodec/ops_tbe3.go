@@ -15,7 +15,8 @@ import (
 
 // tbe3Views plans TBE-3 over device ranges: n values at vals (the source of an encode, the destination of a decode)
 // and a body at body whose side section spans sideLen bytes; work (encode) or status (decode) come from s.
-func (b *Backend) tbe3Views(s *session, g layout.TBE3, vals, body vk.BufferRange, sideLen uint64, encode bool) (*tbe3Plan, error) {
+func (b *Backend) tbe3Views(s *session, g layout.TBE3, vals, body vk.BufferRange, sideLen uint64,
+	encode bool) (*tbe3Plan, error) {
 	p := &tbe3Plan{g: g, wg: b.tbe3WG(g.Shift), nb: (g.Chunks() + 63) / 64}
 	sz := layout.SZ4{N: g.N, Shift: g.Shift} // same chunking: its value ranges are TBE-3's
 	C := g.Chunks()

@@ -317,7 +317,8 @@ func TestTypedOpsRefuse(t *testing.T) {
 			return err
 		}},
 		{"tbe3 body offset", codec.ErrInvalidInput, func() error {
-			_, err := vb.PrepareDecodeTyped(ctx, layout.FormatTBE3, layout.DTypeBF16, at(2), layout.TBE3{N: 4096, Shift: 12}.MinBodySize(), 4096, 12, nil, true, whole)
+			lo := layout.TBE3{N: 4096, Shift: 12}.MinBodySize()
+			_, err := vb.PrepareDecodeTyped(ctx, layout.FormatTBE3, layout.DTypeBF16, at(2), lo, 4096, 12, nil, true, whole)
 			return err
 		}},
 		{"xw destination too small", codec.ErrInvalidInput, func() error {
