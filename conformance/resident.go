@@ -11,7 +11,8 @@ import (
 	"github.com/vkzip/vkzip/vk"
 )
 
-// Resident is a codec.Backend over a Vulkan backend's device-resident operations (PrepareEncode, PrepareDecode):
+// Resident is a codec.Backend over a Vulkan backend's device-resident operations (PrepareEncodeTyped,
+// PrepareDecodeTyped):
 // the path of a serving stack whose tensors already live in device memory. Its decoder never lets the host read
 // a body, so the kernel alone must answer for every invalid body, chunk-table errors included (the ordinary
 // Decode checks tables on the host first). Buffers sit at offsets that are not binding-aligned, as a caller's may.
@@ -66,9 +67,11 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 			return unsupported(j.Format)
 		}
 		f, _ := codec.LookupFormat(j.Format)
-		maxBody := f.MaxBodyOf(j.N, layout.DTypeBF16, j.Shift)
+		dt := valueDType(j.DType)
+		maxBody := f.MaxBodyOf(j.N, dt, j.Shift)
+		vals := j.N * uint64(dt.Size())
 		err := func() error {
-			in, err := r.buffer(resSrcOff + layout.Align4(2*j.N))
+			in, err := r.buffer(resSrcOff + layout.Align4(vals))
 			if err != nil {
 				return err
 			}
@@ -80,14 +83,14 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 			defer out.Close()
 			// Poison around the data: the kernels must neither read the padding after the values nor leave a
 			// byte of the body unwritten.
-			if err := dev.Upload(ctx, in, 0, poisonedCopy(j.Src[:2*j.N], resSrcOff, in.Size())); err != nil {
+			if err := dev.Upload(ctx, in, 0, poisonedCopy(j.Src[:vals], resSrcOff, in.Size())); err != nil {
 				return err
 			}
 			if err := dev.Upload(ctx, out, 0, poisonedCopy(nil, 0, out.Size())); err != nil {
 				return err
 			}
-			op, err := r.B.PrepareEncodeFormat(ctx, j.Format, vk.BufferRange{Buf: in, Offset: resSrcOff}, j.N, j.Shift,
-				j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resBodyOff})
+			op, err := r.B.PrepareEncodeTyped(ctx, j.Format, dt, vk.BufferRange{Buf: in, Offset: resSrcOff}, j.N,
+				j.Shift, j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resBodyOff})
 			if err != nil {
 				return err
 			}
@@ -107,6 +110,14 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 		}
 	}
 	return nil
+}
+
+// valueDType is a job's dtype, BF16 for the zero value (as package codec reads it).
+func valueDType(d layout.DType) layout.DType {
+	if d == layout.DTypeOpaque {
+		return layout.DTypeBF16
+	}
+	return d
 }
 
 // verdict reports whether an error is a body's verdict (a class of docs/FORMAT.md §6) rather than a failure of
@@ -129,13 +140,14 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 		if !r.B.SupportsResident(j.Format) {
 			return unsupported(j.Format)
 		}
+		dt := valueDType(j.DType)
 		err := func() error {
 			body, err := r.buffer(resBodyOff + uint64(len(j.Body)))
 			if err != nil {
 				return err
 			}
 			defer body.Close()
-			out, err := r.buffer(resDstOff + layout.Align4(2*j.N))
+			out, err := r.buffer(resDstOff + layout.Align4(j.N*uint64(dt.Size())))
 			if err != nil {
 				return err
 			}
@@ -143,7 +155,7 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 			if err := dev.Upload(ctx, body, 0, poisonedCopy(j.Body, resBodyOff, body.Size())); err != nil {
 				return err
 			}
-			op, err := r.B.PrepareDecodeFormat(ctx, j.Format, vk.BufferRange{Buf: body, Offset: resBodyOff},
+			op, err := r.B.PrepareDecodeTyped(ctx, j.Format, dt, vk.BufferRange{Buf: body, Offset: resBodyOff},
 				uint64(len(j.Body)), j.N, j.Shift, j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resDstOff})
 			if err != nil {
 				return err

@@ -35,7 +35,7 @@ layout(push_constant) uniform PC {
     uint sideLen;    // bytes in the side section
     uint statusBase; // this job's first status word
     uint planeBase;  // word offsets of the segment's plane and SM streams, the table and the side section
-    uint smBase;     //   within their bindings (smBase: in uvec4s)
+    uint smBase;     //   within their bindings (uvec4 loads of SM when smBase is a multiple of 4)
     uint tableBase;
     uint sideBase;
     uint dstBase;    // uvec4 offset of the segment's output
@@ -97,7 +97,8 @@ void main() {
         uint pw = 2u * tiles(m);   // words per plane in this chunk
         uint smWords = (m + 3u) / 4u;
         uint pBase = pc.planeBase + lc * PIECE_WORDS;
-        uint sBase = pc.smBase + lc * (N / 16u); // in uvec4s
+        uint sBase = pc.smBase + lc * (N / 4u); // in words
+        bool smVec = (pc.smBase & 3u) == 0u;     // a caller's body may put the SM stream at any word
         uint pBytes = planePiece(m);
         bool bad = false;
         uint aP0 = 0u, aP1 = 0u, aP2 = 0u, aS = 0u;
@@ -111,13 +112,13 @@ void main() {
                 q2 = planes[pBase + 2u * pw + u];
             }
             uvec4 l0 = uvec4(0u), l1 = uvec4(0u);
-            if (8u * u + 8u <= smWords) {
-                l0 = smv[sBase + 2u * u];
-                l1 = smv[sBase + 2u * u + 1u];
+            if (smVec && 8u * u + 8u <= smWords) {
+                l0 = smv[sBase / 4u + 2u * u];
+                l1 = smv[sBase / 4u + 2u * u + 1u];
             } else {
                 for (uint i = 0u; i < 4u; i++) {
-                    if (8u * u + i < smWords) l0[i] = smw[4u * sBase + 8u * u + i];
-                    if (8u * u + 4u + i < smWords) l1[i] = smw[4u * sBase + 8u * u + 4u + i];
+                    if (8u * u + i < smWords) l0[i] = smw[sBase + 8u * u + i];
+                    if (8u * u + 4u + i < smWords) l1[i] = smw[sBase + 8u * u + 4u + i];
                 }
             }
             if (pc.checksums != 0u) {

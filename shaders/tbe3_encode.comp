@@ -31,7 +31,7 @@ layout(push_constant) uniform PC {
     uint checksums;
     uint srcBase;    // uvec4 offset of the segment's first value in binding 0
     uint planeBase;  // word offset of the segment's plane stream
-    uint smBase;     // uvec4 offset of the segment's SM stream
+    uint smBase;     // word offset of the segment's SM stream (uvec4 stores when it is a multiple of 4)
     uint tableBase;  // word offset of the table
 } pc;
 
@@ -107,7 +107,9 @@ void main() {
         uint pw = 2u * tiles(m);
         uint smWords = (m + 3u) / 4u;
         uint pBase = pc.planeBase + lc * PIECE_WORDS;
-        uint sBase = pc.smBase + lc * (N / 16u);
+        uint sBase = pc.smBase + lc * (N / 4u); // in words
+        // A caller's body may put the SM stream at any word: uvec4 stores only when it is 16-byte aligned.
+        bool smVec = (pc.smBase & 3u) == 0u;
         uint aP0 = 0u, aP1 = 0u, aP2 = 0u, aS = 0u;
         for (uint j = 0u; j < ITERS; j++) {
             uint u = j * WG + t;
@@ -150,13 +152,13 @@ void main() {
                 planes[pBase + pw + u] = q1;
                 planes[pBase + 2u * pw + u] = q2;
             }
-            if (8u * u + 8u <= smWords) {
-                smv[sBase + 2u * u] = l0;
-                smv[sBase + 2u * u + 1u] = l1;
+            if (smVec && 8u * u + 8u <= smWords) {
+                smv[sBase / 4u + 2u * u] = l0;
+                smv[sBase / 4u + 2u * u + 1u] = l1;
             } else {
                 for (uint i = 0u; i < 4u; i++) {
-                    if (8u * u + i < smWords) smw[4u * sBase + 8u * u + i] = l0[i];
-                    if (8u * u + 4u + i < smWords) smw[4u * sBase + 8u * u + 4u + i] = l1[i];
+                    if (8u * u + i < smWords) smw[sBase + 8u * u + i] = l0[i];
+                    if (8u * u + 4u + i < smWords) smw[sBase + 8u * u + 4u + i] = l1[i];
                 }
             }
             if (pc.checksums != 0u) {

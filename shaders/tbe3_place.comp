@@ -2,8 +2,9 @@
 // TBE-3 encode, pass 3 of 3: one workgroup per chunk (grid-stride). With the side offsets from pass 2's prefix sum,
 // writes the chunk's side piece at its final place — fallback exponents at ranks from an ordered scan of the zero
 // codes in its plane piece, or a raw chunk's remaining exponents — records the offset, and finishes the chunk's
-// CRC-32C: header and side piece here, folded with the dense pieces' linear CRC from pass 1. The side section is
-// zeroed by the host: fallback bytes are ORed in, four to a word from different threads.
+// CRC-32C: header and side piece here, folded with the dense pieces' linear CRC from pass 1. A coded chunk zeroes
+// its own side piece first (the body may be a caller's buffer, never cleared by the host): fallback bytes are ORed
+// in, four to a word from different threads.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -18,7 +19,7 @@ layout(constant_id = 2) const uint REPL = 1;
 layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };    // segment's values
 layout(std430, binding = 1) readonly buffer Planes { uint planes[]; }; // segment's plane stream (pass 1's output)
 layout(std430, binding = 2) buffer Table { uint table[]; };
-layout(std430, binding = 3) coherent buffer Side { uint side[]; };    // the whole side section, zeroed
+layout(std430, binding = 3) coherent buffer Side { uint side[]; };    // the whole side section
 layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
 layout(std430, binding = 5) readonly buffer Work { uint work[]; };    // [nb, 2nb): block prefixes
 
@@ -88,6 +89,9 @@ void main() {
                 side[sw + q] = wd;
             }
         } else if (k > 0u) {
+            for (uint q = t; q < size / 4u; q += WG) side[sw + q] = 0u;
+            memoryBarrierBuffer();
+            barrier();
             for (uint j = 0u; j < ITERS; j++) {
                 uint u = j * WG + t;
                 uint z = 0u;

@@ -27,6 +27,11 @@ layout(push_constant) uniform PC {
     uint planeWords;
     uint lowWords;
     uint dstWords;   // words of the output (align4(N·SIZE)/4)
+    uint planeBase;  // word offsets of the planes, byte stream, table, side section and output in their bindings
+    uint lowBase;
+    uint tableBase;
+    uint sideBase;
+    uint dstBase;
 } pc;
 
 shared uint hist[256];
@@ -40,11 +45,11 @@ void report(uint bit, uint c) {
 // sideWord reads side-section word i, clamped into the buffer.
 uint sideWord(uint i) {
     uint words = pc.sideLen / 4u;
-    return side[words == 0u ? 0u : min(i, words - 1u)];
+    return side[pc.sideBase + (words == 0u ? 0u : min(i, words - 1u))];
 }
 
-uint planeWord(uint i) { return planes[min(i, pc.planeWords - 1u)]; }
-uint lowWord(uint i) { return pc.lowWords == 0u ? 0u : lows[min(i, pc.lowWords - 1u)]; }
+uint planeWord(uint i) { return planes[pc.planeBase + min(i, pc.planeWords - 1u)]; }
+uint lowWord(uint i) { return pc.lowWords == 0u ? 0u : lows[pc.lowBase + min(i, pc.lowWords - 1u)]; }
 
 uint gInfo, gOff, gSideW, gPlane0, gPlaneW, gLow0;
 
@@ -69,10 +74,10 @@ void main() {
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
-        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-        uint off = table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint stored = table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
-        uint next = last ? pc.sideLen : table[(c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint off = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
+        uint stored = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
+        uint next = last ? pc.sideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
         uint kind = info >> KIND_SHIFT;
         uint base = (info >> XW_BASE_SHIFT) & XW_BASE_MASK;
         uint k = info & XW_COUNT_MASK;
@@ -184,7 +189,7 @@ void main() {
                         ow |= v << (8u * SIZE * u);
                     }
                     uint wi = (c * N + gi * 32u) / VPW + q;
-                    if (q * VPW < n && wi < pc.dstWords) dst[wi] = ow;
+                    if (q * VPW < n && wi < pc.dstWords) dst[pc.dstBase + wi] = ow;
                 }
             }
             carry += total;

@@ -2,8 +2,8 @@
 // Exponent-window encode, pass 1 of 3 (docs/FORMAT.md §13): one workgroup per chunk (grid-stride). A histogram
 // of the chunk's exponents picks its window and decides coded or raw; then each invocation codes whole groups of 32
 // values, writing their plane words and bytes at fixed offsets, and an ordered prefix sum of the groups' escape
-// counts places each escaped exponent's bits in the chunk's scratch slot (zeroed by the host; atomicOr, since
-// neighbouring groups share words). The info word goes to the table and the side size to a per-64-chunk sum for
+// counts places each escaped exponent's bits in the chunk's scratch slot (atomicOr, since neighbouring groups share
+// words; the chunk zeroes the words it ORs into first, so scratch needs no clearing between runs). The info word goes to the table and the side size to a per-64-chunk sum for
 // pass 2 (sz4_scan); pass 3 (xw_place) places side pieces and computes CRCs.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -17,7 +17,7 @@ layout(std430, binding = 0) readonly buffer Src { uint src[]; };      // the ten
 layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; };
 layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; };   // byte stream (≥ 1 word)
 layout(std430, binding = 3) writeonly buffer Table { uint table[]; };
-layout(std430, binding = 4) buffer Scratch { uint scratch[]; };       // HP·GPC words per chunk, zeroed
+layout(std430, binding = 4) coherent buffer Scratch { uint scratch[]; }; // HP·GPC words per chunk
 layout(std430, binding = 5) buffer Work { uint blockSum[]; };         // per 64 chunks, zeroed
 
 layout(push_constant) uniform PC {
@@ -25,6 +25,10 @@ layout(push_constant) uniform PC {
     uint lastLen;  // values in the last chunk
     uint srcWords; // words of the source that hold values
     uint lowWords; // words of the byte stream (align4(KB·N)/4)
+    uint srcBase;  // word offsets of the values, planes, byte stream and table in their bindings (a caller's
+    uint planeBase; //   buffers put them anywhere)
+    uint lowBase;
+    uint tableBase;
 } pc;
 
 shared uint hist[256];
@@ -33,7 +37,7 @@ shared uint sBase, sK, sCoded;
 // value i (tensor index) from the source, 0 past its end
 uint valueAt(uint i) {
     uint q = i / VPW;
-    uint w = q < pc.srcWords ? src[q] : 0u;
+    uint w = q < pc.srcWords ? src[pc.srcBase + q] : 0u;
     return (w >> (8u * SIZE * (i % VPW))) & (0xFFFFFFFFu >> (32u - 8u * SIZE));
 }
 
@@ -71,6 +75,11 @@ void main() {
         bool coded = sCoded != 0u;
         uint gm = (m + 31u) / 32u;
         uint slot = c * HP * GPC; // scratch words of this chunk
+        if (coded) {
+            for (uint i = t; i < codedSide(k) / 4u; i += WG) scratch[slot + i] = 0u;
+            memoryBarrierBuffer();
+            barrier();
+        }
         uint carry = 0u;          // escapes of earlier rounds
         for (uint it = 0u; it < ITERS; it++) {
             uint gi = it * WG + rank; // group within the chunk
@@ -109,10 +118,10 @@ void main() {
                     }
                 }
                 uint gAbs = c * GPC + gi; // group within the tensor
-                for (uint p = 0u; p < P; p++) planes[gAbs * P + p] = pw[p];
+                for (uint p = 0u; p < P; p++) planes[pc.planeBase + gAbs * P + p] = pw[p];
                 for (uint q = 0u; q < LW; q++) {
                     uint wi = gAbs * LW + q;
-                    if (wi < pc.lowWords) lows[wi] = lw[q];
+                    if (wi < pc.lowWords) lows[pc.lowBase + wi] = lw[q];
                 }
                 if (!coded) {
                     for (uint h = 0u; h < HP; h++) scratch[slot + gi * HP + h] = hp[h];
@@ -150,7 +159,7 @@ void main() {
         }
         if (t == 0u) {
             uint info = coded ? ((base << XW_BASE_SHIFT) | k) : (CHUNK_RAW << KIND_SHIFT);
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;
             atomicAdd(blockSum[c >> 6], coded ? codedSide(k) : rawSide(m));
         }
         barrier();

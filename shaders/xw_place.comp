@@ -25,6 +25,10 @@ layout(push_constant) uniform PC {
     uint checksums;
     uint lowWords;  // words of the byte stream
     uint planeWords;
+    uint tableBase; // word offsets of the table, side section, planes and byte stream in their bindings
+    uint sideBase;
+    uint planeBase;
+    uint lowBase;
 } pc;
 
 uint sideSize(uint info, uint m) {
@@ -40,9 +44,9 @@ uint msgWord(uint q) {
     q -= 2u;
     if (q < gSideW) return scratch[gSlot + q];
     q -= gSideW;
-    if (q < gPlaneW) return planes[gPlane0 + q];
+    if (q < gPlaneW) return planes[pc.planeBase + gPlane0 + q];
     q -= gPlaneW;
-    return lows[gLow0 + q];
+    return lows[pc.lowBase + gLow0 + q];
 }
 
 void main() {
@@ -53,15 +57,15 @@ void main() {
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
-        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
         uint size = sideSize(info, m);
         uint before = 0u; // side bytes of the earlier chunks of the 64-chunk block (all full)
-        for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) before += sideSize(table[c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
+        for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) before += sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
         uint total;
         wgExclusiveAdd(before, total);
         uint off = work[pc.nb + (c >> 6)] + total;
         uint slot = c * HP * GPC;
-        for (uint i = t; i < size / 4u; i += WG) side[off / 4u + i] = scratch[slot + i];
+        for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = scratch[slot + i];
         uint crc = 0u;
         if (pc.checksums != 0u) {
             gInfo = info;
@@ -81,8 +85,8 @@ void main() {
             crc = wgXor(reg) ^ shiftBytes(0xFFFFFFFFu, 4u * words) ^ 0xFFFFFFFFu;
         }
         if (t == 0u) {
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
         }
         barrier();
     }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -36,10 +37,10 @@ Data: kvlike (the exponent distribution of the shared KV corpus; no file needed)
 escapes=P (kvlike with a fraction P of values escaped), or a file (its BF16 tensors, tiled to --size).
 
 Every coded format runs (--format, vkzip formats lists them). Formats of other dtypes (xw2/xw3/xw4) measure the
-BF16 data converted to --dtype (default: the format's first, F8_E5M2). Formats without device-resident operations
-on the Vulkan backend (tbe3, xw2/xw3/xw4) are timed through its host path: values staged up, bodies staged down,
-wall clock only (the line says "host path"). --format auto measures the auto body (every chunk in its smallest
-candidate, splitzip4 or zf12), not the encoder's per-tensor choice.
+BF16 data converted to --dtype (default: the format's first, F8_E5M2); GB/s then count bytes of that dtype. A
+format or dtype without device-resident operations on the Vulkan backend is timed through its host path: values
+staged up, bodies staged down, wall clock only (the line says "host path"). --format auto measures the auto body
+(every chunk in its smallest candidate, splitzip4 or zf12), not the encoder's per-tensor choice.
 
 --blocks K (Vulkan, splitzip4) also times the block API on the same data cut into K blocks of --block-size: each
 run encodes (or decodes) every block in one submission, --depth runs in flight; its wall throughput is compared
@@ -48,7 +49,8 @@ with the large tensor's of the same invocation.`,
   vkzip bench --backend cpu --size 64MiB
   vkzip bench --backend vulkan --data escapes=0.01
   vkzip bench --backend vulkan --blocks 256 --block-size 2MiB --depth 2
-  vkzip bench --backend vulkan --format xw3 --dtype F8_E4M3 --size 64MiB`,
+  vkzip bench --backend vulkan --format xw3 --dtype F8_E4M3 --size 64MiB
+  vkzip bench --backend vulkan --format tbe3 --size 512MiB --json`,
 	run: runBench,
 }
 
@@ -402,10 +404,9 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	defer b.Close()
-	if !b.SupportsResident(ref[0].Format) || ref[0].DType != layout.DTypeBF16 {
+	if !b.SupportsResident(ref[0].Format) {
 		return benchVulkanHost(ctx, b, ref, src, out)
 	}
-	out.Path = "resident"
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
 	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d profile=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll, o.Profile)
@@ -426,18 +427,23 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	whole := func(k string) vk.BufferRange { return vk.BufferRange{Buf: buf[k]} }
-	f := ref[0].Format
-	enc, err := b.PrepareEncodeFormat(ctx, f, whole("in"), g.N, g.Shift, ref[0].Codebook, ref[0].Checksums, whole("body"))
+	f, dt := ref[0].Format, ref[0].DType
+	enc, err := b.PrepareEncodeTyped(ctx, f, dt, whole("in"), g.N, g.Shift, ref[0].Codebook, ref[0].Checksums,
+		whole("body"))
+	if errors.Is(err, codec.ErrUnsupported) { // a dtype without device-resident kernels for this format
+		return benchVulkanHost(ctx, b, ref, src, out)
+	}
 	if err != nil {
 		return err
 	}
 	defer enc.Close()
+	out.Path = "resident"
 	bodyLen, err := enc.Run(ctx)
 	if err != nil {
 		return err
 	}
-	dec, err := b.PrepareDecodeFormat(ctx, f, whole("body"), bodyLen, g.N, g.Shift, ref[0].Codebook, ref[0].Checksums,
-		whole("out"))
+	dec, err := b.PrepareDecodeTyped(ctx, f, dt, whole("body"), bodyLen, g.N, g.Shift, ref[0].Codebook,
+		ref[0].Checksums, whole("out"))
 	if err != nil {
 		return err
 	}
@@ -500,7 +506,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	out.BitExact = bytes.Equal(got, src)
 	out.KernelStats = b.KernelStats()
 	if latency {
-		l, gpu, err := benchLatency(ctx, b, src, f, ref[0].Checksums, ref[0].Codebook, latShift)
+		l, gpu, err := benchLatency(ctx, b, src, f, dt, ref[0].Checksums, ref[0].Codebook, latShift)
 		if err != nil {
 			return err
 		}
@@ -568,15 +574,16 @@ func benchVulkanHost(ctx context.Context, b *vkcodec.Backend, ref []codec.Encode
 	return nil
 }
 
-// benchLatency times encode+decode of a resident 1 MiB tensor, wall clock, as a serving stack would see it.
-func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, checksums bool, cb *codec.Codebook,
-	shift uint) (spread, []float64, error) {
+// benchLatency times encode+decode of a resident 1 MiB tensor of dt, wall clock, as a serving stack would see it.
+func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, dt layout.DType, checksums bool,
+	cb *codec.Codebook, shift uint) (spread, []float64, error) {
 	dev := b.VK()
-	const n = 1 << 19 // values: 1 MiB
+	const size = 1 << 20
+	n := uint64(size / dt.Size())
 	g := layout.SZ4{N: n, Shift: shift}
 	fd, _ := codec.LookupFormat(f)
-	maxBody := fd.MaxBodyOf(n, layout.DTypeBF16, g.Shift)
-	in, err := dev.NewBuffer(2*n, vk.DeviceLocal)
+	maxBody := fd.MaxBodyOf(n, dt, g.Shift)
+	in, err := dev.NewBuffer(size, vk.DeviceLocal)
 	if err != nil {
 		return spread{}, nil, err
 	}
@@ -586,24 +593,25 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 		return spread{}, nil, err
 	}
 	defer body.Close()
-	outb, err := dev.NewBuffer(2*n, vk.DeviceLocal)
+	outb, err := dev.NewBuffer(size, vk.DeviceLocal)
 	if err != nil {
 		return spread{}, nil, err
 	}
 	defer outb.Close()
-	if err := dev.Upload(ctx, in, 0, src[:min(len(src), 2*n)]); err != nil {
+	if err := dev.Upload(ctx, in, 0, src[:min(len(src), size)]); err != nil {
 		return spread{}, nil, err
 	}
-	enc, err := b.PrepareEncodeFormat(ctx, f, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
+	enc, err := b.PrepareEncodeTyped(ctx, f, dt, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
 	if err != nil {
 		return spread{}, nil, err
 	}
 	defer enc.Close()
-	size, err := enc.Run(ctx)
+	bodyLen, err := enc.Run(ctx)
 	if err != nil {
 		return spread{}, nil, err
 	}
-	dec, err := b.PrepareDecodeFormat(ctx, f, vk.BufferRange{Buf: body}, size, n, g.Shift, cb, checksums, vk.BufferRange{Buf: outb})
+	dec, err := b.PrepareDecodeTyped(ctx, f, dt, vk.BufferRange{Buf: body}, bodyLen, n, g.Shift, cb, checksums,
+		vk.BufferRange{Buf: outb})
 	if err != nil {
 		return spread{}, nil, err
 	}
@@ -624,14 +632,14 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 		}
 	}
 	// The small-tensor path uses its own kernel shapes: check it is exact too.
-	back := make([]byte, 2*n)
+	back := make([]byte, size)
 	if err := dev.Download(ctx, back, outb, 0); err != nil {
 		return spread{}, nil, err
 	}
-	if !bytes.Equal(back, src[:2*n]) {
+	if !bytes.Equal(back, src[:size]) {
 		return spread{}, nil, fmt.Errorf("1 MiB round trip is not bit-exact")
 	}
-	ref := []codec.EncodeJob{{Format: f, Src: src[:2*n], N: n, Shift: g.Shift, Codebook: cb,
+	ref := []codec.EncodeJob{{Format: f, DType: dt, Src: src[:size], N: n, Shift: g.Shift, Codebook: cb,
 		Checksums: checksums, Dst: make([]byte, maxBody)}}
 	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
 		return spread{}, nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
-	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -90,6 +89,11 @@ func (r *recorded) beginTimed(n uint32) error {
 // values in place, without robustBufferAccess): a body length outside [lo, hi] or not whole words, misaligned
 // offsets, or ranges past their buffers.
 func checkDecodeRanges(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.BufferRange, n uint64) error {
+	return checkDecodeInto(body, bodyLen, lo, hi, dst, 2*n)
+}
+
+// checkBodyRange is checkDecodeRanges without the destination's size.
+func checkBodyRange(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.BufferRange) error {
 	if bodyLen < lo || bodyLen > hi || bodyLen%4 != 0 {
 		return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
 			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, lo, hi)}
@@ -97,10 +101,7 @@ func checkDecodeRanges(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.Buffe
 	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
 		return invalid("body offset must be a multiple of 4 and destination offset of 16")
 	}
-	if err := within(body, 0, bodyLen, "body"); err != nil {
-		return err
-	}
-	return within(dst, 0, layout.Align4(2*n), "destination")
+	return within(body, 0, bodyLen, "body")
 }
 
 // recordEncodePasses records an encode batch's three passes over its n plans, a barrier before each and after the

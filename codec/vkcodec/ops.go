@@ -73,7 +73,7 @@ func (r *recorded) Close() {
 	}
 }
 
-// EncodeOp encodes n BF16 values at src into a body at dst.
+// EncodeOp encodes n values at src into a body at dst.
 type EncodeOp struct {
 	recorded
 	total   loc    // host-visible work words; the side section size is word 2·nb
@@ -81,7 +81,7 @@ type EncodeOp struct {
 	sideOff uint64 // where the side section starts in the body
 }
 
-// DecodeOp decodes a body at body into n BF16 values at dst.
+// DecodeOp decodes a body at body into n values at dst.
 type DecodeOp struct {
 	recorded
 	status loc // host-visible status words
@@ -133,25 +133,10 @@ func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint6
 	if n == 0 {
 		return nil, invalid("empty tensor")
 	}
-	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
-		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
-	}
-	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+	if err := checkEncodeRanges(src, 2*n, dst, g.MaxBodySize()); err != nil {
 		return nil, err
 	}
-	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
-		return nil, err
-	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &EncodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepare(ctx, src, g, &cb, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newEncodeOp(func(op *EncodeOp) error { return op.prepare(ctx, src, g, &cb, checksums, dst) })
 }
 
 // sz4EncodeViews plans the encode of g.N values at src into a body at dst (device ranges): scratch and the
@@ -198,32 +183,9 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 	if err != nil {
 		return err
 	}
-	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
-	if err := op.beginTimed(4); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
-	cmd.Barrier()
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
-	if err := b.recordEncodeA(ctx, s, &job, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	if err := b.recordScan(s, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 2)
-	if err := b.recordPlace(ctx, s, &job, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 3)
-	b.copyDown(cmd, p.work)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordEncodeA(ctx, s, &job, p) },
+		func() error { return b.recordPlace(ctx, s, &job, p) })
 }
 
 // Run encodes once and returns the body's length in bytes.
@@ -275,16 +237,7 @@ func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLe
 	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
 		return nil, err
 	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &DecodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepare(ctx, body, bodyLen, g, &cb, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newDecodeOp(func(op *DecodeOp) error { return op.prepare(ctx, body, bodyLen, g, &cb, checksums, dst) })
 }
 
 func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.SZ4,
@@ -296,22 +249,8 @@ func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen ui
 	if p.status, err = s.allocOut(b, 4*layout.StatusWords); err != nil {
 		return err
 	}
-	op.status = p.status.host
-	if err := op.beginTimed(2); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	resetStatus(cmd, p.status.dev)
-	cmd.Barrier()
 	job := codec.DecodeJob{Codebook: cb, Checksums: checksums}
-	if err := b.recordDecode(ctx, s, &job, p, uint32(sideLen)); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, p.status)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordDecode(p.status, func() error { return b.recordDecode(ctx, s, &job, p, uint32(sideLen)) })
 }
 
 // sz4DecodePlan binds a body at body (side section of sideLen bytes) and its output at dst, both caller ranges,
@@ -382,8 +321,8 @@ func (b *Backend) wait(ctx context.Context, sub *vk.Submission) error {
 	return nil
 }
 
-// PrepareEncodeFormat is PrepareEncode for any format the backend runs; cb is ignored by formats without a
-// codebook. dst must have room for the format's largest body.
+// PrepareEncodeFormat is PrepareEncode for any format the backend runs over BF16 values (PrepareEncodeTyped for
+// other dtypes); cb is ignored by formats without a codebook. dst must have room for the format's largest body.
 func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.BufferRange, n uint64, shift uint,
 	cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
 	switch format {
@@ -396,22 +335,27 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 		return b.prepareEncodeZF12(ctx, src, n, shift, checksums, dst)
 	case layout.FormatAuto:
 		return b.prepareEncodeAuto(ctx, src, n, shift, cb, checksums, dst)
+	case layout.FormatTBE3:
+		return b.prepareEncodeTBE3(ctx, src, n, shift, checksums, dst)
+	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4: // they code no BF16: refused, with the reason
+		return b.prepareEncodeXW(ctx, format, layout.DTypeBF16, src, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }
 
-// SupportsResident reports whether PrepareEncodeFormat and PrepareDecodeFormat run a format (device-resident
-// operations); TBE-3 and the exponent-window formats have host-path kernels only so far.
+// SupportsResident reports whether PrepareEncodeTyped and PrepareDecodeTyped run a format (device-resident
+// operations; PrepareEncodeFormat and PrepareDecodeFormat for its BF16 formats).
 func (b *Backend) SupportsResident(format uint8) bool {
 	switch format {
-	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto:
+	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto, layout.FormatTBE3,
+		layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
 		return true
 	}
 	return false
 }
 
-// PrepareDecodeFormat is PrepareDecode for any format the backend runs; cb is ignored by formats without a
-// codebook.
+// PrepareDecodeFormat is PrepareDecode for any format the backend runs over BF16 values (PrepareDecodeTyped for
+// other dtypes); cb is ignored by formats without a codebook.
 func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk.BufferRange, bodyLen, n uint64,
 	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
 	switch format {
@@ -424,6 +368,10 @@ func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk
 		return b.prepareDecodeZF12(ctx, body, bodyLen, n, shift, checksums, dst)
 	case layout.FormatAuto:
 		return b.prepareDecodeAuto(ctx, body, bodyLen, n, shift, cb, checksums, dst)
+	case layout.FormatTBE3:
+		return b.prepareDecodeTBE3(ctx, body, bodyLen, n, shift, checksums, dst)
+	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
+		return b.prepareDecodeXW(ctx, format, layout.DTypeBF16, body, bodyLen, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }
@@ -437,25 +385,10 @@ func (b *Backend) prepareEncodeZF12(ctx context.Context, src vk.BufferRange, n u
 	if n == 0 {
 		return nil, invalid("empty tensor")
 	}
-	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
-		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
-	}
-	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+	if err := checkEncodeRanges(src, 2*n, dst, g.MaxBodySize()); err != nil {
 		return nil, err
 	}
-	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
-		return nil, err
-	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &EncodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepareZF12(ctx, src, g, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newEncodeOp(func(op *EncodeOp) error { return op.prepareZF12(ctx, src, g, checksums, dst) })
 }
 
 // zf12EncodeViews plans the zf12 encode of g.N values at src into a body at dst (device ranges).
@@ -494,31 +427,8 @@ func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layou
 	if err != nil {
 		return err
 	}
-	op.total, op.nb, op.sideOff = p.work.host, p.nb, g.SideOffset()
-	if err := op.beginTimed(4); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
-	cmd.Barrier()
-	if err := b.recordZF12Encode(ctx, s, checksums, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	if err := b.recordScan(s, &tensorPlan{work: p.work, nb: p.nb}); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 2)
-	if err := b.recordZF12Place(ctx, s, checksums, p); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 3)
-	b.copyDown(cmd, p.work)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordZF12Encode(ctx, s, checksums, p) },
+		func() error { return b.recordZF12Place(ctx, s, checksums, p) })
 }
 
 func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
@@ -533,16 +443,7 @@ func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bo
 	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
 		return nil, err
 	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &DecodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepareZF12(ctx, body, bodyLen, g, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	return b.newDecodeOp(func(op *DecodeOp) error { return op.prepareZF12(ctx, body, bodyLen, g, checksums, dst) })
 }
 
 func (op *DecodeOp) prepareZF12(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.ZF12,
@@ -571,19 +472,5 @@ func (op *DecodeOp) prepareZF12(ctx context.Context, body vk.BufferRange, bodyLe
 	if p.status, err = s.allocOut(b, 32); err != nil {
 		return err
 	}
-	op.status = p.status.host
-	if err := op.beginTimed(2); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	resetStatus(cmd, p.status.dev)
-	cmd.Barrier()
-	if err := b.recordZF12Decode(ctx, s, checksums, p, uint32(sideLen)); err != nil {
-		return err
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, p.status)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return op.recordDecode(p.status, func() error { return b.recordZF12Decode(ctx, s, checksums, p, uint32(sideLen)) })
 }

@@ -12,24 +12,29 @@ import (
 
 // TBE-3 on the Vulkan backend (docs/FORMAT.md §12): encode in three passes (tbe3_encode: window, dense pieces and
 // their partial CRC; sz4_scan: prefix sum of side sizes; tbe3_place: side pieces and CRCs), decode in one
-// (tbe3_decode). Host-memory jobs only; the session, staging, batching and status helpers are SplitZip-4's.
+// (tbe3_decode). Host-memory jobs here (the session, staging, batching and status helpers are SplitZip-4's);
+// device-resident operations in ops_tbe3.go record the same passes over a caller's buffers.
 
 // tbe3Seg is a run of chunks whose per-chunk regions fit one binding each.
 type tbe3Seg struct {
 	first, count         uint64
-	src, planes, sm, dst staged
+	src, planes, sm, dst staged // host path: the staging regions
+	// What the kernels bind: views of the staging regions, or of a caller's buffers (values at vVals: the source
+	// of an encode, the destination of a decode).
+	vVals, vPlanes, vSM view
 }
 
 // tbe3Plan is the device layout of one TBE-3 body.
 type tbe3Plan struct {
-	g      layout.TBE3
-	wg     uint32
-	segs   []tbe3Seg
-	table  staged
-	side   staged
-	work   staged // encode: block sums, prefixes, side total (sz4_scan's layout)
-	status staged // decode: status words (statusErr's layout)
-	nb     uint64 // 64-chunk blocks
+	g             layout.TBE3
+	wg            uint32
+	segs          []tbe3Seg
+	table         staged
+	side          staged
+	vTable, vSide view
+	work          staged // encode: block sums, prefixes, side total (sz4_scan's layout)
+	status        staged // decode: status words (statusErr's layout)
+	nb            uint64 // 64-chunk blocks
 }
 
 // tbe3PlaneRange is a segment's byte range of the plane stream: whole chunk pieces, the last to the stream's end.
@@ -147,8 +152,11 @@ func (b *Backend) planTBE3(s *session, n uint64, shift uint, encode bool, sideLe
 			if sg.src, err = s.allocIn(b, 2*(vh-vl)); err != nil {
 				return nil, err
 			}
+			sg.vVals = viewOf(sg.src.dev)
 		} else if sg.dst, err = s.allocOut(b, 2*(vh-vl)); err != nil {
 			return nil, err
+		} else {
+			sg.vVals = viewOf(sg.dst.dev)
 		}
 		if sg.planes, err = alloc(b, ph-pl); err != nil {
 			return nil, err
@@ -156,6 +164,7 @@ func (b *Backend) planTBE3(s *session, n uint64, shift uint, encode bool, sideLe
 		if sg.sm, err = alloc(b, sh-sl); err != nil {
 			return nil, err
 		}
+		sg.vPlanes, sg.vSM = viewOf(sg.planes.dev), viewOf(sg.sm.dev)
 		p.segs = append(p.segs, sg)
 	}
 	if p.table, err = alloc(b, layout.ChunkEntrySize*C); err != nil {
@@ -164,6 +173,7 @@ func (b *Backend) planTBE3(s *session, n uint64, shift uint, encode bool, sideLe
 	if p.side, err = alloc(b, max(sideLen, 4)); err != nil {
 		return nil, err
 	}
+	p.vTable, p.vSide = viewOf(p.table.dev), viewOf(p.side.dev)
 	if encode {
 		p.work, err = s.allocOut(b, 4*(2*p.nb+1))
 	} else {
@@ -216,7 +226,6 @@ func (b *Backend) encodeTBE3Batch(ctx context.Context, jobs []codec.EncodeJob) e
 	}
 	for _, p := range plans {
 		cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
-		cmd.FillBuffer(p.side.dev.buf, p.side.dev.off, p.side.dev.size, 0) // fallback bytes are ORed in
 		for _, sg := range p.segs {
 			b.copyUp(cmd, sg.src)
 		}
@@ -262,12 +271,13 @@ func (b *Backend) recordTBE3Encode(ctx context.Context, s *session, j *codec.Enc
 	}
 	C := p.g.Chunks()
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, sg.src.dev, sg.planes.dev, sg.sm.dev, p.table.dev, cs, p.work.dev)
+		bd, err := s.bind(b, pipe, sg.vVals.l, sg.vPlanes.l, sg.vSM.l, p.vTable.l, cs, p.work.dev)
 		if err != nil {
 			return err
 		}
 		var pw pushWriter
-		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(p.g.ChunkLen(C-1)), b2u(j.Checksums), 0, 0, 0, 0)
+		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(p.g.ChunkLen(C-1)), b2u(j.Checksums),
+			uint32(sg.vVals.base/16), uint32(sg.vPlanes.base/4), uint32(sg.vSM.base/4), uint32(p.vTable.base/4))
 		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil
@@ -280,13 +290,14 @@ func (b *Backend) recordTBE3Place(ctx context.Context, s *session, j *codec.Enco
 	}
 	C := p.g.Chunks()
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, sg.src.dev, sg.planes.dev, p.table.dev, p.side.dev, cs, p.work.dev)
+		bd, err := s.bind(b, pipe, sg.vVals.l, sg.vPlanes.l, p.vTable.l, p.vSide.l, cs, p.work.dev)
 		if err != nil {
 			return err
 		}
 		var pw pushWriter
 		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(p.g.ChunkLen(C-1)), uint32(p.nb),
-			b2u(j.Checksums), 0, 0, 0, 0)
+			b2u(j.Checksums), uint32(sg.vVals.base/16), uint32(sg.vPlanes.base/4), uint32(p.vTable.base/4),
+			uint32(p.vSide.base/4))
 		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil
@@ -401,13 +412,14 @@ func (b *Backend) recordTBE3Decode(ctx context.Context, s *session, j *codec.Dec
 	}
 	C := p.g.Chunks()
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, sg.planes.dev, sg.sm.dev, p.table.dev, p.side.dev, sg.dst.dev, cs, p.status.dev)
+		bd, err := s.bind(b, pipe, sg.vPlanes.l, sg.vSM.l, p.vTable.l, p.vSide.l, sg.vVals.l, cs, p.status.dev)
 		if err != nil {
 			return err
 		}
 		var pw pushWriter
 		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(p.g.ChunkLen(C-1)), b2u(j.Checksums), sideLen,
-			0, 0, 0, 0, 0, 0)
+			0, uint32(sg.vPlanes.base/4), uint32(sg.vSM.base/4), uint32(p.vTable.base/4), uint32(p.vSide.base/4),
+			uint32(sg.vVals.base/16))
 		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil

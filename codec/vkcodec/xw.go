@@ -31,9 +31,9 @@ type xwPipeKey struct {
 
 // push-constant sizes of the exponent-window kernels, in bytes
 const (
-	pushXWEncode = 4 * 4
-	pushXWPlace  = 4 * 6
-	pushXWDecode = 4 * 7
+	pushXWEncode = 4 * 8
+	pushXWPlace  = 4 * 10
+	pushXWDecode = 4 * 12
 )
 
 // NewXWKernels prepares the exponent-window kernels on b's device (pipelines are built on first use).
@@ -108,6 +108,95 @@ func (k *XWKernels) geometry(format uint8, dt layout.DType, n uint64, shift uint
 	return x, nil
 }
 
+// xwViews is where the kernels of one tensor read and write: the values (the source of an encode, the destination of
+// a decode) and the body's four streams (staging regions on the host path, views into a caller's buffers for the
+// device-resident operations of ops_xw.go), and the kernels' own words.
+type xwViews struct {
+	x                               layout.XW
+	size                            uint64 // bytes per value
+	vals, planes, lows, table, side view
+	sideLen                         uint64 // decode: bytes in the side section
+	scratch                         loc    // encode: a slot of escape or raw-exponent words per chunk
+	work                            staged // encode: sz4_scan's words (block sums, prefixes, side total)
+	status                          staged // decode: status words
+}
+
+func (v *xwViews) nb() uint64 { return (v.x.Chunks() + 63) / 64 }
+
+// encodeWords allocates an encode's scratch slots and work words from s. Scratch needs no clearing: each chunk
+// zeroes the words it ORs escapes into.
+func (k *XWKernels) encodeWords(s *session, v *xwViews) error {
+	var err error
+	if v.scratch, err = s.dev.alloc(max(v.x.Chunks()*v.x.RawSide(v.x.ChunkValues()), 4)); err != nil {
+		return err
+	}
+	v.work, err = s.allocOut(k.b, 4*(2*v.nb()+1))
+	return err
+}
+
+// dispatch records one of the kernels over a tensor (a workgroup per chunk, grid-stride) with its bindings and
+// push words.
+func (k *XWKernels) dispatch(s *session, name string, v *xwViews, binds []loc, push ...uint32) error {
+	pipe, err := k.pipeline(name, v.x, int(v.size))
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(k.b, pipe, binds...)
+	if err != nil {
+		return err
+	}
+	var pw pushWriter
+	s.cmd.Dispatch(pipe, bd, pw.u32(push...).b, uint32(min(v.x.Chunks(), uint64(k.b.groups))), 1, 1)
+	return nil
+}
+
+// recordEncode records pass 1 (xw_encode): dense streams, escapes to scratch, info words and side sizes. work must
+// have been zeroed.
+func (k *XWKernels) recordEncode(s *session, v *xwViews) error {
+	x, C := v.x, v.x.Chunks()
+	return k.dispatch(s, "xw_encode", v, []loc{v.vals.l, v.planes.l, v.lows.l, v.table.l, v.scratch, v.work.dev},
+		uint32(C), uint32(x.ChunkLen(C-1)), uint32(layout.Align4(x.N*v.size)/4), uint32(x.LowBytes()/4),
+		uint32(v.vals.base/4), uint32(v.planes.base/4), uint32(v.lows.base/4), uint32(v.table.base/4))
+}
+
+// recordPlace records pass 3 (xw_place), after sz4_scan over work: side pieces, offsets and CRCs.
+func (k *XWKernels) recordPlace(s *session, v *xwViews, checksums bool) error {
+	x, C := v.x, v.x.Chunks()
+	return k.dispatch(s, "xw_place", v, []loc{v.table.l, v.scratch, v.side.l, v.planes.l, v.lows.l, v.work.dev},
+		uint32(C), uint32(x.ChunkLen(C-1)), uint32(v.nb()), b2u(checksums), uint32(x.LowBytes()/4),
+		uint32(x.PlaneBytes()/4), uint32(v.table.base/4), uint32(v.side.base/4), uint32(v.planes.base/4),
+		uint32(v.lows.base/4))
+}
+
+// recordDecode records the one-pass decode (xw_decode); verdicts go to status, reset before.
+func (k *XWKernels) recordDecode(s *session, v *xwViews, checksums bool) error {
+	x, C := v.x, v.x.Chunks()
+	return k.dispatch(s, "xw_decode", v, []loc{v.planes.l, v.lows.l, v.table.l, v.side.l, v.vals.l, v.status.dev},
+		uint32(C), uint32(x.ChunkLen(C-1)), b2u(checksums), uint32(v.sideLen), uint32(x.PlaneBytes()/4),
+		uint32(x.LowBytes()/4), uint32(layout.Align4(x.N*v.size)/4), uint32(v.planes.base/4), uint32(v.lows.base/4),
+		uint32(v.table.base/4), uint32(v.side.base/4), uint32(v.vals.base/4))
+}
+
+// stagedViews allocates staging regions of the given sizes from s (inputs or outputs of the submission) and returns
+// them with the views the kernels bind.
+func stagedViews(b *Backend, s *session, in bool, sizes ...uint64) ([]staged, []view, error) {
+	st := make([]staged, len(sizes))
+	vs := make([]view, len(sizes))
+	for i, n := range sizes {
+		var err error
+		if in {
+			st[i], err = s.allocIn(b, n)
+		} else {
+			st[i], err = s.allocOut(b, n)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		vs[i] = viewOf(st[i].dev)
+	}
+	return st, vs, nil
+}
+
 // Encode encodes n values of dt (src, little-endian) as a body of format and returns it; the bytes are the
 // reference codec's (codec.CPUBackend.EncodeXW).
 func (k *XWKernels) Encode(ctx context.Context, format uint8, dt layout.DType, src []byte, n uint64, shift uint,
@@ -131,93 +220,51 @@ func (k *XWKernels) Encode(ctx context.Context, format uint8, dt layout.DType, s
 	defer b.putSession(s)
 	s.reset()
 	C := x.Chunks()
-	nb := (C + 63) / 64
-	srcBytes := layout.Align4(n * size)
 	sideMax := x.MaxBodySize() - x.SideOffset()
-	var in, planes, lows, table, side, work staged
-	var scratch loc
-	for _, a := range []struct {
-		p    *staged
-		n    uint64
-		isIn bool
-	}{{&in, srcBytes, true}, {&planes, x.PlaneBytes(), false}, {&lows, max(x.LowBytes(), 4), false},
-		{&table, layout.ChunkEntrySize * C, false}, {&side, max(sideMax, 4), false}, {&work, 4 * (2*nb + 1), false}} {
-		if a.isIn {
-			*a.p, err = s.allocIn(b, a.n)
-		} else {
-			*a.p, err = s.allocOut(b, a.n)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if scratch, err = s.dev.alloc(max(C*x.RawSide(x.ChunkValues()), 4)); err != nil {
+	v := &xwViews{x: x, size: size}
+	ins, iv, err := stagedViews(b, s, true, layout.Align4(n*size))
+	if err != nil {
 		return nil, err
 	}
-	h := in.host.bytes()
+	outs, ov, err := stagedViews(b, s, false, x.PlaneBytes(), max(x.LowBytes(), 4), layout.ChunkEntrySize*C,
+		max(sideMax, 4))
+	if err != nil {
+		return nil, err
+	}
+	v.vals, v.planes, v.lows, v.table, v.side = iv[0], ov[0], ov[1], ov[2], ov[3]
+	if err := k.encodeWords(s, v); err != nil {
+		return nil, err
+	}
+	h := ins[0].host.bytes()
 	copy(h, src[:n*size])
 	clear(h[n*size:])
-
-	enc, err := k.pipeline("xw_encode", x, int(size))
-	if err != nil {
-		return nil, err
-	}
-	place, err := k.pipeline("xw_place", x, int(size))
-	if err != nil {
-		return nil, err
-	}
-	scan, err := b.pipeline("sz4_scan", min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
-	if err != nil {
-		return nil, err
-	}
-	bdEnc, err := s.bind(b, enc, in.dev, planes.dev, lows.dev, table.dev, scratch, work.dev)
-	if err != nil {
-		return nil, err
-	}
-	bdScan, err := s.bind(b, scan, work.dev)
-	if err != nil {
-		return nil, err
-	}
-	bdPlace, err := s.bind(b, place, table.dev, scratch, side.dev, planes.dev, lows.dev, work.dev)
-	if err != nil {
-		return nil, err
-	}
-	groups := uint32(min(C, uint64(b.groups)))
-	last := uint32(x.ChunkLen(C - 1))
 	cmd := s.cmd
 	if err := cmd.Begin(); err != nil {
 		return nil, err
 	}
-	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0)
-	b.copyUp(cmd, in)
-	cmd.Barrier()
-	var pw pushWriter
-	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(srcBytes/4), uint32(x.LowBytes()/4)).b, groups, 1, 1)
-	cmd.Barrier()
-	var ps pushWriter
-	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
-	cmd.Barrier()
-	var pp pushWriter
-	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(x.LowBytes()/4),
-		uint32(x.PlaneBytes()/4)).b, groups, 1, 1)
-	cmd.Barrier()
-	for _, o := range []staged{planes, lows, table, side, work} {
+	cmd.FillBuffer(v.work.dev.buf, v.work.dev.off, v.work.dev.size, 0)
+	b.copyUp(cmd, ins[0])
+	if err := b.recordEncodePasses(s, 1, func(int) error { return k.recordEncode(s, v) },
+		func(int) *tensorPlan { return &tensorPlan{work: v.work, nb: v.nb()} },
+		func(int) error { return k.recordPlace(s, v, checksums) }); err != nil {
+		return nil, err
+	}
+	for _, o := range append(outs, v.work) {
 		b.copyDown(cmd, o)
 	}
 	cmd.BarrierToHost()
 	if err := b.run(ctx, cmd); err != nil {
 		return nil, mapVK(err)
 	}
-	total, err := sideTotal(work, nb, sideMax, "vulkan xw encode")
+	total, err := sideTotal(v.work, v.nb(), sideMax, "vulkan xw encode")
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, 0, x.SideOffset()+total)
-	out = append(out, planes.host.bytes()[:x.PlaneBytes()]...)
-	out = append(out, lows.host.bytes()[:x.LowBytes()]...)
-	out = append(out, table.host.bytes()[:layout.ChunkEntrySize*C]...)
-	out = append(out, side.host.bytes()[:total]...)
+	out = append(out, outs[0].host.bytes()[:x.PlaneBytes()]...)
+	out = append(out, outs[1].host.bytes()[:x.LowBytes()]...)
+	out = append(out, outs[2].host.bytes()[:layout.ChunkEntrySize*C]...)
+	out = append(out, outs[3].host.bytes()[:total]...)
 	return out, nil
 }
 
@@ -245,55 +292,41 @@ func (k *XWKernels) Decode(ctx context.Context, format uint8, dt layout.DType, b
 	defer b.putSession(s)
 	s.reset()
 	C := x.Chunks()
-	sideLen := uint64(len(body)) - x.SideOffset()
-	var planes, lows, table, side, out, status staged
-	for _, a := range []struct {
-		p    *staged
-		n    uint64
-		isIn bool
-	}{{&planes, x.PlaneBytes(), true}, {&lows, max(x.LowBytes(), 4), true}, {&table, layout.ChunkEntrySize * C, true},
-		{&side, max(sideLen, 4), true}, {&out, layout.Align4(n * size), false}, {&status, 32, false}} {
-		if a.isIn {
-			*a.p, err = s.allocIn(b, a.n)
-		} else {
-			*a.p, err = s.allocOut(b, a.n)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	copy(planes.host.bytes(), body[:x.PlaneBytes()])
-	copy(lows.host.bytes(), body[x.PlaneBytes():x.TableOffset()])
-	copy(table.host.bytes(), body[x.TableOffset():x.SideOffset()])
-	copy(side.host.bytes(), body[x.SideOffset():])
-	dec, err := k.pipeline("xw_decode", x, int(size))
+	v := &xwViews{x: x, size: size, sideLen: uint64(len(body)) - x.SideOffset()}
+	ins, iv, err := stagedViews(b, s, true, x.PlaneBytes(), max(x.LowBytes(), 4), layout.ChunkEntrySize*C,
+		max(v.sideLen, 4))
 	if err != nil {
 		return nil, err
 	}
-	bd, err := s.bind(b, dec, planes.dev, lows.dev, table.dev, side.dev, out.dev, status.dev)
+	outs, ov, err := stagedViews(b, s, false, layout.Align4(n*size), 32)
 	if err != nil {
 		return nil, err
 	}
+	v.planes, v.lows, v.table, v.side, v.vals, v.status = iv[0], iv[1], iv[2], iv[3], ov[0], outs[1]
+	copy(ins[0].host.bytes(), body[:x.PlaneBytes()])
+	copy(ins[1].host.bytes(), body[x.PlaneBytes():x.TableOffset()])
+	copy(ins[2].host.bytes(), body[x.TableOffset():x.SideOffset()])
+	copy(ins[3].host.bytes(), body[x.SideOffset():])
 	cmd := s.cmd
 	if err := cmd.Begin(); err != nil {
 		return nil, err
 	}
-	resetStatus(cmd, status.dev)
-	for _, i := range []staged{planes, lows, table, side} {
+	resetStatus(cmd, v.status.dev)
+	for _, i := range ins {
 		b.copyUp(cmd, i)
 	}
 	cmd.Barrier()
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(x.ChunkLen(C-1)), b2u(checksums), uint32(sideLen), uint32(x.PlaneBytes()/4),
-		uint32(x.LowBytes()/4), uint32(layout.Align4(n*size)/4))
-	cmd.Dispatch(dec, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	if err := k.recordDecode(s, v, checksums); err != nil {
+		return nil, err
+	}
 	cmd.Barrier()
-	b.copyDown(cmd, out)
-	b.copyDown(cmd, status)
+	for _, o := range outs {
+		b.copyDown(cmd, o)
+	}
 	cmd.BarrierToHost()
 	if err := b.run(ctx, cmd); err != nil {
 		return nil, mapVK(err)
 	}
-	copy(dst, out.host.bytes()[:n*size])
-	return statusErr(status.host.bytes(), ""), nil
+	copy(dst, outs[0].host.bytes()[:n*size])
+	return statusErr(v.status.host.bytes(), ""), nil
 }
