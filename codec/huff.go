@@ -250,7 +250,7 @@ func huffEncodeChunk(src []byte, m int, low, piece []byte) (info uint32, pieceLe
 		w := p[out : out+4*uint64(words)]
 		for j := l; j < m; j += layout.HuffLanes {
 			c := code[exps[j]]
-			acc |= uint64(c&0xFFFF) << nb
+			acc |= uint64(c&0xFFFF) << (nb & 63)
 			nb += uint(c >> 16)
 			if nb >= 32 {
 				binary.LittleEndian.PutUint32(w, uint32(acc))
@@ -343,33 +343,93 @@ func huffDecodeTable(hc *huffCode, t *[1 << layout.HuffMaxLen]uint16) {
 	}
 }
 
-// huffDecodeLane decodes cnt symbols of one lane (words: its stream) into out[0], out[32], … It returns the bits
-// consumed, or ok false when a bit pattern is no code; bits past the stream's end read as zero (the caller checks
-// that the lane did not need them).
-func huffDecodeLane(words []byte, t *[1 << layout.HuffMaxLen]uint16, out []byte, cnt int) (used uint64, ok bool) {
-	var acc uint64
-	var nb uint
-	nw := len(words) / 4
-	wp := 0
-	for i := 0; i < cnt; i++ {
-		if nb < layout.HuffMaxLen {
-			if wp < nw {
-				acc |= uint64(binary.LittleEndian.Uint32(words[4*wp:])) << nb
-				wp++
-			}
-			nb += 32
-			used += 32
+// huffLane is one lane's bit reader: acc holds nb unread bits, the next word to load is wp of the lane's nw.
+type huffLane struct {
+	acc    uint64
+	nb     uint
+	wp, nw int
+	words  []byte
+}
+
+func newHuffLane(words []byte) huffLane { return huffLane{words: words, nw: len(words) / 4} }
+
+// refill loads the next word (zero past the lane's end, which the caller detects from used) when fewer than 32
+// bits are buffered, so that two codes of at most 11 bits can be taken without another check.
+func (r *huffLane) refill() {
+	if r.nb < 32 {
+		var w uint32
+		if r.wp < r.nw {
+			w = binary.LittleEndian.Uint32(r.words[4*r.wp:])
 		}
-		e := t[acc&(1<<layout.HuffMaxLen-1)]
-		l := uint(e >> 8)
-		if l == 0 {
-			return 0, false
-		}
-		out[i*layout.HuffLanes] = uint8(e)
-		acc >>= l
-		nb -= l
+		r.wp++
+		r.acc |= uint64(w) << r.nb
+		r.nb += 32
 	}
-	return used - uint64(nb), true
+}
+
+// used is the number of bits consumed so far.
+func (r *huffLane) used() uint64 { return 32*uint64(r.wp) - uint64(r.nb) }
+
+// huffDecodeLanes decodes lanes a and b (counts ca ≥ cb ≥ ca-1) into outA[0], outA[32], … and outB[0], …: two
+// independent chains of table lookups interleaved, two codes per refill, the readers' state in locals (registers)
+// while they run. ok is false when a bit pattern is no code.
+func huffDecodeLanes(a, b *huffLane, t *[1 << layout.HuffMaxLen]uint16, outA, outB []byte, ca, cb int) (ok bool) {
+	const mask = 1<<layout.HuffMaxLen - 1
+	accA, nbA, wpA, wA := a.acc, a.nb, a.wp, a.words
+	accB, nbB, wpB, wB := b.acc, b.nb, b.wp, b.words
+	var bad uint16
+	i := 0
+	for ; i+2 <= cb; i += 2 {
+		if nbA < 32 {
+			if 4*wpA+4 <= len(wA) {
+				accA |= uint64(binary.LittleEndian.Uint32(wA[4*wpA:])) << (nbA & 63)
+			}
+			wpA++
+			nbA += 32
+		}
+		if nbB < 32 {
+			if 4*wpB+4 <= len(wB) {
+				accB |= uint64(binary.LittleEndian.Uint32(wB[4*wpB:])) << (nbB & 63)
+			}
+			wpB++
+			nbB += 32
+		}
+		ea0 := t[accA&mask]
+		eb0 := t[accB&mask]
+		accA >>= (ea0 >> 8) & 63
+		accB >>= (eb0 >> 8) & 63
+		ea1 := t[accA&mask]
+		eb1 := t[accB&mask]
+		accA >>= (ea1 >> 8) & 63
+		accB >>= (eb1 >> 8) & 63
+		nbA -= uint(ea0>>8 + ea1>>8)
+		nbB -= uint(eb0>>8 + eb1>>8)
+		// A length of 0 (no code) leaves the reader where it was; it is reported once the lanes are done.
+		bad |= (ea0 - 1) | (ea1 - 1) | (eb0 - 1) | (eb1 - 1)
+		o := layout.HuffLanes * i
+		outA[o], outA[o+layout.HuffLanes] = uint8(ea0), uint8(ea1)
+		outB[o], outB[o+layout.HuffLanes] = uint8(eb0), uint8(eb1)
+	}
+	a.acc, a.nb, a.wp = accA, nbA, wpA
+	b.acc, b.nb, b.wp = accB, nbB, wpB
+	ok = bad&0x8000 == 0
+	for j := i; j < ca; j++ {
+		ok = a.next(t, outA[layout.HuffLanes*j:]) && ok
+	}
+	for j := i; j < cb; j++ {
+		ok = b.next(t, outB[layout.HuffLanes*j:]) && ok
+	}
+	return ok
+}
+
+// next decodes one code into out[0]; false when the bits are no code.
+func (r *huffLane) next(t *[1 << layout.HuffMaxLen]uint16, out []byte) bool {
+	r.refill()
+	e := t[r.acc&(1<<layout.HuffMaxLen-1)]
+	r.acc >>= (e >> 8) & 63
+	r.nb -= uint(e >> 8)
+	out[0] = uint8(e)
+	return e>>8 != 0
 }
 
 // huffLaneTail reports whether the bits of a lane after the first used ones are zero.
@@ -398,21 +458,27 @@ func huffDecodeChunk(dst []byte, m int, info uint32, low, piece []byte) error {
 		hc, tb, _ := huffParseTable(piece)
 		var t [1 << layout.HuffMaxLen]uint16
 		huffDecodeTable(&hc, &t)
-		var used [layout.HuffLanes]uint64
+		var lanes [layout.HuffLanes]huffLane
 		off := tb + layout.HuffCountsBytes
-		for l := 0; l < layout.HuffLanes; l++ {
+		for l := range lanes {
 			nw := uint64(binary.LittleEndian.Uint16(piece[tb+2*uint64(l):]))
-			words := piece[off : off+4*nw]
-			cnt := int(layout.HuffLaneValues(uint64(m), uint(l)))
-			u, ok := huffDecodeLane(words, &t, exps[l:], cnt)
-			if !ok {
-				return errorf(ErrCorrupt, "lane %d holds a bit pattern that is no code", l)
-			}
-			if u > 32*nw {
-				return errorf(ErrCorrupt, "lane %d needs %d bits, it has %d words", l, u, nw)
-			}
-			used[l] = u
+			lanes[l] = newHuffLane(piece[off : off+4*nw])
 			off += 4 * nw
+		}
+		var used [layout.HuffLanes]uint64
+		for l := 0; l < layout.HuffLanes; l += 2 {
+			ca := int(layout.HuffLaneValues(uint64(m), uint(l)))
+			cb := int(layout.HuffLaneValues(uint64(m), uint(l+1)))
+			ok := huffDecodeLanes(&lanes[l], &lanes[l+1], &t, exps[min(l, m):], exps[min(l+1, m):], ca, cb)
+			if !ok {
+				return errorf(ErrCorrupt, "lane %d or %d holds a bit pattern that is no code", l, l+1)
+			}
+			for _, k := range []int{l, l + 1} {
+				used[k] = lanes[k].used()
+				if used[k] > 32*uint64(lanes[k].nw) {
+					return errorf(ErrCorrupt, "lane %d needs %d bits, it has %d words", k, used[k], lanes[k].nw)
+				}
+			}
 		}
 		off = tb + layout.HuffCountsBytes
 		for l := 0; l < layout.HuffLanes; l++ {
