@@ -108,21 +108,31 @@ void main() {
         uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
         uint off = table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF]; // words
         uint stored = table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
-        uint next = last ? pc.pieceLen / 4u : table[(c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
         uint kind = info >> KIND_SHIFT;
         bool raw = kind == CHUNK_RAW;
         uint rawSize = (m + 3u) & ~3u;
         uint size = raw ? rawSize : 4u * (info & HUFF_PIECE_MASK);
         uint words = pc.pieceLen / 4u;
-        // Structure (§14.4); neighbouring entries agreeing pairwise is the running-sum rule.
-        bool corrupt = kind > CHUNK_RAW || (raw && (info & HUFF_PIECE_MASK) != 0u) || (c == 0u && off != 0u)
-            || off > words || size / 4u > words - off || off + size / 4u != next;
+        // Structure (§14.4) in the reference's order: the entry, its offset against the running sum (the previous
+        // entry's offset and size: when that entry is itself wrong, the lower chunk is reported anyway), the piece
+        // inside the section, the piece header; the section's end after the last chunk (no chunk: status[4]).
+        uint expect = 0u;
+        if (c > 0u) {
+            uint pinfo = table[(c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+            expect = table[(c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] + ((pinfo >> KIND_SHIFT) == CHUNK_RAW ? N / 4u : (pinfo & HUFF_PIECE_MASK));
+        }
+        bool corrupt = kind > CHUNK_RAW || (raw && (info & HUFF_PIECE_MASK) != 0u) || off != expect
+            || off > words || size / 4u > words - off;
         if (t == 0u) sBad = corrupt ? 1u : (raw ? 0u : (checkPiece(off, size) ? 0u : 1u));
         barrier();
         if (sBad != 0u) {
             if (t == 0u) report(1u, c);
             barrier();
             continue;
+        }
+        if (last && off + size / 4u != words && t == 0u) {
+            atomicOr(status[0], STATUS_CORRUPT);
+            status[4] = 1u;
         }
         bool ncCRC = false;
         if (pc.checksums != 0u) {

@@ -305,15 +305,18 @@ func huffStatusErr(st []byte, name string) error {
 	w := func(i int) uint32 { return binary.LittleEndian.Uint32(st[4*i:]) }
 	switch {
 	case w(0)&layout.StatusCorrupt != 0:
-		return &codec.Error{Class: codec.ErrCorrupt, Tensor: name, Chunk: int64(w(1)), Detail: "chunk table or piece header inconsistent (GPU check)"}
+		c := int64(w(1))
+		if w(1) == 0xFFFFFFFF { // only the piece section's length disagrees with the table (status[4])
+			c = -1
+		}
+		return &codec.Error{Class: codec.ErrCorrupt, Tensor: name, Chunk: c, Detail: "chunk table or piece header inconsistent (GPU check)"}
 	case w(0)&layout.StatusChecksum != 0:
 		return &codec.Error{Class: codec.ErrChecksum, Tensor: name, Chunk: int64(w(2)), Detail: "CRC-32C mismatch (GPU check)"}
 	case w(0)&layout.StatusNonCanonical != 0:
 		if key := w(3); key&1 == 0 {
 			return &codec.Error{Class: codec.ErrCorrupt, Tensor: name, Chunk: int64(key >> 1), Detail: "lane stream does not decode (GPU check)"}
-		} else {
-			return &codec.Error{Class: codec.ErrNonCanonical, Tensor: name, Chunk: int64(key >> 1), Detail: "stream not canonical (GPU check)"}
 		}
+		return &codec.Error{Class: codec.ErrNonCanonical, Tensor: name, Chunk: int64(w(3) >> 1), Detail: "stream not canonical (GPU check)"}
 	}
 	return nil
 }
