@@ -28,6 +28,10 @@ layout(push_constant) uniform PC {
     uint pieceLen;  // bytes in the piece section
     uint lowWords;
     uint dstWords;  // words of the output (ceil(N/2))
+    uint lowBase;   // words from each binding's start to its data (device-resident buffers at any offset)
+    uint tableBase;
+    uint pieceBase;
+    uint dstBase;
 } pc;
 
 shared uint dtab[2048];
@@ -37,12 +41,14 @@ shared uint sBad, sTB;
 
 uint pieceWord(uint i) {
     uint w = pc.pieceLen / 4u;
-    return w == 0u ? 0u : pieces[min(i, w - 1u)];
+    return w == 0u ? 0u : pieces[pc.pieceBase + min(i, w - 1u)];
 }
 
 uint pieceByte(uint b) { return (pieceWord(b / 4u) >> (8u * (b % 4u))) & 255u; }
 
-uint lowWord(uint i) { return pc.lowWords == 0u ? 0u : lows[min(i, pc.lowWords - 1u)]; }
+uint lowWord(uint i) { return pc.lowWords == 0u ? 0u : lows[pc.lowBase + min(i, pc.lowWords - 1u)]; }
+
+uint tableWord(uint i) { return table[pc.tableBase + i]; }
 
 uint gInfo, gOff, gPieceW, gLow0;
 
@@ -105,9 +111,9 @@ void main() {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint v0 = c * N;
-        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-        uint off = table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF]; // words
-        uint stored = table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
+        uint info = tableWord(c * CHUNK_ENTRY_WORDS + ENTRY_INFO);
+        uint off = tableWord(c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF); // words
+        uint stored = tableWord(c * CHUNK_ENTRY_WORDS + ENTRY_CRC);
         uint kind = info >> KIND_SHIFT;
         bool raw = kind == CHUNK_RAW;
         uint rawSize = (m + 3u) & ~3u;
@@ -118,8 +124,8 @@ void main() {
         // inside the section, the piece header; the section's end after the last chunk (no chunk: status[4]).
         uint expect = 0u;
         if (c > 0u) {
-            uint pinfo = table[(c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-            expect = table[(c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] + ((pinfo >> KIND_SHIFT) == CHUNK_RAW ? N / 4u : (pinfo & HUFF_PIECE_MASK));
+            uint pinfo = tableWord((c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_INFO);
+            expect = tableWord((c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF) + ((pinfo >> KIND_SHIFT) == CHUNK_RAW ? N / 4u : (pinfo & HUFF_PIECE_MASK));
         }
         bool corrupt = kind > CHUNK_RAW || (raw && (info & HUFF_PIECE_MASK) != 0u) || off != expect
             || off > words || size / 4u > words - off;
@@ -211,7 +217,7 @@ void main() {
                 uint ov = ((a & 0x80u) << 8) | (she[2u * w] << 7) | (a & 0x7Fu);
                 if (j + 1u < m) ov |= (((b & 0x80u) << 8) | (she[2u * w + 1u] << 7) | (b & 0x7Fu)) << 16;
                 uint di = (v0 + j) / 2u;
-                if (di < pc.dstWords) dst[di] = ov;
+                if (di < pc.dstWords) dst[pc.dstBase + di] = ov;
             }
             barrier();
         }

@@ -23,6 +23,9 @@ layout(push_constant) uniform PC {
     uint lastLen;  // values in the last chunk
     uint srcWords; // words of the source that hold values
     uint lowWords; // words of the low stream
+    uint srcBase;  // words from each binding's start to its data (device-resident buffers at any offset)
+    uint lowBase;
+    uint tableBase;
 } pc;
 
 const uint SEGS = WG / LANES;
@@ -33,7 +36,7 @@ shared uint laneWords[LANES];
 shared uint sSize, sCoded;
 
 uint half16(uint i) {
-    uint w = (i >> 1) < pc.srcWords ? src[i >> 1] : 0u;
+    uint w = (i >> 1) < pc.srcWords ? src[pc.srcBase + (i >> 1)] : 0u;
     return (w >> (16u * (i & 1u))) & 0xFFFFu;
 }
 
@@ -58,7 +61,7 @@ void main() {
                 atomicAdd(cnt[(v >> 7) & 255u], 1u);
             }
             uint wi = v0 / 4u + q;
-            if (wi < pc.lowWords) lows[wi] = w;
+            if (wi < pc.lowWords) lows[pc.lowBase + wi] = w;
         }
         barrier();
         if (t == 0u) {
@@ -87,7 +90,7 @@ void main() {
             bool coded = size < raw;
             sSize = coded ? size : raw;
             sCoded = coded ? 1u : 0u;
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = coded ? (size / 4u) : (CHUNK_RAW << KIND_SHIFT);
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = coded ? (size / 4u) : (CHUNK_RAW << KIND_SHIFT);
             atomicAdd(blockSum[c >> 6], sSize);
         }
         barrier();

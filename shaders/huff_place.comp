@@ -21,6 +21,9 @@ layout(push_constant) uniform PC {
     uint nb;        // 64-chunk blocks
     uint checksums;
     uint lowWords;  // words of the low stream
+    uint tableBase; // words from each binding's start to its data
+    uint pieceBase;
+    uint lowBase;
 } pc;
 
 shared uint sBefore;
@@ -37,7 +40,7 @@ uint msgWord(uint q) {
     q -= 2u;
     if (q < gPieceW) return scratch[gSlot + q];
     q -= gPieceW;
-    return lows[gLow0 + q];
+    return lows[pc.lowBase + gLow0 + q];
 }
 
 void main() {
@@ -47,17 +50,17 @@ void main() {
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
-        uint info = table[c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
+        uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
         uint size = pieceSize(info, m);
         if (t == 0u) sBefore = 0u;
         barrier();
         uint before = 0u; // piece bytes of the earlier chunks of the 64-chunk block (all full)
-        for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) before += pieceSize(table[c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
+        for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) before += pieceSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
         atomicAdd(sBefore, before);
         barrier();
         uint off = (work[pc.nb + (c >> 6)] + sBefore) / 4u; // words
         uint slot = c * (N / 4u);
-        for (uint i = t; i < size / 4u; i += WG) pieces[off + i] = scratch[slot + i];
+        for (uint i = t; i < size / 4u; i += WG) pieces[pc.pieceBase + off + i] = scratch[slot + i];
         uint crc = 0u;
         if (pc.checksums != 0u) {
             gInfo = info;
@@ -75,8 +78,8 @@ void main() {
             crc = wgXor(reg) ^ shiftBytes(0xFFFFFFFFu, 4u * words) ^ 0xFFFFFFFFu;
         }
         if (t == 0u) {
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
-            table[c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
         }
         barrier();
     }

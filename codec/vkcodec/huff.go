@@ -38,9 +38,9 @@ type huffPipeKey struct {
 
 // push-constant sizes of the huff kernels, in bytes
 const (
-	pushHuffEncode = 4 * 4
-	pushHuffPlace  = 4 * 5
-	pushHuffDecode = 4 * 6
+	pushHuffEncode = 4 * 7
+	pushHuffPlace  = 4 * 8
+	pushHuffDecode = 4 * 10
 )
 
 func envU32(name string, def uint32) uint32 {
@@ -197,13 +197,13 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	b.copyUp(cmd, in)
 	cmd.Barrier()
 	var pw pushWriter
-	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(srcBytes/4), uint32(g.LowBytes()/4)).b, groups, 1, 1)
+	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(srcBytes/4), uint32(g.LowBytes()/4), 0, 0, 0).b, groups, 1, 1)
 	cmd.Barrier()
 	var ps pushWriter
 	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
 	cmd.Barrier()
 	var pp pushWriter
-	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4)).b,
+	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4), 0, 0, 0).b,
 		groups, 1, 1)
 	cmd.Barrier()
 	for _, o := range []staged{lows, table, pieces, work} {
@@ -286,7 +286,7 @@ func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift u
 	cmd.Barrier()
 	var pw pushWriter
 	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
-		uint32(layout.Align4(2*n)/4))
+		uint32(layout.Align4(2*n)/4), 0, 0, 0, 0)
 	cmd.Dispatch(dec, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
 	cmd.Barrier()
 	b.copyDown(cmd, out)
@@ -360,4 +360,177 @@ func (b *Backend) decodeHuff(ctx context.Context, jobs []codec.DecodeJob) error 
 		}
 	}
 	return nil
+}
+
+// words is a view's offset from its binding's start, in 32-bit words (views of caller buffers start at multiples of
+// 4 bytes).
+func (v view) words() uint32 { return uint32(v.base / 4) }
+
+// prepareEncodeHuff records the device-resident encode of n values at src into a huff body at dst: the three passes
+// with timestamps around each, the caller's buffers bound in place.
+func (b *Backend) prepareEncodeHuff(ctx context.Context, src vk.BufferRange, n uint64, shift uint, checksums bool,
+	dst vk.BufferRange) (*EncodeOp, error) {
+	k := b.huffKernels()
+	g, err := k.geometry(n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
+		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
+	}
+	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &EncodeOp{recorded: recorded{b: b, s: s}}
+	if err := op.prepareHuff(ctx, k, src, g, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.BufferRange, g layout.Huff, checksums bool,
+	dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	C := g.Chunks()
+	nb := (C + 63) / 64
+	vSrc := bufView(src, 0, layout.Align4(2*g.N))
+	vLows := bufView(dst, 0, g.LowBytes())
+	vTable := bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
+	vPieces := bufView(dst, g.PieceOffset(), max(g.MaxBodySize()-g.PieceOffset(), 4))
+	scratch, err := s.dev.alloc(C << g.Shift)
+	if err != nil {
+		return err
+	}
+	work, err := s.allocOut(b, 4*(2*nb+1))
+	if err != nil {
+		return err
+	}
+	op.total, op.nb, op.sideOff = work.host, nb, g.PieceOffset()
+	enc, err := k.pipeline("huff_encode", k.EncodeWG, g.Shift)
+	if err != nil {
+		return err
+	}
+	place, err := k.pipeline("huff_place", k.EncodeWG, g.Shift)
+	if err != nil {
+		return err
+	}
+	scan, err := b.pipeline("sz4_scan", min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
+	if err != nil {
+		return err
+	}
+	bdEnc, err := s.bind(b, enc, vSrc.l, vLows.l, vTable.l, scratch, work.dev)
+	if err != nil {
+		return err
+	}
+	bdScan, err := s.bind(b, scan, work.dev)
+	if err != nil {
+		return err
+	}
+	bdPlace, err := s.bind(b, place, vTable.l, scratch, vPieces.l, vLows.l, work.dev)
+	if err != nil {
+		return err
+	}
+	if err := op.beginTimed(4); err != nil {
+		return err
+	}
+	groups := uint32(min(C, uint64(b.groups)))
+	last := uint32(g.ChunkLen(C - 1))
+	cmd := s.cmd
+	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
+	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0)
+	cmd.Barrier()
+	var pw pushWriter
+	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(layout.Align4(2*g.N)/4), uint32(g.LowBytes()/4),
+		vSrc.words(), vLows.words(), vTable.words()).b, groups, 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	var ps pushWriter
+	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 2)
+	var pp pushWriter
+	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4),
+		vTable.words(), vPieces.words(), vLows.words()).b, groups, 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 3)
+	b.copyDown(cmd, work)
+	cmd.BarrierToHost()
+	return cmd.End()
+}
+
+// prepareDecodeHuff records the device-resident decode of a huff body of bodyLen bytes at body into n values at
+// dst. The host never reads the body: the kernel checks the structure too (§14.4), in the reference's order.
+func (b *Backend) prepareDecodeHuff(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
+	checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	k := b.huffKernels()
+	g, err := k.geometry(n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &DecodeOp{recorded: recorded{b: b, s: s}, statusFn: huffStatusErr}
+	if err := op.prepareHuff(ctx, k, body, bodyLen, g, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.BufferRange, bodyLen uint64, g layout.Huff,
+	checksums bool, dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	C := g.Chunks()
+	pieceLen := bodyLen - g.PieceOffset()
+	vLows := bufView(body, 0, g.LowBytes())
+	vTable := bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
+	vPieces := bufView(body, g.PieceOffset(), max(pieceLen, 4))
+	vDst := bufView(dst, 0, layout.Align4(2*g.N))
+	status, err := s.allocOut(b, 32)
+	if err != nil {
+		return err
+	}
+	op.status = status.host
+	dec, err := k.pipeline("huff_decode", k.DecodeWG, g.Shift)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, dec, vLows.l, vTable.l, vPieces.l, vDst.l, status.dev)
+	if err != nil {
+		return err
+	}
+	if err := op.beginTimed(2); err != nil {
+		return err
+	}
+	cmd := s.cmd
+	resetStatus(cmd, status.dev)
+	cmd.Barrier()
+	var pw pushWriter
+	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
+		uint32(layout.Align4(2*g.N)/4), vLows.words(), vTable.words(), vPieces.words(), vDst.words())
+	cmd.Dispatch(dec, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	b.copyDown(cmd, status)
+	cmd.BarrierToHost()
+	return cmd.End()
 }

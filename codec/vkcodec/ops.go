@@ -84,8 +84,9 @@ type EncodeOp struct {
 // DecodeOp decodes a body at body into n BF16 values at dst.
 type DecodeOp struct {
 	recorded
-	status loc // host-visible status words
-	name   string
+	status   loc // host-visible status words
+	name     string
+	statusFn func(st []byte, name string) error // the format's status mapping (nil: statusErr)
 }
 
 func invalid(f string, a ...any) error {
@@ -337,6 +338,9 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 		return err
 	}
 	op.b.dev.CountReadback(32)
+	if op.statusFn != nil {
+		return op.statusFn(op.status.bytes(), op.name)
+	}
 	return statusErr(op.status.bytes(), op.name)
 }
 
@@ -378,6 +382,8 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 		return b.prepareEncodeZF12(ctx, src, n, shift, checksums, dst)
 	case layout.FormatAuto:
 		return b.prepareEncodeAuto(ctx, src, n, shift, cb, checksums, dst)
+	case layout.FormatHuff:
+		return b.prepareEncodeHuff(ctx, src, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }
@@ -386,7 +392,7 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 // operations); TBE-3 and the exponent-window formats have host-path kernels only so far.
 func (b *Backend) SupportsResident(format uint8) bool {
 	switch format {
-	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto:
+	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto, layout.FormatHuff:
 		return true
 	}
 	return false
@@ -406,6 +412,8 @@ func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk
 		return b.prepareDecodeZF12(ctx, body, bodyLen, n, shift, checksums, dst)
 	case layout.FormatAuto:
 		return b.prepareDecodeAuto(ctx, body, bodyLen, n, shift, cb, checksums, dst)
+	case layout.FormatHuff:
+		return b.prepareDecodeHuff(ctx, body, bodyLen, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }
