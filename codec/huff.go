@@ -61,16 +61,10 @@ type huffCode struct {
 // gets length 1.
 func huffLengths(h *[256]uint32) huffCode {
 	var hc huffCode
-	var cnt [256]uint32
-	var keys []uint32
-	keyBuf := make([]uint32, 0, 256)
-	for s := range h {
-		if h[s] != 0 {
-			cnt[s] = h[s]
-		}
-	}
+	cnt := *h
+	var keyBuf [256]uint32
 	for {
-		keys = keyBuf[:0]
+		keys := keyBuf[:0]
 		for s := range cnt {
 			if cnt[s] != 0 {
 				keys = append(keys, cnt[s]<<8|uint32(s)) // counts ≤ 2^16: the key orders by (count, symbol)
@@ -158,7 +152,7 @@ func huffCanonical(lens *[256]uint8) (rev [256]uint16) {
 	return rev
 }
 
-// huffPieceHeader is the code table and lane counts at the start of a coded piece.
+// huffTableBytes is the size of a coded piece's code table.
 func huffTableBytes(hc *huffCode) uint64 { return layout.HuffTableBytes(hc.lo, hc.hi) }
 
 // huffLaneBits sums the code lengths of each lane's values (exps: the chunk's exponents).
