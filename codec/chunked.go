@@ -32,6 +32,17 @@ type chunkedBody interface {
 	check(body []byte) error
 }
 
+// wordOffsets is implemented by bodies whose table holds piece offsets in 32-bit words (huff) instead of bytes.
+type wordOffsets interface{ wordOffsets() }
+
+// offsetUnit is the bytes per unit of a body's side offsets.
+func offsetUnit(g chunkedBody) uint64 {
+	if _, ok := g.(wordOffsets); ok {
+		return 4
+	}
+	return 1
+}
+
 // encodeChunked encodes jobs of one format in one pass over their inputs, all chunks of all jobs in parallel:
 // dense pieces in place, side pieces first at their worst-case slot, then moved down to their offsets once the
 // prefix sum is known. CRCs of the dense pieces are computed in parallel and combined with the side piece's after.
@@ -79,7 +90,7 @@ func (b *CPUBackend) encodeChunked(ctx context.Context, jobs []EncodeJob, geo []
 			copy(p.out[side+off:], p.out[side+c*slot:side+c*slot+sl])
 			e := p.out[g.tableOff()+c*layout.ChunkEntrySize:]
 			binary.LittleEndian.PutUint32(e[4*layout.EntryInfo:], p.info[c])
-			binary.LittleEndian.PutUint32(e[4*layout.EntrySideOff:], uint32(off))
+			binary.LittleEndian.PutUint32(e[4*layout.EntrySideOff:], uint32(off/offsetUnit(g)))
 			var crc uint32
 			if job.Checksums {
 				a, d := g.dense(p.out, c)
@@ -128,24 +139,25 @@ func (b *CPUBackend) decodeChunked(ctx context.Context, jobs []DecodeJob, geo []
 		g, job, c := geo[u.job], &jobs[u.job], u.chunk
 		e := job.Body[g.tableOff()+c*layout.ChunkEntrySize:]
 		info := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
-		so := g.sideOff() + uint64(binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:]))
+		soff := binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:])
+		so := g.sideOff() + uint64(soff)*offsetUnit(g)
 		stored := binary.LittleEndian.Uint32(e[4*layout.EntryCRC:])
 		m := g.chunkLen(c)
 		side := job.Body[so : so+g.sideSize(info, m)]
 		if job.Checksums {
 			a, d := g.dense(job.Body, c)
-			if got := chunkCRC(info, uint32(so-g.sideOff()), side, a, d); got != stored {
+			if got := chunkCRC(info, soff, side, a, d); got != stored {
 				errs[u.job].record(chunkErr(ErrChecksum, c, "CRC-32C %08x, stored %08x", got, stored))
 				return
 			}
-		} else if stored != 0 {
-			errs[u.job].record(chunkErr(ErrNonCanonical, c, "CRC field %08x in a payload without checksums", stored))
-			return
 		}
+		// The chunk's own errors (huff's corrupt lane streams) come before a stray CRC field.
 		if err := g.decode(job.Dst, job.Body, c, m, info, side); err != nil {
 			ce := *err.(*Error)
 			ce.Chunk = int64(c)
 			errs[u.job].record(&ce)
+		} else if !job.Checksums && stored != 0 {
+			errs[u.job].record(chunkErr(ErrNonCanonical, c, "CRC field %08x in a payload without checksums", stored))
 		}
 	})
 	if err != nil {

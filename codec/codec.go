@@ -17,6 +17,7 @@ import (
 type options struct {
 	formats     []uint8 // in order of preference (ParseFormats)
 	shift       uint
+	shiftSet    bool // WithChunkSize was given: formats with their own default shift (huff) take it too
 	codebook    *Codebook
 	checksums   bool
 	backend     Backend
@@ -48,7 +49,7 @@ func WithChunkSize(values int) Option {
 	return func(o *options) error {
 		for s := uint(layout.MinChunkShift); s <= layout.MaxChunkShift; s++ {
 			if values == 1<<s {
-				o.shift = s
+				o.shift, o.shiftSet = s, true
 				return nil
 			}
 		}
@@ -187,7 +188,11 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		if f := pickFormat(c.o.formats, d.DType, d.Elements); f.ID != layout.FormatStored {
 			d.Format, d.Codebook = f.ID, layout.NoCodebook
 			if f.Chunked() {
-				d.Shift = uint8(min(max(c.o.shift, uint(f.MinShift)), uint(f.MaxShift)))
+				s := c.o.shift
+				if !c.o.shiftSet && f.DefaultShift != 0 {
+					s = uint(f.DefaultShift)
+				}
+				d.Shift = uint8(min(max(s, uint(f.MinShift)), uint(f.MaxShift)))
 			}
 			if f.UsesCodebook(d.DType) {
 				d.Codebook = 0

@@ -10,7 +10,7 @@ export PATH=/usr/local/go/bin:$PATH
 dur=${1:-10m}
 keep=${2:-}
 targets="./codec:FuzzParseHeader ./codec:FuzzDecode ./codec:FuzzSZ4Body ./codec:FuzzZF12Body ./codec:FuzzAutoBody
-./codec:FuzzTBE3Body ./codec:FuzzXWDecodeE5M2 ./codec:FuzzXWDecodeE4M3 ./codec:FuzzXWDecodeF16 ./codec:FuzzXWDecodeF32
+./codec:FuzzTBE3Body ./codec:FuzzHuffBody ./codec:FuzzXWDecodeE5M2 ./codec:FuzzXWDecodeE4M3 ./codec:FuzzXWDecodeF16 ./codec:FuzzXWDecodeF32
 ./codec/cdeflate:FuzzDecompress
 ./tensorfile:FuzzParseSafetensors ./tensorfile:FuzzParseNPY ./calib:FuzzLoad ./cudabridge:FuzzHandshake"
 cache=$(go env GOCACHE)/fuzz/$(go list -m)

@@ -36,3 +36,7 @@
 #define XW_COUNT_MASK          65535u // info word: escape count of a coded chunk
 #define XW_BASE_SHIFT          16u // info word: window base position
 #define XW_BASE_MASK           255u // info word: window base bits
+#define HUFF_LANES             32u // huff: lanes per chunk (value j in lane j mod 32)
+#define HUFF_MAX_LEN           11u // huff: longest code
+#define HUFF_COUNTS_WORDS      16u // huff: words of lane counts after the code table
+#define HUFF_PIECE_MASK        16777215u // huff: info word bits of a coded piece's length in words

@@ -181,7 +181,8 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	data := fs.String("data", "kvlike", "kvlike, gauss, escapes=P or a file")
 	sizeS := fs.String("size", "512MiB", "uncompressed BF16 bytes")
 	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values")
-	formatName := fs.String("format", "splitzip4", "`format` to measure (vkzip formats lists them)")
+	formatName := fs.String("format", "splitzip4", "`format` to measure (vkzip formats lists them), or a comma-separated "+
+		"list measured one after the other (e.g. auto,huff: speed and ratio modes side by side; --json then prints a list)")
 	dtypeName := fs.String("dtype", "", "values' `dtype` (default BF16, or the format's first dtype): other float "+
 		"dtypes are the BF16 data converted (round to nearest even, saturating)")
 	noCRC := fs.Bool("no-checksum", false, "measure without chunk checksums")
@@ -237,27 +238,82 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		}
 		blk = &blockSpec{blocks: *blocks, depth: *depth, bytes: bs}
 	}
-	fid, ok := codec.FormatByName(*formatName)
+	names := strings.Split(*formatName, ",")
+	var outs []benchOut
+	for _, name := range names {
+		o, err := benchFormat(ctx, bf, strings.TrimSpace(name), shift, flagSet(fs, "chunk"), size, benchFlags{data: *data,
+			dtype: *dtypeName, noCRC: *noCRC, iters: *iters, warm: *warm, seed: *seed, wg: *wg, repl: *repl,
+			groups: *groups, unroll: *unroll, latency: *latency, source: *source, json: *asJSON, profile: uint32(*profile),
+			latShift: latShift, blk: blk})
+		if err != nil {
+			return err
+		}
+		if o != nil {
+			outs = append(outs, *o)
+		}
+	}
+	if *asJSON && len(outs) == 1 {
+		return writeJSON(os.Stdout, outs[0]) // one format: the object it always was
+	}
+	if *asJSON && len(outs) > 1 {
+		return writeJSON(os.Stdout, outs)
+	}
+	for i := range outs {
+		printBench(&outs[i])
+	}
+	for _, o := range outs {
+		if !o.BitExact || !o.MatchesCPU {
+			return fmt.Errorf("results were not bit-exact")
+		}
+	}
+	return nil
+}
+
+// benchFlags are runBench's per-format settings.
+type benchFlags struct {
+	data, dtype, source                   string
+	noCRC, latency, json                  bool
+	iters, warm, wg, repl, groups, unroll int
+	seed                                  uint64
+	profile                               uint32     // vkcodec.Options.Profile
+	latShift                              uint       // chunk shift of the 1 MiB latency tensor
+	blk                                   *blockSpec // --blocks
+}
+
+// benchFormat measures one format; a nil result means it printed its own report (--source).
+func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift uint, chunkSet bool, size int64,
+	fl benchFlags) (*benchOut, error) {
+	data, dtypeName, noCRC, iters, warm, seed := &fl.data, &fl.dtype, &fl.noCRC, &fl.iters, &fl.warm, &fl.seed
+	wg, repl, groups, unroll, latency, source, asJSON := &fl.wg, &fl.repl, &fl.groups, &fl.unroll, &fl.latency, &fl.source, &fl.json
+	profile, latShift, blk := &fl.profile, fl.latShift, fl.blk
+	var err error
+	fid, ok := codec.FormatByName(formatName)
 	fd, _ := codec.LookupFormat(fid)
 	if !ok || fd.CPU == nil {
-		return usagef("--format %q: want a coded format (have %v)", *formatName, codec.FormatNames())
+		return nil, usagef("--format %q: want a coded format (have %v)", formatName, codec.FormatNames())
 	}
+	// A format's own default chunk size (huff: 2^14) unless --chunk is given; sizes outside its range are clamped.
+	if !chunkSet && fd.DefaultShift != 0 {
+		shift = uint(fd.DefaultShift)
+	}
+	shift = min(max(shift, uint(fd.MinShift)), uint(fd.MaxShift))
+	latShift = min(max(latShift, uint(fd.MinShift)), uint(fd.MaxShift))
 	dt := layout.DTypeBF16
 	switch {
 	case *dtypeName != "":
 		if dt, ok = layout.ParseDType(*dtypeName); !ok {
-			return usagef("--dtype %q", *dtypeName)
+			return nil, usagef("--dtype %q", *dtypeName)
 		}
 	case !fd.Accepts(dt, 1) && len(fd.DTypeList()) > 0:
 		dt = fd.DTypeList()[0]
 	}
 	if !fd.Accepts(dt, 1) {
-		return usagef("--format %s does not code %v", fd.Name, dt)
+		return nil, usagef("--format %s does not code %v", fd.Name, dt)
 	}
 	values := int(size / int64(dt.Size()))
 	src, err := benchData(*data, values, *seed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cb := synth.KVCodebook()
 	if *data != "kvlike" && !strings.HasPrefix(*data, "escapes=") {
@@ -267,10 +323,10 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	}
 	if dt != layout.DTypeBF16 {
 		if src, err = synth.ConvertBF16(nil, src, dt); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	out := benchOut{Format: fd.Name, DType: dt.String(), Data: *data, SizeBytes: int64(len(src)), Chunk: *chunk,
+	out := benchOut{Format: fd.Name, DType: dt.String(), Data: *data, SizeBytes: int64(len(src)), Chunk: 1 << shift,
 		Checksums: !*noCRC, Iters: *iters, Warmup: *warm}
 	// The reference body: for the CPU backend the measurement itself, for Vulkan the bit-exactness check.
 	cpu := codec.NewCPUBackend(0)
@@ -290,57 +346,50 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		}
 	}
 	if *source != "" && fid != layout.FormatSplitZip4 {
-		return usagef("--source measures splitzip4 only")
+		return nil, usagef("--source measures splitzip4 only")
 	}
 	if *source != "" {
 		// The tensor lives in CUDA memory: cudabridge shares it with the Vulkan device (or copies, or stages).
 		b, err := vkcodec.Open(vkcodec.Options{Device: bf.device})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer b.Close()
 		r, err := cudabridge.Bench(ctx, b, cudabridge.BenchOptions{Source: *source, Data: src, Shift: shift,
 			Checksums: out.Checksums, Codebook: cb, Iters: *iters, Warmup: *warm})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if *asJSON {
-			return writeJSON(os.Stdout, r)
+			return nil, writeJSON(os.Stdout, r)
 		}
 		fmt.Printf("bench --source %s: %s (CUDA %s), ordering %s: encode %.0f GB/s, decode %.0f GB/s, round trip %.0f GB/s; "+
 			"host-staged bytes per iteration %.0f; bit-exact %v\n", r.Source, r.Device, r.CUDADevice, r.Ordering, r.EncodeGBps,
 			r.DecodeGBps, r.RoundTripGBps, r.HostBytesPerOp, r.BitExact)
 		if !r.BitExact {
-			return fmt.Errorf("results were not bit-exact")
+			return nil, fmt.Errorf("results were not bit-exact")
 		}
-		return nil
+		return nil, nil
 	}
 	switch name {
 	case "cpu":
 		if blk != nil {
-			return usagef("--blocks needs --backend vulkan")
+			return nil, usagef("--blocks needs --backend vulkan")
 		}
 		err = benchCPU(ctx, cpu, ref, src, &out)
 	case "vulkan":
 		if blk != nil && fid != layout.FormatSplitZip4 {
-			return usagef("--blocks measures splitzip4 only")
+			return nil, usagef("--blocks measures splitzip4 only")
 		}
 		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll,
 			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk)
 	default:
-		return usagef("--backend must be cpu, vulkan or auto")
+		return nil, usagef("--backend must be cpu, vulkan or auto")
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if *asJSON {
-		return writeJSON(os.Stdout, out)
-	}
-	printBench(&out)
-	if !out.BitExact || !out.MatchesCPU {
-		return fmt.Errorf("results were not bit-exact")
-	}
-	return nil
+	return &out, nil
 }
 
 func gbps(bytes int64, d time.Duration) float64 {

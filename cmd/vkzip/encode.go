@@ -79,6 +79,8 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	noCRC := fs.Bool("no-checksum", false, "leave out chunk checksums: a little faster, but corruption of tensor data goes undetected")
 	format := fs.String("format", "", "tensor `formats`, comma-separated (vkzip formats lists them); default "+
 		strings.Join(codec.DefaultFormatNames(), ",")+"; tensors they do not code get their dtype's default, or are stored")
+	prefer := fs.String("prefer", "", "`ratio` (huff for BF16: the smallest payload) or speed (auto: the fastest fixed-width "+
+		"codings); instead of --format")
 	dtypeName := fs.String("dtype", "", "element `type` of a raw or npy input, e.g. bf16 (default: from the file; raw files need it)")
 	kindName := fs.String("kind", "auto", "input `kind`: auto (detect), safetensors, npy or raw")
 	asJSON := fs.Bool("json", false, "print the result as a JSON object")
@@ -113,11 +115,19 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	if kind == tensorfile.Raw && dt == layout.DTypeOpaque {
 		return usagef("--kind raw needs --dtype")
 	}
-	formats := encodeFormats(*format)
+	spec, err := preferFormats(*prefer, *format)
+	if err != nil {
+		return err
+	}
+	formats := encodeFormats(spec)
 	if err := checkOptions(flagOption{"chunk", codec.WithChunkSize(*chunk)}, flagOption{"format", codec.WithFormat(formats)}); err != nil {
 		return err
 	}
-	opts := []codec.Option{codec.WithChunkSize(*chunk), codec.WithChecksums(!*noCRC), codec.WithFormat(formats)}
+	opts := []codec.Option{codec.WithChecksums(!*noCRC), codec.WithFormat(formats)}
+	// Only an explicit --chunk overrides a format's own default chunk size (huff's is 2^14).
+	if flagSet(fs, "chunk") {
+		opts = append(opts, codec.WithChunkSize(*chunk))
+	}
 	if *cbPath != "" {
 		cal, err := calib.LoadFile(*cbPath)
 		if err != nil {
@@ -298,6 +308,28 @@ func writeJSON(w io.Writer, v any) error {
 
 // encodeFormats is the codec's format list for --format: the named formats, then the defaults, so a dtype the named
 // ones do not code keeps its default ("" is the defaults alone).
+// preferFormats turns --prefer into a format list: ratio is huff (BF16; other dtypes keep their defaults), speed
+// is auto. It is an alternative to --format, and giving both is an error rather than a silent precedence.
+func preferFormats(prefer, format string) (string, error) {
+	switch {
+	case prefer == "":
+		return format, nil
+	case strings.TrimSpace(format) != "":
+		return "", usagef("--prefer and --format both given: --prefer %s picks the formats itself", prefer)
+	case prefer == "ratio":
+		return "huff", nil
+	case prefer == "speed":
+		return "auto", nil
+	}
+	return "", usagef("--prefer %q: want ratio or speed", prefer)
+}
+
+// flagSet reports whether the command line set flag name.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func encodeFormats(flag string) string {
 	if strings.TrimSpace(flag) == "" {
 		return ""

@@ -45,7 +45,7 @@ const (
 	FormatSplitZip4 = 1 // 4-bit exponent codes + sign/mantissa bytes + sparse escapes (BF16)
 	FormatZF12      = 2 // 512-value blocks: 4-bit sign + exponent/2 offset from a per-block base, low bytes kept (BF16)
 	FormatAuto      = 4 // per chunk the smallest candidate format, each chunk a one-chunk body of its format
-	// 3 tbe3, 5 an entropy-coded mode, 8..15 exponent formats of other dtypes; others reserved.
+	// 3 tbe3, 5 huff (huff.go), 8..15 exponent formats of other dtypes; others reserved.
 )
 
 // Chunking of coded formats.

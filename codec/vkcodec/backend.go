@@ -59,6 +59,9 @@ type Backend struct {
 
 	xwOnce sync.Once
 	xw     *XWKernels // exponent-window kernels (their own pipeline cache)
+
+	huffOnce sync.Once
+	huff     *HuffKernels // huff kernels (their own pipeline cache)
 }
 
 type pipeKey struct {
@@ -226,6 +229,10 @@ func (b *Backend) Close() error {
 	b.xwOnce.Do(func() {}) // no kernel set is made after this; one made before is visible here
 	if b.xw != nil {
 		b.xw.Close()
+	}
+	b.huffOnce.Do(func() {})
+	if b.huff != nil {
+		b.huff.Close()
 	}
 	b.mu.Lock()
 	for _, s := range b.all {

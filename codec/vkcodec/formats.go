@@ -21,6 +21,7 @@ var gpuFormats = map[uint8]gpuFormat{}
 func init() {
 	gpuFormats[layout.FormatSplitZip4] = gpuFormat{encode: (*Backend).encodeSZ4, decode: (*Backend).decodeSZ4}
 	gpuFormats[layout.FormatTBE3] = gpuFormat{encode: (*Backend).EncodeTBE3, decode: (*Backend).DecodeTBE3}
+	gpuFormats[layout.FormatHuff] = gpuFormat{encode: (*Backend).encodeHuff, decode: (*Backend).decodeHuff}
 	for _, id := range []uint8{layout.FormatXW2, layout.FormatXW3, layout.FormatXW4} {
 		gpuFormats[id] = gpuFormat{encode: (*Backend).encodeXW, decode: (*Backend).decodeXW}
 	}

@@ -84,8 +84,9 @@ type EncodeOp struct {
 // DecodeOp decodes a body at body into n values at dst.
 type DecodeOp struct {
 	recorded
-	status loc // host-visible status words
-	name   string
+	status   loc // host-visible status words
+	name     string
+	statusFn func(st []byte, name string) error // the format's status mapping (nil: statusErr)
 }
 
 func invalid(f string, a ...any) error {
@@ -294,6 +295,9 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 		return err
 	}
 	op.b.dev.CountReadback(32)
+	if op.statusFn != nil {
+		return op.statusFn(op.status.bytes(), op.name)
+	}
 	return statusErr(op.status.bytes(), op.name)
 }
 
@@ -339,6 +343,8 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 		return b.prepareEncodeTBE3(ctx, src, n, shift, checksums, dst)
 	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4: // they code no BF16: refused, with the reason
 		return b.prepareEncodeXW(ctx, format, layout.DTypeBF16, src, n, shift, checksums, dst)
+	case layout.FormatHuff:
+		return b.prepareEncodeHuff(ctx, src, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }
@@ -348,7 +354,7 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 func (b *Backend) SupportsResident(format uint8) bool {
 	switch format {
 	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto, layout.FormatTBE3,
-		layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
+		layout.FormatXW2, layout.FormatXW3, layout.FormatXW4, layout.FormatHuff:
 		return true
 	}
 	return false
@@ -372,6 +378,8 @@ func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk
 		return b.prepareDecodeTBE3(ctx, body, bodyLen, n, shift, checksums, dst)
 	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
 		return b.prepareDecodeXW(ctx, format, layout.DTypeBF16, body, bodyLen, n, shift, checksums, dst)
+	case layout.FormatHuff:
+		return b.prepareDecodeHuff(ctx, body, bodyLen, n, shift, checksums, dst)
 	}
 	return nil, unsupportedFormat(format)
 }

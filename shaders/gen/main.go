@@ -54,6 +54,11 @@ func main() {
 	def("XW_COUNT_MASK", layout.XWCountMask, "info word: escape count of a coded chunk")
 	def("XW_BASE_SHIFT", layout.XWBaseShift, "info word: window base position")
 	def("XW_BASE_MASK", layout.XWBaseMask, "info word: window base bits")
+	// huff (docs/FORMAT.md §14).
+	def("HUFF_LANES", layout.HuffLanes, "huff: lanes per chunk (value j in lane j mod 32)")
+	def("HUFF_MAX_LEN", layout.HuffMaxLen, "huff: longest code")
+	def("HUFF_COUNTS_WORDS", layout.HuffCountsWords, "huff: words of lane counts after the code table")
+	def("HUFF_PIECE_MASK", layout.HuffPieceMask, "huff: info word bits of a coded piece's length in words")
 	out := "layout.glsl"
 	if o := os.Getenv("VKZIP_LAYOUT_OUT"); o != "" { // tests compare a fresh copy
 		out = o

@@ -1,0 +1,536 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// HuffKernels runs huff (format 5, docs/FORMAT.md §14) on a Backend's device, producing and accepting exactly the
+// reference codec's bytes: encode in three passes (huff_encode: low bytes, code, piece to a scratch slot;
+// sz4_scan: prefix sum of piece sizes; huff_place: pieces to their offsets, CRCs), decode in one (huff_decode).
+// One queue submission per tensor; each stream of a tensor is one binding, so a tensor whose streams exceed the
+// device's binding range is refused (ErrTooLarge).
+type HuffKernels struct {
+	b *Backend
+	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; DecodeWG the decoder's (lanes are decoded
+	// by its first 32 invocations, all of them write values and checksum); Batch the lane positions the decoder
+	// takes between two output rounds. Defaults 128, 64, 16; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG and
+	// VKZIP_HUFF_BATCH override them, for comparing variants on one device.
+	EncodeWG, DecodeWG, Batch uint32
+
+	mu    sync.Mutex
+	pipes map[huffPipeKey]*vk.Pipeline
+}
+
+type huffPipeKey struct {
+	name             string
+	wg, shift, batch uint32
+}
+
+// push-constant sizes of the huff kernels, in bytes
+const (
+	pushHuffEncode = 4 * 7
+	pushHuffPlace  = 4 * 8
+	pushHuffDecode = 4 * 10
+)
+
+func envU32(name string, def uint32) uint32 {
+	if v, err := strconv.ParseUint(os.Getenv(name), 10, 32); err == nil && v > 0 {
+		return uint32(v)
+	}
+	return def
+}
+
+// NewHuffKernels prepares the huff kernels on b's device (pipelines are built on first use).
+func NewHuffKernels(b *Backend) *HuffKernels {
+	lim := uint32(b.o.WorkGroup)
+	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
+	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 128)),
+		DecodeWG: wg(envU32("VKZIP_HUFF_DECODE_WG", 64)), Batch: min(envU32("VKZIP_HUFF_BATCH", 16), 64),
+		pipes: map[huffPipeKey]*vk.Pipeline{}}
+}
+
+// Close releases the pipelines.
+func (k *HuffKernels) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, p := range k.pipes {
+		p.Close()
+	}
+	k.pipes = map[huffPipeKey]*vk.Pipeline{}
+	return nil
+}
+
+func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if p := k.pipes[key]; p != nil {
+		return p, nil
+	}
+	code, err := shaders.SPIRV(name)
+	if err != nil {
+		return nil, err
+	}
+	desc := vk.PipelineDesc{Name: name, SPIRV: code, Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: 1, Value: key.shift}}}
+	switch name {
+	case "huff_encode":
+		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
+	case "huff_place":
+		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
+	case "huff_decode":
+		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
+	default:
+		return nil, fmt.Errorf("vkcodec: no huff kernel %q", name)
+	}
+	p, err := k.b.dev.NewPipeline(desc)
+	if err != nil {
+		return nil, err
+	}
+	k.pipes[key] = p
+	return p, nil
+}
+
+// geometry validates the arguments and the device's binding range.
+func (k *HuffKernels) geometry(n uint64, shift uint) (layout.Huff, error) {
+	g := layout.Huff{N: n, Shift: shift}
+	switch {
+	case shift < layout.HuffMinShift || shift > layout.HuffMaxShift:
+		return g, invalid("huff chunk shift %d outside [%d, %d]", shift, layout.HuffMinShift, layout.HuffMaxShift)
+	case n > layout.MaxCodedValues:
+		return g, &codec.Error{Class: codec.ErrTooLarge, Chunk: -1, Detail: fmt.Sprintf("%d values", n)}
+	}
+	for _, sz := range []uint64{layout.Align4(2 * n), g.LowBytes(), g.MaxBodySize() - g.PieceOffset(),
+		layout.ChunkEntrySize * g.Chunks(), g.Chunks() << shift} {
+		if sz > k.b.slabMax {
+			return g, errTooBig(sz, k.b.slabMax)
+		}
+	}
+	return g, nil
+}
+
+// Encode encodes n BF16 values (src, little-endian) as a huff body with chunks of 2^shift values and returns it.
+func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
+	g, err := k.geometry(n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(src)) < 2*n || n == 0 {
+		return nil, invalid("huff encode: empty tensor, or source of %d bytes for %d values", len(src), n)
+	}
+	b := k.b
+	s, err := b.getSession()
+	if err != nil {
+		return nil, err
+	}
+	defer b.putSession(s)
+	s.reset()
+	C := g.Chunks()
+	nb := (C + 63) / 64
+	srcBytes := layout.Align4(2 * n)
+	pieceMax := g.MaxBodySize() - g.PieceOffset()
+	var in, lows, table, pieces, work staged
+	for _, a := range []struct {
+		p    *staged
+		n    uint64
+		isIn bool
+	}{{&in, srcBytes, true}, {&lows, g.LowBytes(), false}, {&table, layout.ChunkEntrySize * C, false},
+		{&pieces, pieceMax, false}, {&work, 4 * (2*nb + 1), false}} {
+		if a.isIn {
+			*a.p, err = s.allocIn(b, a.n)
+		} else {
+			*a.p, err = s.allocOut(b, a.n)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	scratch, err := s.dev.alloc(C << shift) // a raw piece's worth (N/4 words) per chunk
+	if err != nil {
+		return nil, err
+	}
+	h := in.host.bytes()
+	copy(h, src[:2*n])
+	clear(h[2*n:])
+	enc, err := k.pipeline("huff_encode", k.EncodeWG, shift)
+	if err != nil {
+		return nil, err
+	}
+	place, err := k.pipeline("huff_place", k.EncodeWG, shift)
+	if err != nil {
+		return nil, err
+	}
+	scan, err := b.pipeline("sz4_scan", min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
+	if err != nil {
+		return nil, err
+	}
+	bdEnc, err := s.bind(b, enc, in.dev, lows.dev, table.dev, scratch, work.dev)
+	if err != nil {
+		return nil, err
+	}
+	bdScan, err := s.bind(b, scan, work.dev)
+	if err != nil {
+		return nil, err
+	}
+	bdPlace, err := s.bind(b, place, table.dev, scratch, pieces.dev, lows.dev, work.dev)
+	if err != nil {
+		return nil, err
+	}
+	groups := uint32(min(C, uint64(b.groups)))
+	last := uint32(g.ChunkLen(C - 1))
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return nil, err
+	}
+	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
+	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0) // lane words are ORed in where segments meet
+	b.copyUp(cmd, in)
+	cmd.Barrier()
+	var pw pushWriter
+	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(srcBytes/4), uint32(g.LowBytes()/4), 0, 0, 0).b, groups, 1, 1)
+	cmd.Barrier()
+	var ps pushWriter
+	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
+	cmd.Barrier()
+	var pp pushWriter
+	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4), 0, 0, 0).b,
+		groups, 1, 1)
+	cmd.Barrier()
+	for _, o := range []staged{lows, table, pieces, work} {
+		b.copyDown(cmd, o)
+	}
+	cmd.BarrierToHost()
+	if err := b.run(ctx, cmd); err != nil {
+		return nil, mapVK(err)
+	}
+	total, err := sideTotal(work, nb, pieceMax, "vulkan huff encode")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, g.PieceOffset()+total)
+	out = append(out, lows.host.bytes()[:g.LowBytes()]...)
+	out = append(out, table.host.bytes()[:layout.ChunkEntrySize*C]...)
+	out = append(out, pieces.host.bytes()[:total]...)
+	return out, nil
+}
+
+// Decode validates and decodes a huff body of n values into dst (2n bytes). An invalid body is reported as
+// bodyErr, with the reference's class and chunk for structural errors (checked on the host first) and the lowest
+// chunk of the deciding class otherwise; err is for failures of the call.
+func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift uint, checksums bool,
+	dst []byte) (bodyErr, err error) {
+	g, err := k.geometry(n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(dst)) != 2*n {
+		return nil, invalid("destination holds %d bytes for %d values", len(dst), n)
+	}
+	if e := codec.CheckHuffBody(body, n, shift); e != nil {
+		return e, nil
+	}
+	b := k.b
+	s, err := b.getSession()
+	if err != nil {
+		return nil, err
+	}
+	defer b.putSession(s)
+	s.reset()
+	C := g.Chunks()
+	pieceLen := uint64(len(body)) - g.PieceOffset()
+	var lows, table, pieces, out, status staged
+	for _, a := range []struct {
+		p    *staged
+		n    uint64
+		isIn bool
+	}{{&lows, g.LowBytes(), true}, {&table, layout.ChunkEntrySize * C, true}, {&pieces, max(pieceLen, 4), true},
+		{&out, layout.Align4(2 * n), false}, {&status, 32, false}} {
+		if a.isIn {
+			*a.p, err = s.allocIn(b, a.n)
+		} else {
+			*a.p, err = s.allocOut(b, a.n)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	copy(lows.host.bytes(), body[:g.LowBytes()])
+	copy(table.host.bytes(), body[g.TableOffset():g.PieceOffset()])
+	copy(pieces.host.bytes(), body[g.PieceOffset():])
+	dec, err := k.pipeline("huff_decode", k.DecodeWG, shift)
+	if err != nil {
+		return nil, err
+	}
+	bd, err := s.bind(b, dec, lows.dev, table.dev, pieces.dev, out.dev, status.dev)
+	if err != nil {
+		return nil, err
+	}
+	cmd := s.cmd
+	if err := cmd.Begin(); err != nil {
+		return nil, err
+	}
+	resetStatus(cmd, status.dev)
+	for _, i := range []staged{lows, table, pieces} {
+		b.copyUp(cmd, i)
+	}
+	cmd.Barrier()
+	var pw pushWriter
+	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
+		uint32(layout.Align4(2*n)/4), 0, 0, 0, 0)
+	cmd.Dispatch(dec, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	cmd.Barrier()
+	b.copyDown(cmd, out)
+	b.copyDown(cmd, status)
+	cmd.BarrierToHost()
+	if err := b.run(ctx, cmd); err != nil {
+		return nil, mapVK(err)
+	}
+	copy(dst, out.host.bytes()[:2*n])
+	return huffStatusErr(status.host.bytes(), ""), nil
+}
+
+// huffStatusErr maps huff_decode's status words to the reference's verdict: structure, then checksums, then the
+// lowest chunk whose lane streams are corrupt or whose encoding is not canonical (corrupt first within a chunk).
+func huffStatusErr(st []byte, name string) error {
+	w := func(i int) uint32 { return binary.LittleEndian.Uint32(st[4*i:]) }
+	switch {
+	case w(0)&layout.StatusCorrupt != 0:
+		c := int64(w(1))
+		if w(1) == 0xFFFFFFFF { // only the piece section's length disagrees with the table (status[4])
+			c = -1
+		}
+		return &codec.Error{Class: codec.ErrCorrupt, Tensor: name, Chunk: c, Detail: "chunk table or piece header inconsistent (GPU check)"}
+	case w(0)&layout.StatusChecksum != 0:
+		return &codec.Error{Class: codec.ErrChecksum, Tensor: name, Chunk: int64(w(2)), Detail: "CRC-32C mismatch (GPU check)"}
+	case w(0)&layout.StatusNonCanonical != 0:
+		if key := w(3); key&1 == 0 {
+			return &codec.Error{Class: codec.ErrCorrupt, Tensor: name, Chunk: int64(key >> 1), Detail: "lane stream does not decode (GPU check)"}
+		}
+		return &codec.Error{Class: codec.ErrNonCanonical, Tensor: name, Chunk: int64(w(3) >> 1), Detail: "stream not canonical (GPU check)"}
+	}
+	return nil
+}
+
+// huffKernels is the backend's huff kernel set, made on first use and closed with the backend.
+func (b *Backend) huffKernels() *HuffKernels {
+	b.huffOnce.Do(func() { b.huff = NewHuffKernels(b) })
+	return b.huff
+}
+
+// encodeHuff encodes huff bodies, one queue submission per tensor, into the jobs' Dst buffers.
+func (b *Backend) encodeHuff(ctx context.Context, jobs []codec.EncodeJob) error {
+	k := b.huffKernels()
+	for i := range jobs {
+		j := &jobs[i]
+		g := layout.Huff{N: j.N, Shift: j.Shift}
+		if uint64(cap(j.Dst)) < g.MaxBodySize() {
+			return invalid("destination capacity %d below the %d-byte worst case", cap(j.Dst), g.MaxBodySize())
+		}
+		body, err := k.Encode(ctx, j.Src, j.N, j.Shift, j.Checksums)
+		if err != nil {
+			return err
+		}
+		j.Out = j.Dst[:copy(j.Dst[:len(body)], body)]
+	}
+	return nil
+}
+
+// decodeHuff decodes huff bodies, one queue submission per tensor; invalid bodies get the reference's error class
+// in their job's Err.
+func (b *Backend) decodeHuff(ctx context.Context, jobs []codec.DecodeJob) error {
+	k := b.huffKernels()
+	for i := range jobs {
+		j := &jobs[i]
+		bodyErr, err := k.Decode(ctx, j.Body, j.N, j.Shift, j.Checksums, j.Dst)
+		if err != nil {
+			return err
+		}
+		if bodyErr != nil {
+			j.Err = tensorErr(bodyErr, j.Name)
+		}
+	}
+	return nil
+}
+
+// words is a view's offset from its binding's start, in 32-bit words (views of caller buffers start at multiples of
+// 4 bytes).
+func (v view) words() uint32 { return uint32(v.base / 4) }
+
+// prepareEncodeHuff records the device-resident encode of n values at src into a huff body at dst: the three passes
+// with timestamps around each, the caller's buffers bound in place.
+func (b *Backend) prepareEncodeHuff(ctx context.Context, src vk.BufferRange, n uint64, shift uint, checksums bool,
+	dst vk.BufferRange) (*EncodeOp, error) {
+	k := b.huffKernels()
+	g, err := k.geometry(n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
+		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
+	}
+	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
+		return nil, err
+	}
+	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &EncodeOp{recorded: recorded{b: b, s: s}}
+	if err := op.prepareHuff(ctx, k, src, g, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.BufferRange, g layout.Huff, checksums bool,
+	dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	C := g.Chunks()
+	nb := (C + 63) / 64
+	vSrc := bufView(src, 0, layout.Align4(2*g.N))
+	vLows := bufView(dst, 0, g.LowBytes())
+	vTable := bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
+	vPieces := bufView(dst, g.PieceOffset(), max(g.MaxBodySize()-g.PieceOffset(), 4))
+	scratch, err := s.dev.alloc(C << g.Shift)
+	if err != nil {
+		return err
+	}
+	work, err := s.allocOut(b, 4*(2*nb+1))
+	if err != nil {
+		return err
+	}
+	op.total, op.nb, op.sideOff = work.host, nb, g.PieceOffset()
+	enc, err := k.pipeline("huff_encode", k.EncodeWG, g.Shift)
+	if err != nil {
+		return err
+	}
+	place, err := k.pipeline("huff_place", k.EncodeWG, g.Shift)
+	if err != nil {
+		return err
+	}
+	scan, err := b.pipeline("sz4_scan", min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
+	if err != nil {
+		return err
+	}
+	bdEnc, err := s.bind(b, enc, vSrc.l, vLows.l, vTable.l, scratch, work.dev)
+	if err != nil {
+		return err
+	}
+	bdScan, err := s.bind(b, scan, work.dev)
+	if err != nil {
+		return err
+	}
+	bdPlace, err := s.bind(b, place, vTable.l, scratch, vPieces.l, vLows.l, work.dev)
+	if err != nil {
+		return err
+	}
+	if err := op.beginTimed(4); err != nil {
+		return err
+	}
+	groups := uint32(min(C, uint64(b.groups)))
+	last := uint32(g.ChunkLen(C - 1))
+	cmd := s.cmd
+	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
+	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0)
+	cmd.Barrier()
+	var pw pushWriter
+	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(layout.Align4(2*g.N)/4), uint32(g.LowBytes()/4),
+		vSrc.words(), vLows.words(), vTable.words()).b, groups, 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	var ps pushWriter
+	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 2)
+	var pp pushWriter
+	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4),
+		vTable.words(), vPieces.words(), vLows.words()).b, groups, 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 3)
+	b.copyDown(cmd, work)
+	cmd.BarrierToHost()
+	return cmd.End()
+}
+
+// prepareDecodeHuff records the device-resident decode of a huff body of bodyLen bytes at body into n values at
+// dst. The host never reads the body: the kernel checks the structure too (§14.4), in the reference's order.
+func (b *Backend) prepareDecodeHuff(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
+	checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	k := b.huffKernels()
+	g, err := k.geometry(n, shift)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, invalid("empty tensor")
+	}
+	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
+		return nil, err
+	}
+	s, err := b.opSession()
+	if err != nil {
+		return nil, err
+	}
+	op := &DecodeOp{recorded: recorded{b: b, s: s}, statusFn: huffStatusErr}
+	if err := op.prepareHuff(ctx, k, body, bodyLen, g, checksums, dst); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.BufferRange, bodyLen uint64, g layout.Huff,
+	checksums bool, dst vk.BufferRange) error {
+	b, s := op.b, op.s
+	C := g.Chunks()
+	pieceLen := bodyLen - g.PieceOffset()
+	vLows := bufView(body, 0, g.LowBytes())
+	vTable := bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
+	vPieces := bufView(body, g.PieceOffset(), max(pieceLen, 4))
+	vDst := bufView(dst, 0, layout.Align4(2*g.N))
+	status, err := s.allocOut(b, 32)
+	if err != nil {
+		return err
+	}
+	op.status = status.host
+	dec, err := k.pipeline("huff_decode", k.DecodeWG, g.Shift)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, dec, vLows.l, vTable.l, vPieces.l, vDst.l, status.dev)
+	if err != nil {
+		return err
+	}
+	if err := op.beginTimed(2); err != nil {
+		return err
+	}
+	cmd := s.cmd
+	resetStatus(cmd, status.dev)
+	cmd.Barrier()
+	var pw pushWriter
+	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
+		uint32(layout.Align4(2*g.N)/4), vLows.words(), vTable.words(), vPieces.words(), vDst.words())
+	cmd.Dispatch(dec, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	cmd.Barrier()
+	cmd.Timestamp(op.qp, 1)
+	b.copyDown(cmd, status)
+	cmd.BarrierToHost()
+	return cmd.End()
+}

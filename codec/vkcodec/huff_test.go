@@ -1,0 +1,147 @@
+package vkcodec
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/crc32c"
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+func huffRef(t *testing.T, src []byte, shift uint, checksums bool) []byte {
+	t.Helper()
+	n := uint64(len(src) / 2)
+	body, err := codec.EncodeHuff(make([]byte, layout.Huff{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
+	require.NoError(t, err)
+	return body
+}
+
+// huffPatterns reach every path of the kernels: KV-like chunks, raw chunks (noise), one exponent (1-bit codes),
+// every exponent, and counts that make the deepest trees (the length limiter).
+func huffPatterns(r *rand.Rand, n int) map[string][]byte {
+	mk := func(f func(i int) uint16) []byte {
+		b := make([]byte, 2*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint16(b[2*i:], f(i))
+		}
+		return b
+	}
+	fib := make([]int, 0, n)
+	for a, b, s := 1, 1, 0; len(fib) < n; s++ {
+		for k := 0; k < a && len(fib) < n; k++ {
+			fib = append(fib, 100+s%30)
+		}
+		if a, b = b, a+b; s%30 == 29 {
+			a, b = 1, 1
+		}
+	}
+	return map[string][]byte{
+		"kv": mk(func(int) uint16 {
+			return uint16(min(max(121+int(r.NormFloat64()*1.8), 0), 255))<<7 | uint16(r.Uint32()&0x807F)
+		}),
+		"noise": mk(func(int) uint16 { return uint16(r.Uint32()) }),
+		"one":   mk(func(i int) uint16 { return 0x3C00 | uint16(i&0x807F) }),
+		"all":   mk(func(i int) uint16 { return uint16(i%256)<<7 | uint16(r.Uint32()&0x807F) }),
+		"fib":   mk(func(i int) uint16 { return uint16(fib[i])<<7 | uint16(r.Uint32()&0x807F) }),
+	}
+}
+
+func TestHuffVulkanMatchesReference(t *testing.T) {
+	vb := openTest(t, Options{})
+	k := NewHuffKernels(vb)
+	defer k.Close()
+	r := rand.New(rand.NewPCG(21, 14))
+	ctx := context.Background()
+	for _, shift := range []uint{12, 14, 16} {
+		nv := 1 << shift
+		for _, n := range []int{1, 31, 33, 1000, nv - 1, nv + 1, 2*nv + 77} {
+			for name, src := range huffPatterns(r, n) {
+				cs := n%2 == 1
+				want := huffRef(t, src, shift, cs)
+				got, err := k.Encode(ctx, src, uint64(n), shift, cs)
+				require.NoError(t, err)
+				require.Equal(t, len(want), len(got), "%s n %d shift %d", name, n, shift)
+				require.True(t, string(want) == string(got), "%s n %d shift %d: bytes differ at %d", name, n, shift,
+					firstDiff(want, got))
+				dst := make([]byte, 2*n)
+				bodyErr, err := k.Decode(ctx, want, uint64(n), shift, cs, dst)
+				require.NoError(t, err)
+				require.NoError(t, bodyErr, "%s n %d shift %d", name, n, shift)
+				require.True(t, string(src) == string(dst), "%s n %d shift %d: values differ at byte %d", name, n,
+					shift, firstDiff(src, dst))
+			}
+		}
+	}
+}
+
+// refixCRCs recomputes every chunk CRC of a structurally valid body, so that damage reaches the stream checks.
+func refixCRCs(body []byte, n uint64, shift uint) {
+	g := layout.Huff{N: n, Shift: shift}
+	for c := uint64(0); c < g.Chunks(); c++ {
+		e := body[g.TableOffset()+12*c:]
+		info, po := binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:])
+		m := g.ChunkLen(c)
+		size := 4 * uint64(info&layout.HuffPieceMask)
+		if info>>layout.KindShift == layout.ChunkRaw {
+			size = layout.HuffRawPiece(m)
+		}
+		lo, hi := c<<shift, min((c+1)<<shift, g.LowBytes())
+		if c == g.Chunks()-1 {
+			hi = g.LowBytes()
+		}
+		crc := crc32c.Update(crc32c.Checksum(e[:8]), body[g.PieceOffset()+4*uint64(po):][:size])
+		binary.LittleEndian.PutUint32(e[8:], crc32c.Update(crc, body[lo:hi]))
+	}
+}
+
+// Damaged bodies get the reference's verdict, class and chunk: single bit flips anywhere, with checksums (mostly
+// checksum errors) and with CRCs recomputed after the flip (lane streams, tables, padding, choices).
+func TestHuffVulkanHostile(t *testing.T) {
+	vb := openTest(t, Options{})
+	k := NewHuffKernels(vb)
+	defer k.Close()
+	r := rand.New(rand.NewPCG(22, 14))
+	ctx := context.Background()
+	const shift = 12
+	p := huffPatterns(r, 4096)
+	src := append(append(append([]byte{}, p["kv"]...), p["noise"][:2*1000]...), p["fib"][:2*3000]...)
+	n := uint64(len(src) / 2)
+	for _, cs := range []bool{true, false} {
+		body := huffRef(t, src, shift, cs)
+		classes := map[string]int{}
+		for it := 0; it < 400; it++ {
+			mod := append([]byte{}, body...)
+			bit := r.IntN(8 * len(mod))
+			mod[bit/8] ^= 1 << (bit % 8)
+			if cs && it%2 == 1 && codec.CheckHuffTable(mod, n, shift) == nil {
+				refixCRCs(mod, n, shift)
+			}
+			want := codec.DecodeHuff(make([]byte, 2*n), mod, n, shift, cs)
+			// The reference's parallel driver is what the CPU backend runs; it must agree with DecodeHuff too.
+			dj := []codec.DecodeJob{{Format: layout.FormatHuff, DType: layout.DTypeBF16, Body: mod, N: n, Shift: shift,
+				Checksums: cs, Dst: make([]byte, 2*n)}}
+			require.NoError(t, codec.NewCPUBackend(2).Decode(ctx, dj))
+			got, err := k.Decode(ctx, mod, n, shift, cs, make([]byte, 2*n))
+			require.NoError(t, err)
+			cls := func(e error) string {
+				var ce *codec.Error
+				if e == nil {
+					return "ok"
+				}
+				require.True(t, errors.As(e, &ce), "untyped %v", e)
+				return fmt.Sprintf("%v@%d", ce.Class, ce.Chunk)
+			}
+			require.Equal(t, cls(want), cls(dj[0].Err), "bit %d checksums %v: %v / %v", bit, cs, want, dj[0].Err)
+			require.Equal(t, cls(want), cls(got), "bit %d checksums %v: %v / %v", bit, cs, want, got)
+			classes[cls(want)]++
+		}
+		t.Logf("checksums %v: %v", cs, classes)
+	}
+}

@@ -1,0 +1,157 @@
+#version 450
+// huff encode, pass 1 of 3 (docs/FORMAT.md §14): one workgroup per chunk (grid-stride). Low bytes go to their fixed
+// offsets while a shared histogram counts the exponents; one invocation builds the chunk's canonical code (§14.3);
+// every invocation sizes a segment of one lane (WG = 32·segments per lane); the piece size decides coded or raw.
+// The piece is written to the chunk's scratch slot (zeroed by the host): code table, lane word counts and lane
+// words, each segment at its bit offset within its lane (segments that share a boundary word OR it in). The info
+// word goes to the table and the piece size to a per-64-chunk sum for pass 2 (sz4_scan); pass 3 (huff_place)
+// moves pieces to their offsets and computes CRCs.
+#extension GL_GOOGLE_include_directive : require
+
+#include "layout.glsl"
+#include "common.glsl"
+#include "huff_common.glsl"
+
+layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
+layout(std430, binding = 1) writeonly buffer Lows { uint lows[]; };
+layout(std430, binding = 2) writeonly buffer Table { uint table[]; };
+layout(std430, binding = 3) buffer Scratch { uint scratch[]; };   // N/4 words per chunk, zeroed
+layout(std430, binding = 4) buffer Work { uint blockSum[]; };     // per 64 chunks, zeroed
+
+layout(push_constant) uniform PC {
+    uint chunks;
+    uint lastLen;  // values in the last chunk
+    uint srcWords; // words of the source that hold values
+    uint lowWords; // words of the low stream
+    uint srcBase;  // words from each binding's start to its data (device-resident buffers at any offset)
+    uint lowBase;
+    uint tableBase;
+} pc;
+
+const uint SEGS = WG / LANES;
+const uint PS = (PMAX + SEGS - 1u) / SEGS; // positions per lane segment
+
+shared uint segBits[WG];
+shared uint laneWords[LANES];
+shared uint sSize, sCoded;
+
+uint half16(uint i) {
+    uint w = (i >> 1) < pc.srcWords ? src[pc.srcBase + (i >> 1)] : 0u;
+    return (w >> (16u * (i & 1u))) & 0xFFFFu;
+}
+
+uint expAt(uint i) { return (half16(i) >> 7) & 255u; }
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint l = t % LANES, sg = t / LANES;
+    for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
+        bool last = c == pc.chunks - 1u;
+        uint m = last ? pc.lastLen : N;
+        uint v0 = c * N;
+        for (uint i = t; i < 256u; i += WG) cnt[i] = 0u;
+        barrier();
+        for (uint q = t; q < (m + 3u) / 4u; q += WG) {
+            uint w = 0u;
+            for (uint u = 0u; u < 4u; u++) {
+                uint j = 4u * q + u;
+                if (j >= m) break;
+                uint v = half16(v0 + j);
+                w |= (((v >> 8) & 0x80u) | (v & 0x7Fu)) << (8u * u);
+                atomicAdd(cnt[(v >> 7) & 255u], 1u);
+            }
+            uint wi = v0 / 4u + q;
+            if (wi < pc.lowWords) lows[pc.lowBase + wi] = w;
+        }
+        barrier();
+        if (t == 0u) {
+            buildLengths();
+            canonical();
+        }
+        barrier();
+        uint cntL = laneValues(m, l);
+        uint p0 = min(sg * PS, cntL), p1 = min(p0 + PS, cntL);
+        uint bits = 0u;
+        for (uint p = p0; p < p1; p++) bits += lens[expAt(v0 + p * LANES + l)];
+        segBits[t] = bits;
+        barrier();
+        if (t < LANES) {
+            uint lb = 0u;
+            for (uint s = 0u; s < SEGS; s++) lb += segBits[s * LANES + t];
+            laneWords[t] = (lb + 31u) / 32u;
+        }
+        barrier();
+        uint lo = sLo, hi = sHi;
+        uint tb = tableBytes(lo, hi);
+        if (t == 0u) {
+            uint size = tb + 4u * HUFF_COUNTS_WORDS;
+            for (uint k = 0u; k < LANES; k++) size += 4u * laneWords[k];
+            uint raw = (m + 3u) & ~3u;
+            bool coded = size < raw;
+            sSize = coded ? size : raw;
+            sCoded = coded ? 1u : 0u;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = coded ? (size / 4u) : (CHUNK_RAW << KIND_SHIFT);
+            atomicAdd(blockSum[c >> 6], sSize);
+        }
+        barrier();
+        uint slot = c * (N / 4u);
+        if (sCoded != 0u) {
+            // Code table and lane counts.
+            for (uint q = t; q < tb / 4u + HUFF_COUNTS_WORDS; q += WG) {
+                uint w = 0u;
+                if (q < tb / 4u) {
+                    for (uint u = 0u; u < 4u; u++) {
+                        uint b = 4u * q + u, v = 0u;
+                        if (b == 0u) v = lo;
+                        else if (b == 1u) v = hi;
+                        else {
+                            uint i = 2u * (b - 2u);
+                            if (lo + i <= hi) v = lens[lo + i];
+                            if (lo + i + 1u <= hi) v |= lens[lo + i + 1u] << 4;
+                        }
+                        w |= v << (8u * u);
+                    }
+                } else {
+                    uint k = 2u * (q - tb / 4u);
+                    w = laneWords[k] | (laneWords[k + 1u] << 16);
+                }
+                scratch[slot + q] = w;
+            }
+            // This segment's codes at its bit offset in its lane.
+            uint at = slot + tb / 4u + HUFF_COUNTS_WORDS;
+            for (uint k = 0u; k < l; k++) at += laneWords[k];
+            uint start = 0u;
+            for (uint s = 0u; s < sg; s++) start += segBits[s * LANES + l];
+            uint end = start + bits;
+            uint wi = start / 32u;
+            uint acc = 0u, nb = start % 32u;
+            for (uint p = p0; p < p1; p++) {
+                uint code = rc[expAt(v0 + p * LANES + l)];
+                uint len = code >> 16;
+                code &= 0xFFFFu;
+                acc |= code << nb;
+                uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
+                nb += len;
+                if (nb >= 32u) {
+                    // Word wi is this segment's alone when the segment covers all its bits.
+                    if (32u * wi >= start) scratch[at + wi] = acc; else atomicOr(scratch[at + wi], acc);
+                    wi++;
+                    nb -= 32u;
+                    acc = spill;
+                }
+            }
+            // The last, partial word may share bits with a neighbouring segment.
+            if (nb > 0u && acc != 0u) atomicOr(scratch[at + wi], acc);
+        } else {
+            for (uint q = t; q < (m + 3u) / 4u; q += WG) {
+                uint w = 0u;
+                for (uint u = 0u; u < 4u; u++) {
+                    uint j = 4u * q + u;
+                    if (j < m) w |= expAt(v0 + j) << (8u * u);
+                }
+                scratch[slot + q] = w;
+            }
+        }
+        barrier();
+    }
+}
