@@ -12,13 +12,15 @@ import (
 
 // auto on Vulkan (docs/FORMAT.md §11).
 //
-// Encode: every candidate encodes the whole tensor into a scratch body with its own kernels; auto_pick sizes each
-// chunk's one-chunk body under every candidate and keeps the smallest; sz4_scan turns the sizes into offsets;
-// auto_gather copies each chunk's piece out of the chosen body into place. One submission.
+// Encode: every candidate encodes the whole tensor into a scratch body with its own kernels; auto_pick, one
+// dispatch per candidate in id order, sizes each chunk's one-chunk body and keeps the smallest; sz4_scan turns the
+// sizes into offsets; auto_gather, one dispatch per candidate, copies the pieces of the chunks that chose it out of
+// its body into place. One submission.
 //
-// Decode: one pass. Each candidate's decoder, built over pieces (sz4_decode_pieces, zf12_decode_pieces), takes the
-// chunks whose table entry names its format, decodes them and checks that no other candidate would have coded them
-// smaller; the dispatches run together, each chunk decoded once.
+// Decode: one pass. Each candidate's decoder, built over pieces (sz4_decode_pieces, zf12_decode_pieces,
+// tbe3_decode_pieces), takes the chunks whose table entry names its format, decodes them and checks that no other
+// candidate would have coded them smaller (probes of the other candidates' sizes from the decoded values); the
+// dispatches run together, each chunk decoded once.
 //
 // The candidate bodies and the auto body must each fit one storage-buffer binding; larger tensors are refused
 // (ErrTooLarge) and stay with the CPU backend.
@@ -29,16 +31,18 @@ func init() {
 
 // push-constant sizes of the auto kernels, in bytes
 const (
-	pushPieces = 4 * (4 + 18)
-	pushPick   = 4 * (8 + 4)
-	pushGather = 4 * (24 + 6)
+	pushPieces     = 4 * (4 + 18)
+	pushTBE3Pieces = 4 * (4 + 12)
+	pushPick       = 4 * (4 + 4)
+	pushGather     = 4 * (12 + 5)
 )
 
 // autoKernels are the piece decoders of the candidates the kernels handle, by format id.
-var autoKernels = map[uint8]string{layout.FormatSplitZip4: "sz4_decode_pieces", layout.FormatZF12: "zf12_decode_pieces"}
+var autoKernels = map[uint8]string{layout.FormatSplitZip4: "sz4_decode_pieces", layout.FormatZF12: "zf12_decode_pieces",
+	layout.FormatTBE3: "tbe3_decode_pieces"}
 
 // autoCands lists auto's candidates for d (by id) or says why this backend cannot run auto on d: a candidate
-// without piece kernels here, or more than the two the encode kernels bind.
+// without piece kernels here.
 func autoCands(d layout.DType) ([]uint8, error) {
 	var ids []uint8
 	for _, f := range codec.AutoCandidates(d) {
@@ -48,15 +52,17 @@ func autoCands(d layout.DType) ([]uint8, error) {
 		}
 		ids = append(ids, f.ID)
 	}
-	if len(ids) == 0 || len(ids) > 2 {
+	if len(ids) == 0 {
 		return nil, &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
-			Detail: fmt.Sprintf("vulkan backend: auto on %v with %d candidates", d, len(ids))}
+			Detail: fmt.Sprintf("vulkan backend: auto on %v has no candidates", d)}
 	}
 	return ids, nil
 }
 
-// candLayout is where a candidate's whole body keeps each chunk's piece: up to three dense streams with fixed
-// per-chunk pieces, the chunk table and the side section.
+// candLayout is where a candidate's scratch body keeps each chunk's piece: up to three dense streams with fixed
+// per-chunk pieces, the chunk table and the side section. SplitZip-4 and zf12 scratch bodies are their formats'
+// whole bodies; TBE-3's has its regions at binding-aligned offsets (its kernels address the SM stream in 16-byte
+// units).
 type candLayout struct {
 	id               uint8
 	streams          [3]uint64 // byte offsets; ^0 when absent
@@ -78,6 +84,16 @@ func candidateLayout(id uint8, n uint64, shift uint) candLayout {
 		l.streams[2] = z.HeaderOffset()
 		l.full[2], l.last[2] = z.HeaderPiece(), z.HeaderPiece()
 		l.table, l.side, l.max = z.TableOffset(), z.SideOffset(), z.MaxBodySize()
+	case layout.FormatTBE3:
+		t := layout.TBE3{N: n, Shift: shift}
+		al := func(x uint64) uint64 { return (x + regionAlign - 1) &^ (regionAlign - 1) }
+		sm := al(t.PlaneBytes())
+		l.streams = [3]uint64{0, sm, ^uint64(0)}
+		l.full = [3]uint64{layout.TBE3PlanePiece(g.ChunkValues()), g.ChunkValues(), 0}
+		l.last = [3]uint64{layout.TBE3PlanePiece(g.ChunkLen(c - 1)), t.SMBytes() - (c-1)*g.ChunkValues(), 0}
+		l.table = sm + al(t.SMBytes())
+		l.side = l.table + al(layout.ChunkEntrySize*c)
+		l.max = l.side + max(t.MaxBodySize()-t.SideOffset(), 4)
 	}
 	return l
 }
@@ -113,6 +129,81 @@ func (b *Backend) checkAuto(n uint64, shift uint, ids []uint8) error {
 	return nil
 }
 
+// autoTBE3 is TBE-3's encode of a whole tensor into a candidate scratch body (candLayout's regions), through
+// views: the same kernels as the TBE-3 format, with their base offsets.
+type autoTBE3 struct {
+	p           tbe3Plan // geometry, workgroup, work words and block count (its staged segments are unused)
+	segs        []autoTBE3Seg
+	table, side view
+}
+
+type autoTBE3Seg struct {
+	first, count    uint64
+	src, planes, sm view
+}
+
+func (b *Backend) autoTBE3Views(s *session, src vk.BufferRange, n uint64, shift uint, l candLayout,
+	body loc) (*autoTBE3, error) {
+	g := layout.TBE3{N: n, Shift: shift}
+	C := g.Chunks()
+	a := &autoTBE3{p: tbe3Plan{g: g, wg: b.tbe3WG(shift), nb: (C + 63) / 64}}
+	sz := layout.SZ4{N: n, Shift: shift}
+	br := body.rng()
+	for first, per := uint64(0), b.segChunks(shift); first < C; first += per {
+		sg := autoTBE3Seg{first: first, count: min(per, C-first)}
+		pl, ph := tbe3PlaneRange(g, sg.first, sg.count)
+		sl, sh := tbe3SMRange(g, sg.first, sg.count)
+		vl, vh := valueRange(sz, sg.first, sg.count)
+		sg.src = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
+		sg.planes = bufView(br, pl, ph-pl)
+		sg.sm = bufView(br, l.streams[1]+sl, sh-sl)
+		a.segs = append(a.segs, sg)
+	}
+	a.table = bufView(br, l.table, layout.ChunkEntrySize*C)
+	a.side = bufView(br, l.side, l.max-l.side)
+	var err error
+	a.p.work, err = s.allocOut(b, 4*(2*a.p.nb+1))
+	return a, err
+}
+
+func (b *Backend) recordAutoTBE3Encode(ctx context.Context, s *session, a *autoTBE3, checksums bool) error {
+	pipe, cs, err := b.tbe3Kernel(ctx, "tbe3_encode", &a.p)
+	if err != nil {
+		return err
+	}
+	C := a.p.g.Chunks()
+	for _, sg := range a.segs {
+		bd, err := s.bind(b, pipe, sg.src.l, sg.planes.l, sg.sm.l, a.table.l, cs, a.p.work.dev)
+		if err != nil {
+			return err
+		}
+		var pw pushWriter
+		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(a.p.g.ChunkLen(C-1)), b2u(checksums),
+			uint32(sg.src.base/16), uint32(sg.planes.base/4), uint32(sg.sm.base/16), uint32(a.table.base/4))
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+	}
+	return nil
+}
+
+func (b *Backend) recordAutoTBE3Place(ctx context.Context, s *session, a *autoTBE3, checksums bool) error {
+	pipe, cs, err := b.tbe3Kernel(ctx, "tbe3_place", &a.p)
+	if err != nil {
+		return err
+	}
+	C := a.p.g.Chunks()
+	for _, sg := range a.segs {
+		bd, err := s.bind(b, pipe, sg.src.l, sg.planes.l, a.table.l, a.side.l, cs, a.p.work.dev)
+		if err != nil {
+			return err
+		}
+		var pw pushWriter
+		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(a.p.g.ChunkLen(C-1)), uint32(a.p.nb),
+			b2u(checksums), uint32(sg.src.base/16), uint32(sg.planes.base/4), uint32(a.table.base/4), uint32(a.side.base/4))
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+	}
+	return nil
+}
+
 // recordAutoEncode records the auto encode of n values at src into dst (device ranges; dst has room for the
 // largest auto body). The returned work words hold the pieces' total size at word 2·chunks.
 func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.BufferRange, n uint64, shift uint,
@@ -124,6 +215,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		body loc
 		sz4  *tensorPlan
 		zf12 *zf12Plan
+		tbe3 *autoTBE3
 		work staged
 		nb   uint64
 	}
@@ -146,6 +238,13 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 			if err == nil {
 				c.work, c.nb = c.zf12.work, c.zf12.nb
 			}
+		case layout.FormatTBE3:
+			c.tbe3, err = b.autoTBE3Views(s, src, n, shift, c.l, c.body)
+			if err == nil {
+				c.work, c.nb = c.tbe3.p.work, c.tbe3.p.nb
+			}
+		default:
+			err = unsupportedFormat(id)
 		}
 		if err != nil {
 			return none, err
@@ -158,14 +257,20 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	cmd := s.cmd
 	for _, c := range cs {
 		cmd.FillBuffer(c.work.dev.buf, c.work.dev.off, c.work.dev.size, 0)
+		if c.tbe3 != nil { // fallback bytes are ORed into the side section
+			cmd.FillBuffer(c.body.buf, c.body.off+c.l.side, c.l.max-c.l.side, 0)
+		}
 	}
 	cmd.Barrier()
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
 	for _, c := range cs {
-		if c.sz4 != nil {
+		switch {
+		case c.sz4 != nil:
 			err = b.recordEncodeA(ctx, s, &job, c.sz4)
-		} else {
+		case c.zf12 != nil:
 			err = b.recordZF12Encode(ctx, s, checksums, c.zf12)
+		default:
+			err = b.recordAutoTBE3Encode(ctx, s, c.tbe3, checksums)
 		}
 		if err != nil {
 			return none, err
@@ -179,10 +284,13 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	}
 	cmd.Barrier()
 	for _, c := range cs {
-		if c.sz4 != nil {
+		switch {
+		case c.sz4 != nil:
 			err = b.recordPlace(ctx, s, &job, c.sz4)
-		} else {
+		case c.zf12 != nil:
 			err = b.recordZF12Place(ctx, s, checksums, c.zf12)
+		default:
+			err = b.recordAutoTBE3Place(ctx, s, c.tbe3, checksums)
 		}
 		if err != nil {
 			return none, err
@@ -190,30 +298,29 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	}
 	cmd.Barrier()
 
-	// Pick each chunk's smallest candidate, then offsets.
+	// Pick each chunk's smallest candidate (one dispatch per candidate, in id order), then offsets.
 	wg := uint32(b.o.WorkGroup)
 	pick, err := b.pipeline("auto_pick", wg, 0)
 	if err != nil {
 		return none, err
 	}
-	second := cs[len(cs)-1]
-	bd, err := s.bind(b, pick, work.dev, cs[0].body, second.body, cs[0].work.dev, second.work.dev)
-	if err != nil {
-		return none, err
-	}
-	var pw pushWriter
-	for _, c := range []cand{cs[0], second} {
+	for k, c := range cs {
+		bd, err := s.bind(b, pick, work.dev, c.body, c.work.dev)
+		if err != nil {
+			return none, err
+		}
+		var pw pushWriter
 		pw.u32(uint32(c.l.table/4), uint32(2*c.nb), uint32(c.l.dense(false)), uint32(c.l.dense(true)))
+		pw.u32(uint32(C), uint32(c.l.id), b2u(k == 0), 0)
+		cmd.Dispatch(pick, bd, pw.b, uint32(min((C+uint64(wg)-1)/uint64(wg), uint64(b.groups))), 1, 1)
+		cmd.Barrier()
 	}
-	pw.u32(uint32(C), uint32(len(cs)), 0, 0)
-	cmd.Dispatch(pick, bd, pw.b, uint32(min((C+uint64(wg)-1)/uint64(wg), uint64(b.groups))), 1, 1)
-	cmd.Barrier()
 	if err := b.recordScan(s, &tensorPlan{work: work, nb: C}); err != nil {
 		return none, err
 	}
 	cmd.Barrier()
 
-	// Gather the pieces.
+	// Gather the pieces, each candidate those of its chunks.
 	gather, err := b.pipeline("auto_gather", wg, 0)
 	if err != nil {
 		return none, err
@@ -223,27 +330,25 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		return none, err
 	}
 	out := bufView(dst, 0, autoMax(n, shift))
-	bd, err = s.bind(b, gather, out.l, cs[0].body, second.body, work.dev, loc{buf: consts, size: consts.Size()})
-	if err != nil {
-		return none, err
-	}
-	pw = pushWriter{}
 	w32 := func(x uint64) uint32 {
 		if x == ^uint64(0) {
 			return ^uint32(0)
 		}
 		return uint32(x / 4)
 	}
-	ids16 := uint32(0)
-	for k, c := range []cand{cs[0], second} {
+	for _, c := range cs {
+		bd, err := s.bind(b, gather, out.l, c.body, work.dev, loc{buf: consts, size: consts.Size()})
+		if err != nil {
+			return none, err
+		}
 		l := c.l
+		var pw pushWriter
 		pw.u32(w32(l.streams[0]), w32(l.streams[1]), w32(l.streams[2]), uint32(l.table/4))
 		pw.u32(uint32(l.full[0]), uint32(l.full[1]), uint32(l.full[2]), uint32(l.side/4))
 		pw.u32(uint32(l.last[0]), uint32(l.last[1]), uint32(l.last[2]), 0)
-		ids16 |= uint32(l.id) << (8 * k)
+		pw.u32(uint32(C), b2u(checksums), uint32(out.base/4), 0, uint32(l.id))
+		cmd.Dispatch(gather, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
 	}
-	pw.u32(uint32(C), b2u(checksums), uint32(out.base/4), 0, 0, ids16)
-	cmd.Dispatch(gather, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
 	cmd.Barrier()
 	return work, nil
 }
@@ -268,11 +373,15 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 	per := b.segChunks(shift)
 	for k, id := range ids {
 		name := autoKernels[id]
-		pipe, err := b.pipeline(name, wg, shift)
+		kwg := wg
+		if id == layout.FormatTBE3 {
+			kwg = min(wg, b.tbe3WG(shift)) // whole 32-value units per thread
+		}
+		pipe, err := b.pipeline(name, kwg, shift)
 		if err != nil {
 			return err
 		}
-		consts, err := b.constsFor(ctx, wg, shift)
+		consts, err := b.constsFor(ctx, kwg, shift)
 		if err != nil {
 			return err
 		}
@@ -290,10 +399,18 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 			if err != nil {
 				return err
 			}
+			piecesLen := uint32(bodyLen - layout.ChunkEntrySize*C)
+			autoBase, pieceBase := uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C)
 			var pw pushWriter
-			pw.codebook(&cbw).u32(tc.chunks, uint32(first), uint32(count), tc.lastLen, tc.invC, tc.invL, tc.shLowFull,
-				tc.shLowLast, tc.kdFull, tc.kdLast, b2u(checksums), uint32(bodyLen-layout.ChunkEntrySize*C), 0,
-				uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C), mask, b2u(k == 0), uint32(dv.base/16))
+			pw.codebook(&cbw)
+			if id == layout.FormatTBE3 {
+				pw.u32(tc.chunks, uint32(first), uint32(count), tc.lastLen, b2u(checksums), piecesLen, 0, autoBase,
+					pieceBase, mask, b2u(k == 0), uint32(dv.base/16))
+			} else {
+				pw.u32(tc.chunks, uint32(first), uint32(count), tc.lastLen, tc.invC, tc.invL, tc.shLowFull,
+					tc.shLowLast, tc.kdFull, tc.kdLast, b2u(checksums), piecesLen, 0, autoBase, pieceBase, mask,
+					b2u(k == 0), uint32(dv.base/16))
+			}
 			s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(count, uint64(b.groups))), 1, 1)
 		}
 	}

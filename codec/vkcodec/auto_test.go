@@ -18,15 +18,19 @@ import (
 func crc32cOf(b []byte) uint32 { return crc32c.Checksum(b) }
 
 // autoMix is data whose chunks prefer different formats: 's' chunks of the codebook's exponents spread wider than a
-// zf12 block allows (SplitZip-4 codes them without escapes, zf12 leaves its blocks raw) and 'z' chunks of exponents
-// the codebook lacks but within one zf12 block range (zf12 codes them, SplitZip-4 would store them raw). A few
-// values everywhere take exponents nobody codes well.
+// zf12 block allows (SplitZip-4 codes them without escapes, zf12 leaves its blocks raw, TBE-3's window misses most),
+// 'z' chunks of 16 exponents the codebook lacks but within one zf12 block range (zf12 codes them, SplitZip-4 would
+// store them raw, a 7-exponent window misses half) and 't' chunks of 6 such exponents (TBE-3: one window holds
+// them all). A few values everywhere take exponents nobody codes well.
 func autoMix(r *rand.Rand, n int, chunk int, pattern string) []byte {
 	b := kvLike(r, n, 0.0005)
 	for i := 0; i < n; i++ {
 		v := binary.LittleEndian.Uint16(b[2*i:])
 		e := uint16(testCB[r.IntN(16)])
-		if pattern[(i/chunk)%len(pattern)] == 'z' {
+		switch pattern[(i/chunk)%len(pattern)] {
+		case 'z':
+			e = uint16(60 + r.IntN(16))
+		case 't':
 			e = uint16(60 + r.IntN(6))
 		}
 		if (v>>7)&0xFF < 100 { // kvLike's rare escapes stay
@@ -62,16 +66,17 @@ func TestAutoMatchesReference(t *testing.T) {
 	for _, shift := range []uint{10, 13, 16} {
 		nv := 1 << shift
 		for _, length := range []int{1, 513, nv - 1, nv + 1, 3*nv + 17, 5 * nv} {
-			for _, pat := range []string{"s", "z", "sz", "zzs"} {
+			for _, pat := range []string{"s", "z", "t", "szt", "tzs"} {
 				for _, cs := range []bool{true, false} {
 					src := autoMix(r, length, nv, pat)
 					cpu, gpu := autoEncodeBoth(t, vb, src, shift, cs)
 					require.True(t, string(cpu) == string(gpu), "shift %d len %d %s crc %v: %d/%d bytes, differ at %d",
 						shift, length, pat, cs, len(cpu), len(gpu), firstDiff(cpu, gpu))
-					if length >= 2*nv && pat == "sz" {
-						// The mix the data was made for: chunk 0 SplitZip-4, chunk 1 zf12.
+					if length >= 3*nv && pat == "szt" {
+						// The mix the data was made for: chunk 0 SplitZip-4, chunk 1 zf12, chunk 2 TBE-3.
 						require.Equal(t, uint32(layout.FormatSplitZip4), binary.LittleEndian.Uint32(cpu)>>layout.KindShift)
 						require.Equal(t, uint32(layout.FormatZF12), binary.LittleEndian.Uint32(cpu[12:])>>layout.KindShift)
+						require.Equal(t, uint32(layout.FormatTBE3), binary.LittleEndian.Uint32(cpu[24:])>>layout.KindShift)
 					}
 					jobs := autoDecodeJob(cpu, length, shift, cs)
 					require.NoError(t, vb.Decode(context.Background(), jobs))
@@ -89,7 +94,7 @@ func TestAutoCorruptionClasses(t *testing.T) {
 	vb := openTest(t, Options{})
 	r := rand.New(rand.NewPCG(4, 2))
 	const n = 5*1024 + 77
-	src := autoMix(r, n, 1024, "szsz")
+	src := autoMix(r, n, 1024, "szts")
 	for _, cs := range []bool{true, false} {
 		body, _ := autoEncodeBoth(t, vb, src, 10, cs)
 		for i := 0; i < 300; i++ {
@@ -202,7 +207,7 @@ func TestAutoOnDevice(t *testing.T) {
 		classes[classOf(gerr)]++
 	}
 	for _, crc := range []bool{true, false} {
-		src := autoMix(r, n, 1024, "szszs")
+		src := autoMix(r, n, 1024, "sztsz")
 		// Encode through the device-resident operation.
 		sb, err := dev.NewBuffer(2*n+64, vk.DeviceLocal)
 		require.NoError(t, err)
@@ -219,8 +224,17 @@ func TestAutoOnDevice(t *testing.T) {
 		cpu, _ := autoEncodeBoth(t, vb, src, shift, crc)
 		require.True(t, string(cpu) == string(body), "resident encode differs at %d", firstDiff(cpu, body))
 		run(body, crc)
-		run(swapPiece(t, body, src, n, shift, 1, layout.FormatSplitZip4, crc), crc)
-		run(swapPiece(t, body, src, n, shift, 2, layout.FormatZF12, crc), crc)
+		// Every chunk in each candidate that is not its smallest: each piece decoder's probes of both others.
+		for c, want := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
+			require.Equal(t, uint32(want), binary.LittleEndian.Uint32(body[12*c:])>>layout.KindShift, "chunk %d", c)
+			for _, id := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
+				if id != want {
+					before := classes[codec.ErrNonCanonical.Error()]
+					run(swapPiece(t, body, src, n, shift, uint64(c), id, crc), crc)
+					require.Equal(t, before+1, classes[codec.ErrNonCanonical.Error()], "chunk %d as format %d", c, id)
+				}
+			}
+		}
 		for i := 0; i < 300; i++ {
 			bad := append([]byte{}, body...)
 			switch i % 3 {

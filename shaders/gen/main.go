@@ -33,6 +33,7 @@ func main() {
 	def("CRC32C_POLY", layout.CRC32CPoly, "reflected Castagnoli polynomial")
 	def("FORMAT_SPLITZIP4", layout.FormatSplitZip4, "format id of SplitZip-4")
 	def("FORMAT_ZF12", layout.FormatZF12, "format id of zf12")
+	def("FORMAT_TBE3", layout.FormatTBE3, "format id of TBE-3")
 	def("FORMAT_AUTO", layout.FormatAuto, "format id of auto")
 	def("ZF12_BLOCK", layout.ZF12Block, "zf12: values per block")
 	def("ZF12_SPAN", layout.ZF12Span, "zf12: largest field - base of a coded block")
