@@ -17,23 +17,26 @@ import (
 const autoName = "auto"
 
 func init() {
-	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 2})
+	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 3})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: autoName, Name: name, Min: min, About: about, Generate: gen})
 	}
-	reg("mix", 40, "chunks that prefer SplitZip-4 and chunks that prefer zf12, in several orders, lengths and chunk sizes", autoMixCases)
+	reg("mix", 40, "chunks that prefer SplitZip-4 and chunks that prefer zf12 (or TBE-3, where a stray exponent leaves a zf12 block raw), in several orders, lengths and chunk sizes", autoMixCases)
 	reg("lengths", 30, "lengths around blocks and chunks for every chunk size, chunks alternating between the candidates", autoLengths)
+	reg("mix3", 21, "chunks that prefer SplitZip-4, zf12 and TBE-3 in several orders, lengths and chunk sizes", autoMix3Cases)
 	reg("ties", 3, "chunks both candidates code in the same number of bytes: the lower id, SplitZip-4, wins", autoTies)
 	reg("single", 8, "tensors one candidate wins throughout (the container then holds that format), real KV data, lengths", autoSingle)
 	reg("invalid-table", 45, "auto tables that contradict the pieces (body level; corrupt)", autoInvalidTable)
 	reg("invalid-checksum", 12, "flipped bits under table-entry and piece checksums (body level)", autoInvalidChecksum)
-	reg("invalid-choice", 20, "pieces in a candidate that is not the smallest, entry CRCs without checksums (non-canonical)", autoInvalidChoice)
+	reg("invalid-choice", 40, "pieces in a candidate that is not the smallest, entry CRCs without checksums (non-canonical)", autoInvalidChoice)
+	reg("invalid-tbe3", 12, "TBE-3 pieces broken in structure, checksum or canonical form (each its class)", autoInvalidTBE3)
 	reg("invalid-container", 6, "auto directory rules (container level)", autoInvalidContainer)
 
 	// automix/1: chunks of args[0] values; chunk c follows args[1 + c mod (len(args)-1)]: 0 takes kvCB's exponents
 	// spread over more than a zf12 block range (SplitZip-4 codes them), 1 exponents 132..143 that kvCB lacks but
-	// one zf12 block range holds (zf12 codes them). Values with i mod 997 = 5 take exponent 40 (an escape, and a
-	// wide block) to keep both candidates honest.
+	// one zf12 block range holds (zf12 codes them; a 7-exponent window misses 5 of 12), 2 exponents 132..137
+	// (TBE-3 codes them: one window holds all six). Values with i mod 997 = 5 take exponent 40 (an escape, a
+	// fallback and a wide block) to keep every candidate honest.
 	RegisterInput("automix/1", func(n int, seed uint64, args []int64) ([]byte, error) {
 		if err := checkN(n, maxGenValues); err != nil {
 			return nil, err
@@ -45,8 +48,11 @@ func init() {
 		for i := 0; i < n; i++ {
 			x := r.next()
 			e := kvCB[r.below(16)]
-			if args[1+(int64(i)/args[0])%int64(len(args)-1)] == 1 {
+			switch args[1+(int64(i)/args[0])%int64(len(args)-1)] {
+			case 1:
 				e = uint8(132 + r.below(12)) // fields 66..71
+			case 2:
+				e = uint8(132 + r.below(6))
 			}
 			if i%997 == 5 {
 				e = 40
@@ -85,6 +91,37 @@ func autoMixCases(g *Gen) error {
 					Chunk: c, Codebook: &kvCB, Checksums: j%2 == 0})
 			}
 		}
+	}
+	return genAll(g, vs)
+}
+
+// Base cases of the TBE-3 categories: 5 chunks s, z, t, s, t (m = 300) and 3 chunks t, s, t (m = 7).
+const (
+	autoBase3      = "mix3/szt/c1024"
+	autoBase3NoCRC = "mix3/szt/c1024/nocrc"
+)
+
+func autoMix3Cases(g *Gen) error {
+	vs := []Valid{
+		{ID: "szt/c1024", Spec: automix(4*1024+300, 450, 1024, 0, 1, 2, 0, 2), Chunk: 1024, Codebook: &kvCB, Checksums: true},
+		{ID: "szt/c1024/nocrc", Spec: automix(4*1024+300, 450, 1024, 0, 1, 2, 0, 2), Chunk: 1024, Codebook: &kvCB},
+		{ID: "tst/c1024", Spec: automix(2*1024+7, 451, 1024, 2, 0), Chunk: 1024, Codebook: &kvCB, Checksums: true,
+			Note: "a last chunk of 7 values: TBE-3's raw side is empty there"},
+	}
+	pats := map[string][]int64{"tz": {2, 1}, "st": {0, 2}, "tzs": {2, 1, 0}, "tts": {2, 2, 0}, "t": {2}}
+	for i, c := range []int{1024, 4096, 65536} {
+		for j, pn := range []string{"tz", "st", "tzs", "tts", "t"} {
+			n := 3*c + 100*j + 1
+			if c == 65536 {
+				n = c + 2048 + j
+			}
+			vs = append(vs, Valid{ID: fmt.Sprintf("%s/n%d/c%d", pn, n, c), Spec: automix(n, uint64(460+10*i+j), c, pats[pn]...),
+				Chunk: c, Codebook: &kvCB, Checksums: (i+j)%2 == 0})
+		}
+	}
+	for _, n := range []int{64, 65, 1000} {
+		vs = append(vs, Valid{ID: fmt.Sprintf("t-short/n%d", n), Spec: automix(n, uint64(490+n), 1024, 2), Chunk: 1024,
+			Codebook: &kvCB, Checksums: true})
 	}
 	return genAll(g, vs)
 }
@@ -308,26 +345,39 @@ func firstErr(errs ...error) error {
 
 func autoInvalidChoice(g *Gen) error {
 	for _, base := range []string{autoBase, autoBaseNoCRC, "ties/one-escape/c1024", "ties/one-escape/c1024/nocrc",
-		"ties/one-escape/c2048", "mix/zzs/c1024"} {
+		"ties/one-escape/c2048", "mix/zzs/c1024", autoBase3, autoBase3NoCRC} {
 		a, err := g.autoBody(base)
 		if err != nil {
 			return err
 		}
 		id := func(name string) string { return base[len(g.Case(base).Category)+1:] + "/" + name }
 		for c := 0; c < a.chunks(); c++ {
-			other := uint8(layout.FormatZF12)
-			if a.format(c) == layout.FormatZF12 {
-				other = layout.FormatSplitZip4
+			others := []uint8{layout.FormatZF12}
+			switch {
+			case a.format(c) == layout.FormatZF12:
+				others = []uint8{layout.FormatSplitZip4}
+			case a.format(c) == layout.FormatTBE3:
+				others = []uint8{layout.FormatSplitZip4, layout.FormatZF12}
 			}
-			body, err := a.with(c, other)
-			if err != nil {
-				return err
+			if base == autoBase3 || base == autoBase3NoCRC { // every other candidate, TBE-3 included
+				others = nil
+				for _, id := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
+					if id != a.format(c) {
+						others = append(others, id)
+					}
+				}
 			}
-			name := fmt.Sprintf("c%d-as-%s", c, codec.FormatName(other))
-			if err := add(g, BadPayload{ID: id(name), Level: LevelBody, Base: base,
-				Ops: []Op{{Op: "splice", At: 0, N: len(a.b), Data: g.Blob(body)}}, Want: cNonCanonical,
-				Note: "a chunk in the candidate that is not the smallest (or loses the tie)"}); err != nil {
-				return err
+			for _, other := range others {
+				body, err := a.with(c, other)
+				if err != nil {
+					return err
+				}
+				name := fmt.Sprintf("c%d-as-%s", c, codec.FormatName(other))
+				if err := add(g, BadPayload{ID: id(name), Level: LevelBody, Base: base,
+					Ops: []Op{{Op: "splice", At: 0, N: len(a.b), Data: g.Blob(body)}}, Want: cNonCanonical,
+					Note: "a chunk in the candidate that is not the smallest (or loses the tie)"}); err != nil {
+					return err
+				}
 			}
 		}
 		if !a.crc {
@@ -357,7 +407,11 @@ func autoInvalidContainer(g *Gen) error {
 		id, want, note string
 		change         func(d []byte) []byte
 	}{
-		{"dtype-f16", cCorrupt, "auto on F16: no candidate codes it", func(d []byte) []byte { d[f.dtype] = byte(layout.DTypeF16); return d }},
+		{"dtype-f64", cCorrupt, "auto on F64: no candidate codes it", func(d []byte) []byte { d[f.dtype] = byte(layout.DTypeF64); return d }},
+		{"dtype-f16", cNonCanonical, "auto on F16 with a codebook (its candidates, the xw formats, use none)", func(d []byte) []byte {
+			d[f.dtype] = byte(layout.DTypeF16)
+			return d
+		}},
 		{"shift-9", cCorrupt, "chunk shift 9", func(d []byte) []byte { d[f.shift] = 9; return d }},
 		{"no-codebook", cCorrupt, "a BF16 auto tensor without its codebook", func(d []byte) []byte {
 			binary.LittleEndian.PutUint32(d[f.cbIndex:], layout.NoCodebook)
@@ -376,6 +430,67 @@ func autoInvalidContainer(g *Gen) error {
 		if err := add(g, BadPayload{ID: "dir/" + e.id, Level: LevelContainer, Base: base,
 			Ops: []Op{{Op: "splice", At: 0, N: end, Data: g.Blob(h)}}, Want: e.want, Note: e.note}); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// autoInvalidTBE3 breaks the TBE-3 pieces of autoBase3 (chunks 2 and 4; chunk 4 is the short last one): their own
+// table entries (corrupt), bits under their checksums, and their canonical form (padding bits, a fallback count
+// the codes contradict).
+func autoInvalidTBE3(g *Gen) error {
+	for _, base := range []string{autoBase3, autoBase3NoCRC} {
+		a, err := g.autoBody(base)
+		if err != nil {
+			return err
+		}
+		crc := base == autoBase3
+		for _, c := range []int{2, 4} {
+			if a.format(c) != layout.FormatTBE3 {
+				return fmt.Errorf("%s: chunk %d in format %d", base, c, a.format(c))
+			}
+			m := int(layout.SZ4{N: a.n, Shift: a.shift}.ChunkLen(uint64(c)))
+			lo, hi := a.piece(c)
+			pb := int(layout.TBE3PlanePiece(uint64(m)))
+			entry := lo + pb + int(layout.Align4(uint64(m))) // the piece's own table entry
+			bad := func(name, want, note string, ops ...Op) error {
+				return add(g, BadPayload{ID: fmt.Sprintf("%s/c%d/%s", base[len("mix3/"):], c, name), Level: LevelBody,
+					Base: base, Ops: ops, Want: want, Note: note})
+			}
+			if err := firstErr(
+				bad("kind", cCorrupt, "the piece's chunk kind 2", xor(entry+3, 0x02)),
+				bad("side-offset", cCorrupt, "the piece's side offset not 0", xor(entry+4, 0x04)),
+				bad("window-250", cCorrupt, "a window start past 249", set32(entry, 250<<16|binary.LittleEndian.Uint32(a.b[entry:])&0xFFFF)),
+			); err != nil {
+				return err
+			}
+			if crc {
+				if err := firstErr(
+					bad("plane-bit", cChecksum, "a plane bit under the piece's CRC", xor(lo+5, 0x01)),
+					bad("sm-byte", cChecksum, "an SM byte under the piece's CRC", xor(lo+pb+1, 0x40)),
+					bad("side-byte", cChecksum, "the last side byte", xor(hi-1, 0x01)),
+				); err != nil {
+					return err
+				}
+				continue
+			}
+			// Without checksums: a fallback's code 0 turned into code 1 (chunk 2's value 948, exponent 40: the
+			// fallback count no longer matches the codes); a plane bit at a padding position (chunk 4).
+			if c == 2 {
+				at := lo + 8*(948/64) + 948%64/8
+				if err := bad("fallback-code", cNonCanonical, "a fallback's code 0 made 1: the count disagrees",
+					xor(at, 1<<(948%8))); err != nil {
+					return err
+				}
+			}
+			if c == 4 {
+				tiles := (m + 63) / 64
+				// the last tile's plane-0 word: its bits past m are padding.
+				at := lo + 8*(tiles-1) + 7
+				if err := bad("plane-padding", cNonCanonical, "a plane bit at a padding position", xor(at, 0x80)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

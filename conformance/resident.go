@@ -48,6 +48,10 @@ func unsupported(format uint8) error {
 		"vulkan-resident: no device-resident path for %s (format %d)", codec.FormatName(format), format)}
 }
 
+// residentDType reports whether the device-resident operations take tensors of d: BF16 only (an auto tensor of
+// another dtype, coded by the exponent-window formats, has no such path).
+func residentDType(d layout.DType) bool { return d == layout.DTypeOpaque || d == layout.DTypeBF16 }
+
 // HasPath reports whether the backend has device-resident operations for a format.
 func (r *Resident) HasPath(format uint8) (bool, string) {
 	if r.B.SupportsResident(format) {
@@ -62,7 +66,7 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 	dev := r.B.VK()
 	for i := range jobs {
 		j := &jobs[i]
-		if !r.B.SupportsResident(j.Format) {
+		if !r.B.SupportsResident(j.Format) || !residentDType(j.DType) {
 			return unsupported(j.Format)
 		}
 		f, _ := codec.LookupFormat(j.Format)
@@ -126,7 +130,7 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.Err = nil
-		if !r.B.SupportsResident(j.Format) {
+		if !r.B.SupportsResident(j.Format) || !residentDType(j.DType) {
 			return unsupported(j.Format)
 		}
 		err := func() error {
