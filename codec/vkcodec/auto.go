@@ -39,7 +39,10 @@ const (
 
 // autoKernels are the piece decoders of the candidates the kernels handle, by format id.
 var autoKernels = map[uint8]string{layout.FormatSplitZip4: "sz4_decode_pieces", layout.FormatZF12: "zf12_decode_pieces",
-	layout.FormatTBE3: "tbe3_decode_pieces"}
+	layout.FormatTBE3: "tbe3_decode_pieces", layout.FormatXW3: "xw_decode_pieces", layout.FormatXW2: "xw_decode_pieces",
+	layout.FormatXW4: "xw_decode_pieces"}
+
+func isXW(id uint8) bool { _, ok := layout.XWCodeBits(id); return ok }
 
 // autoCands lists auto's candidates for d (by id) or says why this backend cannot run auto on d: a candidate
 // without piece kernels here.
@@ -70,7 +73,7 @@ type candLayout struct {
 	table, side, max uint64
 }
 
-func candidateLayout(id uint8, n uint64, shift uint) candLayout {
+func candidateLayout(id uint8, d layout.DType, n uint64, shift uint) candLayout {
 	g := layout.SZ4{N: n, Shift: shift}
 	c := g.Chunks()
 	l := candLayout{id: id, streams: [3]uint64{0, g.CodeBytes(), ^uint64(0)}}
@@ -84,9 +87,25 @@ func candidateLayout(id uint8, n uint64, shift uint) candLayout {
 		l.streams[2] = z.HeaderOffset()
 		l.full[2], l.last[2] = z.HeaderPiece(), z.HeaderPiece()
 		l.table, l.side, l.max = z.TableOffset(), z.SideOffset(), z.MaxBodySize()
+	case layout.FormatXW3, layout.FormatXW2, layout.FormatXW4:
+		// Planes, byte stream (absent for F8), table and side section at binding-aligned offsets: the kernels
+		// bind each region whole.
+		x, _ := layout.NewXW(id, d, n, shift)
+		pf := 4 * uint64(x.Planes()) * g.ChunkValues() / layout.XWGroup
+		kb := uint64(x.KB())
+		lows := alignRegion(x.PlaneBytes())
+		l.streams = [3]uint64{0, lows, ^uint64(0)}
+		l.full = [3]uint64{pf, kb * g.ChunkValues(), 0}
+		l.last = [3]uint64{x.PlaneBytes() - (c-1)*pf, x.LowBytes() - (c-1)*kb*g.ChunkValues(), 0}
+		if kb == 0 {
+			l.streams[1], l.full[1], l.last[1] = ^uint64(0), 0, 0
+		}
+		l.table = lows + alignRegion(max(x.LowBytes(), 4))
+		l.side = l.table + alignRegion(layout.ChunkEntrySize*c)
+		l.max = l.side + max(x.MaxBodySize()-x.SideOffset(), 4)
 	case layout.FormatTBE3:
 		t := layout.TBE3{N: n, Shift: shift}
-		al := func(x uint64) uint64 { return (x + regionAlign - 1) &^ (regionAlign - 1) }
+		al := alignRegion
 		sm := al(t.PlaneBytes())
 		l.streams = [3]uint64{0, sm, ^uint64(0)}
 		l.full = [3]uint64{layout.TBE3PlanePiece(g.ChunkValues()), g.ChunkValues(), 0}
@@ -98,6 +117,8 @@ func candidateLayout(id uint8, n uint64, shift uint) candLayout {
 	return l
 }
 
+func alignRegion(x uint64) uint64 { return (x + regionAlign - 1) &^ (regionAlign - 1) }
+
 func (l candLayout) dense(last bool) uint64 {
 	p := l.full
 	if last {
@@ -106,24 +127,27 @@ func (l candLayout) dense(last bool) uint64 {
 	return p[0] + p[1] + p[2]
 }
 
-func autoMax(n uint64, shift uint) uint64 {
+func autoMax(n uint64, d layout.DType, shift uint) uint64 {
 	f, _ := codec.LookupFormat(layout.FormatAuto)
-	return f.MaxBodyOf(n, layout.DTypeBF16, shift)
+	return f.MaxBodyOf(n, d, shift)
 }
 
 // checkAuto refuses tensors whose bodies do not fit one binding, and devices whose shared memory does not hold
 // the piece decoders.
-func (b *Backend) checkAuto(n uint64, shift uint, ids []uint8) error {
+func (b *Backend) checkAuto(n uint64, d layout.DType, shift uint, ids []uint8) error {
 	if !b.autoShared {
 		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
 			Detail: fmt.Sprintf("vulkan backend: %s has too little shared memory for auto's decoders", b.info.Name)}
 	}
 	for _, id := range ids {
-		if m := candidateLayout(id, n, shift).max; m > b.slabMax {
+		if m := candidateLayout(id, d, n, shift).max; m > b.slabMax {
 			return errTooBig(m, b.slabMax)
 		}
 	}
-	if m := autoMax(n, shift); m > b.slabMax {
+	if m := layout.Align4(n * uint64(d.Size())); m > b.slabMax {
+		return errTooBig(m, b.slabMax)
+	}
+	if m := autoMax(n, d, shift); m > b.slabMax {
 		return errTooBig(m, b.slabMax)
 	}
 	return nil
@@ -204,10 +228,76 @@ func (b *Backend) recordAutoTBE3Place(ctx context.Context, s *session, a *autoTB
 	return nil
 }
 
-// recordAutoEncode records the auto encode of n values at src into dst (device ranges; dst has room for the
-// largest auto body). The returned work words hold the pieces' total size at word 2·chunks.
-func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.BufferRange, n uint64, shift uint,
-	cb *codec.Codebook, checksums bool, dst vk.BufferRange, ids []uint8) (staged, error) {
+// autoXW is an exponent-window format's encode of a whole tensor into a candidate scratch body (candLayout's
+// regions, each bound whole), with the format's own kernels.
+type autoXW struct {
+	x                              layout.XW
+	size                           int
+	src, planes, lows, table, side loc
+	scratch                        loc
+	work                           staged
+	nb                             uint64
+}
+
+func (b *Backend) autoXWViews(s *session, src vk.BufferRange, id uint8, d layout.DType, n uint64, shift uint,
+	l candLayout, body loc) (*autoXW, error) {
+	x, _ := layout.NewXW(id, d, n, shift)
+	C := x.Chunks()
+	a := &autoXW{x: x, size: d.Size(), nb: (C + 63) / 64}
+	sub := func(off, size uint64) loc { return loc{buf: body.buf, off: body.off + off, size: size} }
+	a.src = loc{buf: src.Buf, off: src.Offset, size: max(layout.Align4(n*uint64(d.Size())), 16)}
+	a.planes = sub(0, x.PlaneBytes())
+	a.lows = sub(alignRegion(x.PlaneBytes()), max(x.LowBytes(), 4))
+	a.table = sub(l.table, layout.ChunkEntrySize*C)
+	a.side = sub(l.side, l.max-l.side)
+	var err error
+	if a.scratch, err = s.dev.alloc(max(C*x.RawSide(x.ChunkValues()), 4)); err != nil {
+		return nil, err
+	}
+	a.work, err = s.allocOut(b, 4*(2*a.nb+1))
+	return a, err
+}
+
+func (b *Backend) recordAutoXWEncode(s *session, a *autoXW) error {
+	k := b.xwKernels()
+	enc, err := k.pipeline("xw_encode", a.x, a.size)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, enc, a.src, a.planes, a.lows, a.table, a.scratch, a.work.dev)
+	if err != nil {
+		return err
+	}
+	C := a.x.Chunks()
+	var pw pushWriter
+	pw.u32(uint32(C), uint32(a.x.ChunkLen(C-1)), uint32(layout.Align4(a.x.N*uint64(a.size))/4), uint32(a.x.LowBytes()/4))
+	s.cmd.FillBuffer(a.scratch.buf, a.scratch.off, a.scratch.size, 0)
+	s.cmd.Barrier()
+	s.cmd.Dispatch(enc, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	return nil
+}
+
+func (b *Backend) recordAutoXWPlace(s *session, a *autoXW, checksums bool) error {
+	place, err := b.xwKernels().pipeline("xw_place", a.x, a.size)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, place, a.table, a.scratch, a.side, a.planes, a.lows, a.work.dev)
+	if err != nil {
+		return err
+	}
+	C := a.x.Chunks()
+	var pw pushWriter
+	pw.u32(uint32(C), uint32(a.x.ChunkLen(C-1)), uint32(a.nb), b2u(checksums), uint32(a.x.LowBytes()/4),
+		uint32(a.x.PlaneBytes()/4))
+	s.cmd.Dispatch(place, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	return nil
+}
+
+// recordAutoEncode records the auto encode of n values of dtype d at src into dst (device ranges; dst has room
+// for the largest auto body). The returned work words hold the pieces' total size at word 2·chunks.
+func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.BufferRange, n uint64, d layout.DType,
+	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange, ids []uint8) (staged, error) {
 	C := layout.SZ4{N: n, Shift: shift}.Chunks()
 	var none staged
 	type cand struct {
@@ -216,13 +306,14 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		sz4  *tensorPlan
 		zf12 *zf12Plan
 		tbe3 *autoTBE3
+		xw   *autoXW
 		work staged
 		nb   uint64
 	}
 	cs := make([]cand, len(ids))
 	for k, id := range ids {
 		c := &cs[k]
-		c.l = candidateLayout(id, n, shift)
+		c.l = candidateLayout(id, d, n, shift)
 		var err error
 		if c.body, err = s.dev.alloc(c.l.max); err != nil {
 			return none, err
@@ -242,6 +333,11 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 			c.tbe3, err = b.autoTBE3Views(s, src, n, shift, c.l, c.body)
 			if err == nil {
 				c.work, c.nb = c.tbe3.p.work, c.tbe3.p.nb
+			}
+		case layout.FormatXW3, layout.FormatXW2, layout.FormatXW4:
+			c.xw, err = b.autoXWViews(s, src, id, d, n, shift, c.l, c.body)
+			if err == nil {
+				c.work, c.nb = c.xw.work, c.xw.nb
 			}
 		default:
 			err = unsupportedFormat(id)
@@ -269,6 +365,8 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 			err = b.recordEncodeA(ctx, s, &job, c.sz4)
 		case c.zf12 != nil:
 			err = b.recordZF12Encode(ctx, s, checksums, c.zf12)
+		case c.xw != nil:
+			err = b.recordAutoXWEncode(s, c.xw)
 		default:
 			err = b.recordAutoTBE3Encode(ctx, s, c.tbe3, checksums)
 		}
@@ -289,6 +387,8 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 			err = b.recordPlace(ctx, s, &job, c.sz4)
 		case c.zf12 != nil:
 			err = b.recordZF12Place(ctx, s, checksums, c.zf12)
+		case c.xw != nil:
+			err = b.recordAutoXWPlace(s, c.xw, checksums)
 		default:
 			err = b.recordAutoTBE3Place(ctx, s, c.tbe3, checksums)
 		}
@@ -329,7 +429,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	if err != nil {
 		return none, err
 	}
-	out := bufView(dst, 0, autoMax(n, shift))
+	out := bufView(dst, 0, autoMax(n, d, shift))
 	w32 := func(x uint64) uint32 {
 		if x == ^uint64(0) {
 			return ^uint32(0)
@@ -355,8 +455,8 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 
 // recordAutoDecode records the one-pass decode of an auto body of bodyLen bytes at body into n values at dst; the
 // kernels report into status (8 words, zero flags and ~0 chunks).
-func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.BufferRange, bodyLen, n uint64, shift uint,
-	cb *codec.Codebook, checksums bool, dst vk.BufferRange, status loc, ids []uint8) error {
+func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.BufferRange, bodyLen, n uint64,
+	d layout.DType, shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange, status loc, ids []uint8) error {
 	g := layout.SZ4{N: n, Shift: shift}
 	C := g.Chunks()
 	tc := newTensorConsts(n, shift)
@@ -373,6 +473,28 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 	per := b.segChunks(shift)
 	for k, id := range ids {
 		name := autoKernels[id]
+		if isXW(id) {
+			// One dispatch over the whole tensor, as the format's own decoder (its output is one binding).
+			x, _ := layout.NewXW(id, d, n, shift)
+			pipe, err := b.xwKernels().pipeline(name, x, d.Size())
+			if err != nil {
+				return err
+			}
+			dv := bufView(dst, 0, layout.Align4(n*uint64(d.Size())))
+			if dv.base != 0 {
+				return invalid("auto: the destination of %v values must start binding-aligned", d)
+			}
+			bd, err := s.bind(b, pipe, bv.l, bv.l, bv.l, bv.l, dv.l, status)
+			if err != nil {
+				return err
+			}
+			var pw pushWriter
+			pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(bodyLen-layout.ChunkEntrySize*C),
+				uint32(layout.Align4(n*uint64(d.Size()))/4), uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C),
+				mask, b2u(k == 0), uint32(id))
+			s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+			continue
+		}
 		kwg := wg
 		if id == layout.FormatTBE3 {
 			kwg = min(wg, b.tbe3WG(shift)) // whole 32-value units per thread
@@ -420,14 +542,16 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 func (b *Backend) encodeAuto(ctx context.Context, jobs []codec.EncodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
-		ids, err := autoCands(jobDType(j.DType))
+		d := jobDType(j.DType)
+		ids, err := autoCands(d)
 		if err != nil {
 			return err
 		}
-		if err := b.checkAuto(j.N, j.Shift, ids); err != nil {
+		if err := b.checkAuto(j.N, d, j.Shift, ids); err != nil {
 			return err
 		}
-		if j.N == 0 || uint64(len(j.Src)) < 2*j.N || uint64(cap(j.Dst)) < autoMax(j.N, j.Shift) || j.Codebook == nil {
+		if j.N == 0 || uint64(len(j.Src)) < uint64(d.Size())*j.N || uint64(cap(j.Dst)) < autoMax(j.N, d, j.Shift) ||
+			(j.Codebook == nil && d == layout.DTypeBF16) {
 			return invalid("auto: empty tensor, no codebook, or source or destination too small")
 		}
 		if err := b.encodeAutoOne(ctx, j, ids); err != nil {
@@ -445,25 +569,27 @@ func (b *Backend) encodeAutoOne(ctx context.Context, j *codec.EncodeJob, ids []u
 	}
 	defer b.putSession(s)
 	s.reset()
-	src, err := s.allocIn(b, layout.Align4(2*j.N))
+	d := jobDType(j.DType)
+	nb := uint64(d.Size()) * j.N
+	src, err := s.allocIn(b, layout.Align4(nb))
 	if err != nil {
 		return err
 	}
-	max := autoMax(j.N, j.Shift)
+	max := autoMax(j.N, d, j.Shift)
 	out, err := s.allocOut(b, max)
 	if err != nil {
 		return err
 	}
 	h := src.host.bytes()
-	copy(h, j.Src[:2*j.N])
-	clear(h[2*j.N:])
+	copy(h, j.Src[:nb])
+	clear(h[nb:])
 	cmd := s.cmd
 	if err := cmd.Begin(); err != nil {
 		return err
 	}
 	b.copyUp(cmd, src)
 	cmd.Barrier()
-	work, err := b.recordAutoEncode(ctx, s, src.dev.rng(), j.N, j.Shift, j.Codebook, j.Checksums, out.dev.rng(), ids)
+	work, err := b.recordAutoEncode(ctx, s, src.dev.rng(), j.N, d, j.Shift, j.Codebook, j.Checksums, out.dev.rng(), ids)
 	if err != nil {
 		return err
 	}
@@ -492,10 +618,10 @@ func (b *Backend) decodeAuto(ctx context.Context, jobs []codec.DecodeJob) error 
 		if err != nil {
 			return err
 		}
-		if err := b.checkAuto(j.N, j.Shift, ids); err != nil {
+		if err := b.checkAuto(j.N, d, j.Shift, ids); err != nil {
 			return err
 		}
-		if j.N == 0 || uint64(len(j.Dst)) != 2*j.N {
+		if j.N == 0 || uint64(len(j.Dst)) != uint64(d.Size())*j.N {
 			return invalid("auto: empty tensor or destination size")
 		}
 		if err := codec.CheckAutoTable(j.Body, j.N, j.Shift, d); err != nil {
@@ -520,7 +646,8 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	if err != nil {
 		return err
 	}
-	dst, err := s.allocOut(b, layout.Align4(2*j.N))
+	d := jobDType(j.DType)
+	dst, err := s.allocOut(b, layout.Align4(uint64(d.Size())*j.N))
 	if err != nil {
 		return err
 	}
@@ -536,7 +663,7 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	resetStatus(cmd, status.dev)
 	b.copyUp(cmd, body)
 	cmd.Barrier()
-	if err := b.recordAutoDecode(ctx, s, body.dev.rng(), uint64(len(j.Body)), j.N, j.Shift, j.Codebook, j.Checksums,
+	if err := b.recordAutoDecode(ctx, s, body.dev.rng(), uint64(len(j.Body)), j.N, d, j.Shift, j.Codebook, j.Checksums,
 		dst.dev.rng(), status.dev, ids); err != nil {
 		return err
 	}
@@ -547,7 +674,7 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	if err := b.run(ctx, cmd); err != nil {
 		return err
 	}
-	copy(j.Dst, dst.host.bytes())
+	copy(j.Dst, dst.host.bytes()[:len(j.Dst)])
 	j.Err = statusErr(status.host.bytes(), j.Name)
 	return nil
 }
@@ -558,7 +685,7 @@ func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n u
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAuto(n, shift, ids); err != nil {
+	if err := b.checkAuto(n, layout.DTypeBF16, shift, ids); err != nil {
 		return nil, err
 	}
 	if n == 0 || cb == nil {
@@ -570,7 +697,7 @@ func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n u
 	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
 		return nil, err
 	}
-	if err := within(dst, 0, autoMax(n, shift), "destination"); err != nil {
+	if err := within(dst, 0, autoMax(n, layout.DTypeBF16, shift), "destination"); err != nil {
 		return nil, err
 	}
 	s, err := b.opSession()
@@ -583,7 +710,7 @@ func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n u
 		return fail(err)
 	}
 	cmd := s.cmd
-	work, err := b.recordAutoEncode(ctx, s, src, n, shift, cb, checksums, dst, ids)
+	work, err := b.recordAutoEncode(ctx, s, src, n, layout.DTypeBF16, shift, cb, checksums, dst, ids)
 	if err != nil {
 		return fail(err)
 	}
@@ -604,7 +731,7 @@ func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bo
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAuto(n, shift, ids); err != nil {
+	if err := b.checkAuto(n, layout.DTypeBF16, shift, ids); err != nil {
 		return nil, err
 	}
 	f, _ := codec.LookupFormat(layout.FormatAuto)
@@ -632,7 +759,7 @@ func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bo
 	cmd := s.cmd
 	resetStatus(cmd, status.dev)
 	cmd.Barrier()
-	if err := b.recordAutoDecode(ctx, s, body, bodyLen, n, shift, cb, checksums, dst, status.dev, ids); err != nil {
+	if err := b.recordAutoDecode(ctx, s, body, bodyLen, n, layout.DTypeBF16, shift, cb, checksums, dst, status.dev, ids); err != nil {
 		return fail(err)
 	}
 	cmd.Barrier()
