@@ -29,6 +29,8 @@ func init() {
 	reg("invalid-table", 45, "auto tables that contradict the pieces (body level; corrupt)", autoInvalidTable)
 	reg("invalid-checksum", 12, "flipped bits under table-entry and piece checksums (body level)", autoInvalidChecksum)
 	reg("invalid-choice", 40, "pieces in a candidate that is not the smallest, entry CRCs without checksums (non-canonical)", autoInvalidChoice)
+	reg("xw", 24, "F8_E5M2, F8_E4M3, F16, F32: chunks that prefer xw2, xw3 and xw4 (pieces of the exponent-window formats)", autoXWCases)
+	reg("invalid-xw", 24, "F8/F16/F32 auto bodies: chunks in a candidate that is not the smallest (non-canonical), broken pieces (corrupt)", autoInvalidXW)
 	reg("invalid-tbe3", 12, "TBE-3 pieces broken in structure, checksum or canonical form (each its class)", autoInvalidTBE3)
 	reg("invalid-container", 6, "auto directory rules (container level)", autoInvalidContainer)
 
@@ -61,6 +63,99 @@ func init() {
 		}
 		return out, nil
 	})
+}
+
+func init() {
+	// autoxw/1: n values of dtype args[0] in chunks of args[1] values; chunk c spreads its exponents over
+	// args[2 + c mod (len(args)-2)] consecutive values from 1 (3: xw2 codes them, 7: xw3, 15: xw4), sign and
+	// mantissa random; one value in 50 takes any exponent (escapes).
+	RegisterInput("autoxw/1", func(n int, seed uint64, args []int64) ([]byte, error) {
+		if err := checkN(n, maxGenValues); err != nil {
+			return nil, err
+		}
+		if len(args) < 3 || args[1] < 1 {
+			return nil, fmt.Errorf("autoxw/1 needs a dtype, a chunk size and a pattern")
+		}
+		d := layout.DType(args[0])
+		E, M, ok := layout.FloatFields(d)
+		if !ok {
+			return nil, fmt.Errorf("autoxw/1: dtype %v", d)
+		}
+		size := d.Size()
+		r, out := rng{seed}, make([]byte, size*n)
+		for i := 0; i < n; i++ {
+			span := uint64(args[2+(int64(i)/args[1])%int64(len(args)-2)])
+			x := min(1<<E-1, 1+r.below(int(span)))
+			if r.below(50) == 0 {
+				x = r.below(1 << E)
+			}
+			v := r.next()&(1<<M-1) | uint64(x)<<M | (r.next()&1)<<(E+M)
+			for b := 0; b < size; b++ {
+				out[size*i+b] = byte(v >> (8 * b))
+			}
+		}
+		return out, nil
+	})
+}
+
+func autoxw(d layout.DType, n int, seed uint64, chunk int, pattern ...int64) *Spec {
+	return &Spec{Gen: "autoxw/1", N: n, Seed: seed, Args: append([]int64{int64(d), int64(chunk)}, pattern...)}
+}
+
+var xwDTypes = []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32}
+
+func autoXWCases(g *Gen) error {
+	var vs []Valid
+	for i, d := range xwDTypes {
+		s := uint64(700 + 20*i)
+		vs = append(vs,
+			Valid{ID: dtn(d) + "/234/c1024", Spec: autoxw(d, 3*1024+77, s, 1024, 3, 7, 15), DType: d, Chunk: 1024, Checksums: true},
+			Valid{ID: dtn(d) + "/234/c1024/nocrc", Spec: autoxw(d, 3*1024+77, s, 1024, 3, 7, 15), DType: d, Chunk: 1024},
+			Valid{ID: dtn(d) + "/42/c4096", Spec: autoxw(d, 2*4096+33, s+1, 4096, 15, 3), DType: d, Chunk: 4096, Checksums: true},
+			Valid{ID: dtn(d) + "/short/n31", Spec: autoxw(d, 31, s+2, 1024, 7), DType: d, Chunk: 1024, Checksums: true},
+			Valid{ID: dtn(d) + "/32/c65536/nocrc", Spec: autoxw(d, 65536+1000, s+3, 65536, 7, 3), DType: d, Chunk: 65536},
+			Valid{ID: dtn(d) + "/one/c2048", Spec: autoxw(d, 5000, s+4, 2048, 3), DType: d, Chunk: 2048, Checksums: true,
+				Note: "one candidate throughout: the container holds it whole"})
+	}
+	return genAll(g, vs)
+}
+
+// autoInvalidXW: every chunk of the F8/F16/F32 mixes in each other candidate (non-canonical), and a piece whose
+// own table entry is broken (corrupt).
+func autoInvalidXW(g *Gen) error {
+	for _, d := range xwDTypes {
+		for _, base := range []string{"xw/" + dtn(d) + "/234/c1024", "xw/" + dtn(d) + "/234/c1024/nocrc"} {
+			a, err := g.autoBody(base)
+			if err != nil {
+				return err
+			}
+			id := func(name string) string { return base[len("xw/"):] + "/" + name }
+			for c := 0; c < a.chunks(); c++ {
+				for _, f := range codec.AutoCandidates(d) {
+					if f.ID == a.format(c) {
+						continue
+					}
+					body, err := a.with(c, f.ID)
+					if err != nil {
+						return err
+					}
+					if err := add(g, BadPayload{ID: id(fmt.Sprintf("c%d-as-%s", c, f.Name)), Level: LevelBody, Base: base,
+						Ops: []Op{{Op: "splice", At: 0, N: len(a.b), Data: g.Blob(body)}}, Want: cNonCanonical,
+						Note: "a chunk in the candidate that is not the smallest (or loses the tie)"}); err != nil {
+						return err
+					}
+				}
+			}
+			x, _ := layout.NewXW(a.format(1), d, uint64(1024), a.shift)
+			lo, _ := a.piece(1)
+			entry := lo + int(x.TableOffset())
+			if err := add(g, BadPayload{ID: id("c1-kind"), Level: LevelBody, Base: base, Ops: []Op{xor(entry+3, 0x02)},
+				Want: cCorrupt, Note: "chunk 1's piece: its own chunk kind 2"}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func automix(n int, seed uint64, chunk int, pattern ...int64) *Spec {
@@ -197,6 +292,7 @@ type abody struct {
 	n     uint64
 	shift uint
 	crc   bool
+	d     layout.DType
 }
 
 func (g *Gen) autoBody(id string) (*abody, error) {
@@ -208,7 +304,11 @@ func (g *Gen) autoBody(id string) (*abody, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &abody{b: g.Body(id), in: g.Values(id), n: c.values(), shift: s, crc: c.Checksums}, nil
+	d, ok := layout.ParseDType(c.DType)
+	if !ok {
+		return nil, fmt.Errorf("base %s: dtype %q", id, c.DType)
+	}
+	return &abody{b: g.Body(id), in: g.Values(id), n: c.values(), shift: s, crc: c.Checksums, d: d}, nil
 }
 
 func (a *abody) chunks() int       { return int(layout.SZ4{N: a.n, Shift: a.shift}.Chunks()) }
@@ -233,10 +333,14 @@ func (a *abody) with(c int, id uint8) ([]byte, error) {
 	}
 	g := layout.SZ4{N: a.n, Shift: a.shift}
 	m := g.ChunkLen(uint64(c))
-	v0 := uint64(c) << a.shift
-	kv := kvCB
-	jobs := []codec.EncodeJob{{Format: id, Src: a.in[2*v0 : 2*(v0+m)], N: m, Shift: a.shift, Codebook: &kv,
-		Checksums: a.crc, Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, a.shift))}}
+	v0, sz := uint64(c)<<a.shift, uint64(a.d.Size())
+	var cb *codec.Codebook
+	if f.UsesCodebook(a.d) {
+		kv := kvCB
+		cb = &kv
+	}
+	jobs := []codec.EncodeJob{{Format: id, DType: a.d, Src: a.in[sz*v0 : sz*(v0+m)], N: m, Shift: a.shift, Codebook: cb,
+		Checksums: a.crc, Dst: make([]byte, f.MaxBodyOf(m, a.d, a.shift))}}
 	if err := codec.NewCPUBackend(1).Encode(context.Background(), jobs); err != nil {
 		return nil, err
 	}
