@@ -111,6 +111,9 @@ uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
 #endif
 
 #include "common.glsl"
+#if PIECES
+#include "auto_pieces.glsl"
+#endif
 #include "crc_tables.glsl"
 
 shared uint pairExp[256]; // code byte -> exponent bits of its two values
@@ -199,6 +202,9 @@ void report(uint bit, uint c) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
+#if PIECES
+    if (autoIdle(FORMAT_SPLITZIP4, pc.segFirst, pc.segChunks)) return;
+#endif
     if (pc.checksums != 0u) loadTables();
     for (uint b = t; b < 256u; b += WG) {
         pairExp[b] = (cbExp(b & 15u) << 7) | (cbExp(b >> 4) << 23);

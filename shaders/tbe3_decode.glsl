@@ -83,6 +83,9 @@ uint gSideLen, gSideW, gTabW; // the chunk's piece: side section bytes, first si
 #endif
 
 #include "common.glsl"
+#if PIECES
+#include "auto_pieces.glsl"
+#endif
 #include "crc_tables.glsl"
 #include "tbe3_common.glsl"
 
@@ -115,6 +118,9 @@ uint chunkOff; // side offset of the current chunk in words, for sideAt
 
 void main() {
     uint t = gl_LocalInvocationID.x;
+#if PIECES
+    if (autoIdle(FORMAT_TBE3, pc.segFirst, pc.segChunks)) return;
+#endif
     if (pc.checksums != 0u) loadTables();
     uint ks = xpow(32u * (WG - 1u - t));
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {

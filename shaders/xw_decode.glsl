@@ -49,6 +49,10 @@ uint gPB, gPN, gLB, gLN, gSB, gSL; // plane, byte stream and side section: first
 
 shared uint hist[256];
 
+#if PIECES
+#include "auto_pieces.glsl"
+#endif
+
 void report(uint bit, uint c) {
     uint cls = bit == STATUS_CORRUPT ? 1u : (bit == STATUS_CHECKSUM ? 2u : 3u);
     atomicOr(status[0], bit);
@@ -95,6 +99,9 @@ uint msgWord(uint q) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
+#if PIECES
+    if (autoIdle(pc.self, 0u, pc.chunks)) return;
+#endif
     uint rank = wgRank();
     initCRC();
     barrier();

@@ -112,6 +112,9 @@ uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
 #endif
 
 #include "common.glsl"
+#if PIECES
+#include "auto_pieces.glsl"
+#endif
 #include "crc_tables.glsl"
 
 shared uint hdr[BLOCKS];    // header bytes of the chunk's blocks
@@ -171,6 +174,9 @@ uint spreadLow2(uint l) { return (l & 0xFFu) | ((l & 0xFF00u) << 8); }
 
 void main() {
     uint t = gl_LocalInvocationID.x;
+#if PIECES
+    if (autoIdle(FORMAT_ZF12, pc.segFirst, pc.segChunks)) return;
+#endif
     if (pc.checksums != 0u) loadTables();
 #if PIECES
     for (uint e = t; e < 256u; e += WG) {
