@@ -18,9 +18,12 @@ import (
 // its body into place. One submission.
 //
 // Decode: one pass. Each candidate's decoder, built over pieces (sz4_decode_pieces, zf12_decode_pieces,
-// tbe3_decode_pieces), takes the chunks whose table entry names its format, decodes them and checks that no other
-// candidate would have coded them smaller (probes of the other candidates' sizes from the decoded values); the
-// dispatches run together, each chunk decoded once.
+// tbe3_decode_pieces for BF16; xw_decode_pieces, specialised per format and dtype, for F8_E5M2, F8_E4M3, F16 and
+// F32), takes the chunks whose table entry names its format, decodes them and checks that no other candidate would
+// have coded them smaller (probes of the other candidates' sizes from the decoded values); the dispatches run
+// together, each chunk decoded once, and a workgroup with none of its format's chunks leaves at once.
+//
+// The device-resident operations (PrepareEncodeFormat, PrepareDecodeFormat) take BF16 tensors only.
 //
 // The candidate bodies and the auto body must each fit one storage-buffer binding; larger tensors are refused
 // (ErrTooLarge) and stay with the CPU backend.
