@@ -17,20 +17,9 @@ import (
 //	chunk table  12 bytes per chunk: info (format << 24), offset of the piece / 4, CRC-32C of info and offset
 //	pieces       piece c: the chunk's values as a body of format info>>24, chunk shift the tensor's
 
-// candidates are the formats auto may choose for dtype d, by id (the tie-break order).
+// candidates are the formats auto may choose for dtype d, by id (the tie-break order): every format that can size a
+// chunk's body without encoding it.
 func candidates(d layout.DType) []*Format {
-	var out []*Format
-	for _, f := range Formats() {
-		if f.ChunkBodySize != nil && !f.TensorChoiceOnly && f.ID != layout.FormatAuto && slices.Contains(f.DTypeList(), d) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// tensorChoices are the formats auto's encoder weighs for a whole tensor of dtype d, by id: the candidates and the
-// formats that can size their bodies but join auto per tensor only (TensorChoiceOnly).
-func tensorChoices(d layout.DType) []*Format {
 	var out []*Format
 	for _, f := range Formats() {
 		if f.ChunkBodySize != nil && f.ID != layout.FormatAuto && slices.Contains(f.DTypeList(), d) {
@@ -47,7 +36,7 @@ func AutoCandidates(d layout.DType) []*Format { return candidates(d) }
 func autoDTypes() []layout.DType {
 	var out []layout.DType
 	for _, f := range Formats() {
-		if f.ChunkBodySize == nil || f.TensorChoiceOnly || f.ID == layout.FormatAuto {
+		if f.ChunkBodySize == nil || f.ID == layout.FormatAuto {
 			continue
 		}
 		for _, d := range f.DTypeList() {
@@ -116,26 +105,26 @@ func autoEntryCRC(info, off4 uint32) uint32 {
 }
 
 // chooseChunk returns the candidate that codes m values (src) smallest, ties to the lowest id, and its size.
-func chooseChunk(cands []*Format, src []byte, m int, shift uint, cb *Codebook) (*Format, uint64) {
+func chooseChunk(cands []*Format, src []byte, d layout.DType, m int, shift uint, cb *Codebook) (*Format, uint64) {
 	var best *Format
 	var size uint64
 	for _, f := range cands {
-		if s := f.ChunkBodySize(src, m, shift, cb); best == nil || s < size {
+		if s := f.ChunkBodySize(src, d, m, shift, cb); best == nil || s < size {
 			best, size = f, s
 		}
 	}
 	return best, size
 }
 
-// autoTensorFormats is the format the encoder writes each job's tensor in with --format auto: of the formats that
-// code it (tensorChoices), the one whose body is smallest (ties to the lowest id), unless the auto body, each chunk
+// autoTensorFormats is the format the encoder writes each job's tensor in with --format auto: of auto's candidates
+// for its dtype, the one whose body is smallest (ties to the lowest id), unless the auto body, each chunk
 // in its smallest per-chunk candidate plus the chunk table, is strictly smaller. A format's body is the sum of its
 // one-chunk bodies (chunk pieces of the dense streams are aligned), so one pass of chunk sizes decides.
 func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]uint8, error) {
 	choices := make([][]*Format, len(jobs))
 	sizes := make([][]uint64, len(jobs)) // per chunk, per choice: its one-chunk body
 	for j := range jobs {
-		choices[j] = tensorChoices(jobDType(jobs[j].DType))
+		choices[j] = candidates(jobDType(jobs[j].DType))
 		a := AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
 		sizes[j] = make([]uint64, a.Chunks()*uint64(len(choices[j])))
 	}
@@ -144,12 +133,13 @@ func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]
 		u := us[i]
 		job := &jobs[u.job]
 		a := AutoGeom{N: job.N, Shift: job.Shift}
-		size := uint64(jobDType(job.DType).Size())
+		d := jobDType(job.DType)
+		size := uint64(d.Size())
 		m := a.ChunkLen(u.chunk)
 		v0 := u.chunk << a.Shift
 		K := uint64(len(choices[u.job]))
 		for k, f := range choices[u.job] {
-			sizes[u.job][u.chunk*K+uint64(k)] = f.ChunkBodySize(job.Src[size*v0:size*(v0+m)], int(m), a.Shift, job.Codebook)
+			sizes[u.job][u.chunk*K+uint64(k)] = f.ChunkBodySize(job.Src[size*v0:size*(v0+m)], d, int(m), a.Shift, job.Codebook)
 		}
 	})
 	if err != nil {
@@ -158,7 +148,7 @@ func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]
 	ids := make([]uint8, len(jobs))
 	for j := range jobs {
 		K := len(choices[j])
-		if K == 0 || len(candidates(jobDType(jobs[j].DType))) == 0 {
+		if K == 0 {
 			return nil, errorf(ErrUnsupported, "auto has no format for %v", jobDType(jobs[j].DType))
 		}
 		a := AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
@@ -166,12 +156,10 @@ func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]
 		autoSum := a.PieceOffset()
 		for c := uint64(0); c < a.Chunks(); c++ {
 			lo := uint64(1<<63 - 1)
-			for k, f := range choices[j] {
+			for k := range choices[j] {
 				s := sizes[j][c*uint64(K)+uint64(k)]
 				sums[k] += s
-				if !f.TensorChoiceOnly {
-					lo = min(lo, s)
-				}
+				lo = min(lo, s)
 			}
 			autoSum += lo
 		}
@@ -218,10 +206,11 @@ func (autoCPU) Encode(b *CPUBackend, ctx context.Context, jobs []EncodeJob) erro
 	err := b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
 		u := us[i]
 		job, a := &jobs[u.job], geo[u.job]
-		size := uint64(jobDType(job.DType).Size())
+		d := jobDType(job.DType)
+		size := uint64(d.Size())
 		m := a.ChunkLen(u.chunk)
 		v0 := u.chunk << a.Shift
-		f, s := chooseChunk(candidates(jobDType(job.DType)), job.Src[size*v0:size*(v0+m)], int(m), a.Shift, job.Codebook)
+		f, s := chooseChunk(candidates(d), job.Src[size*v0:size*(v0+m)], d, int(m), a.Shift, job.Codebook)
 		ps[u.job].fmts[u.chunk], ps[u.job].sizes[u.chunk] = f, s
 	})
 	if err != nil {
@@ -403,7 +392,7 @@ func (autoCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) erro
 				if g == p.f {
 					continue
 				}
-				s := g.ChunkBodySize(pj.Dst, int(pj.N), pj.Shift, pj.Codebook)
+				s := g.ChunkBodySize(pj.Dst, pj.DType, int(pj.N), pj.Shift, pj.Codebook)
 				if s < uint64(len(p.body)) || (s == uint64(len(p.body)) && g.ID < p.f.ID) {
 					e = chunkErr(ErrNonCanonical, u.chunk, "a %d-byte %s piece where %s takes %d bytes", len(p.body),
 						p.f.Name, g.Name, s)
@@ -450,8 +439,8 @@ func autoChunks(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo,
 
 func init() {
 	RegisterFormat(Format{ID: layout.FormatAuto, Name: "auto",
-		About: "smallest coding per tensor: one format whole (splitzip4, zf12 or tbe3) or, when smaller, per chunk " +
-			"the candidate (splitzip4, zf12) that codes it smallest, recorded in the chunk table; KV: 1.43x",
+		About: "smallest coding per tensor: one format whole or, when smaller, per chunk the candidate that codes it " +
+			"smallest, recorded in the chunk table (BF16: splitzip4, zf12, tbe3; F8/F16/F32: xw3, xw2, xw4); KV: 1.43x",
 		MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift, MaxValues: layout.MaxCodedValues,
 		BodyBounds: autoBounds, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
 			return CheckAutoTable(body, n, shift, d)

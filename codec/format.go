@@ -39,14 +39,10 @@ type Format struct {
 	Chunks func(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error)
 	// CheckBody checks a body's structure (its corrupt rules: chunk table, headers) without decoding it.
 	CheckBody func(body []byte, d layout.DType, n uint64, shift uint) error
-	// ChunkBodySize is the length of the body this format encodes m values (src, m ≤ 2^shift, one chunk) to, found
-	// without encoding them: how auto (§11) compares the formats of a chunk. Formats that have it are auto's
-	// candidates for their dtypes.
-	ChunkBodySize func(src []byte, m int, shift uint, cb *Codebook) uint64
-	// TensorChoiceOnly keeps a format with ChunkBodySize out of auto's per-chunk candidates: auto's encoder still
-	// weighs it for a whole tensor (§4), but auto bodies never hold its pieces (it has no piece decoders on every
-	// backend yet).
-	TensorChoiceOnly bool
+	// ChunkBodySize is the length of the body this format encodes m values of dtype d (src, m ≤ 2^shift, one chunk)
+	// to, found without encoding them: how auto (§11) compares the formats of a chunk. Formats that have it are
+	// auto's candidates for their dtypes.
+	ChunkBodySize func(src []byte, d layout.DType, m int, shift uint, cb *Codebook) uint64
 
 	// dtypes and codebookFor, when set, replace DTypes and Codebook (auto: whatever its candidates code and use).
 	dtypes      func() []layout.DType

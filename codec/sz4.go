@@ -370,7 +370,7 @@ var sizeTables CPUBackend
 
 // sz4ChunkBodySize is the SplitZip-4 body of one chunk of m values: its dense streams and entry, plus the escapes
 // or, when they do not fit, the raw side piece.
-func sz4ChunkBodySize(src []byte, m int, shift uint, cb *Codebook) uint64 {
+func sz4ChunkBodySize(src []byte, _ layout.DType, m int, shift uint, cb *Codebook) uint64 {
 	g := layout.SZ4{N: uint64(m), Shift: shift}
 	t := sizeTables.tablesFor(cb)
 	k := uint64(countEscapes(src, m, t.et, t.at))

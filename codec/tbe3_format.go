@@ -19,12 +19,13 @@ func init() {
 			g := layout.TBE3{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
-		CPU: tbe3CPU{}, Chunks: tbe3Chunks, ChunkBodySize: tbe3ChunkBodySize, TensorChoiceOnly: true})
+		CPU: tbe3CPU{}, Chunks: tbe3Chunks, ChunkBodySize: tbe3ChunkBodySize,
+		CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckTBE3Body(body, n, shift) }})
 }
 
 // tbe3ChunkBodySize is the one-chunk TBE-3 body of m values: planes, SM bytes, one table entry and the side piece
 // of the chunk's best window (§12.2, §12.4).
-func tbe3ChunkBodySize(src []byte, m int, _ uint, _ *Codebook) uint64 {
+func tbe3ChunkBodySize(src []byte, _ layout.DType, m int, _ uint, _ *Codebook) uint64 {
 	_, covered := tbe3Window(expHistogram(src, m))
 	k, mm := uint64(m)-uint64(covered), uint64(m)
 	side := layout.TBE3RawSide(mm)

@@ -37,8 +37,34 @@ func init() {
 			},
 			CPU: xwCPU{}, Chunks: func(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 				return xwChunks(id, body, d, n, shift)
+			},
+			CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
+				g, ok := newXWGeom(id, d, n, shift)
+				if !ok {
+					return errorf(ErrCorrupt, "%s does not code %v", FormatNameXW(id), d)
+				}
+				return g.checkTable(body)
+			},
+			ChunkBodySize: func(src []byte, d layout.DType, m int, shift uint, _ *Codebook) uint64 {
+				return xwChunkBodySize(id, src, d, m, shift)
 			}})
 	}
+}
+
+// xwChunkBodySize is the one-chunk body of m values of dtype d in format f: planes, bytes, one table entry and the
+// side piece of the chunk's best window (§13.2.3). 0 for a dtype the format does not code (never called: auto only
+// asks the candidates of a dtype).
+func xwChunkBodySize(f uint8, src []byte, d layout.DType, m int, shift uint) uint64 {
+	g, ok := newXWGeom(f, d, uint64(m), shift)
+	if !ok {
+		return 0
+	}
+	_, in := g.bestWindow(g.expHistogram(src, m))
+	side, mm := g.RawSide(uint64(m)), uint64(m)
+	if k := mm - in; g.CodedFits(mm, k) {
+		side = g.CodedSide(k)
+	}
+	return g.MinBodySize() + side
 }
 
 // xwBody adapts an exponent-window body to the chunk-parallel driver.

@@ -508,7 +508,7 @@ func init() {
 
 // zf12ChunkBodySize is the zf12 body of one chunk of m values: dense streams, headers, entry and the side nibbles
 // of its raw blocks.
-func zf12ChunkBodySize(src []byte, m int, shift uint, _ *Codebook) uint64 {
+func zf12ChunkBodySize(src []byte, _ layout.DType, m int, shift uint, _ *Codebook) uint64 {
 	size := layout.ZF12{N: uint64(m), Shift: shift}.SideOffset()
 	for v0 := 0; v0 < m; v0 += layout.ZF12Block {
 		mb := min(layout.ZF12Block, m-v0)

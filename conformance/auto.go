@@ -17,23 +17,28 @@ import (
 const autoName = "auto"
 
 func init() {
-	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 2})
+	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 3})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: autoName, Name: name, Min: min, About: about, Generate: gen})
 	}
-	reg("mix", 40, "chunks that prefer SplitZip-4 and chunks that prefer zf12, in several orders, lengths and chunk sizes", autoMixCases)
+	reg("mix", 40, "chunks that prefer SplitZip-4 and chunks that prefer zf12 (or TBE-3, where a stray exponent leaves a zf12 block raw), in several orders, lengths and chunk sizes", autoMixCases)
 	reg("lengths", 30, "lengths around blocks and chunks for every chunk size, chunks alternating between the candidates", autoLengths)
+	reg("mix3", 21, "chunks that prefer SplitZip-4, zf12 and TBE-3 in several orders, lengths and chunk sizes", autoMix3Cases)
 	reg("ties", 3, "chunks both candidates code in the same number of bytes: the lower id, SplitZip-4, wins", autoTies)
 	reg("single", 8, "tensors one candidate wins throughout (the container then holds that format), real KV data, lengths", autoSingle)
 	reg("invalid-table", 45, "auto tables that contradict the pieces (body level; corrupt)", autoInvalidTable)
 	reg("invalid-checksum", 12, "flipped bits under table-entry and piece checksums (body level)", autoInvalidChecksum)
-	reg("invalid-choice", 20, "pieces in a candidate that is not the smallest, entry CRCs without checksums (non-canonical)", autoInvalidChoice)
+	reg("invalid-choice", 40, "pieces in a candidate that is not the smallest, entry CRCs without checksums (non-canonical)", autoInvalidChoice)
+	reg("xw", 24, "F8_E5M2, F8_E4M3, F16, F32: chunks that prefer xw2, xw3 and xw4 (pieces of the exponent-window formats)", autoXWCases)
+	reg("invalid-xw", 24, "F8/F16/F32 auto bodies: chunks in a candidate that is not the smallest (non-canonical), broken pieces (corrupt)", autoInvalidXW)
+	reg("invalid-tbe3", 12, "TBE-3 pieces broken in structure, checksum or canonical form (each its class)", autoInvalidTBE3)
 	reg("invalid-container", 6, "auto directory rules (container level)", autoInvalidContainer)
 
 	// automix/1: chunks of args[0] values; chunk c follows args[1 + c mod (len(args)-1)]: 0 takes kvCB's exponents
 	// spread over more than a zf12 block range (SplitZip-4 codes them), 1 exponents 132..143 that kvCB lacks but
-	// one zf12 block range holds (zf12 codes them). Values with i mod 997 = 5 take exponent 40 (an escape, and a
-	// wide block) to keep both candidates honest.
+	// one zf12 block range holds (zf12 codes them; a 7-exponent window misses 5 of 12), 2 exponents 132..137
+	// (TBE-3 codes them: one window holds all six). Values with i mod 997 = 5 take exponent 40 (an escape, a
+	// fallback and a wide block) to keep every candidate honest.
 	RegisterInput("automix/1", func(n int, seed uint64, args []int64) ([]byte, error) {
 		if err := checkN(n, maxGenValues); err != nil {
 			return nil, err
@@ -45,8 +50,11 @@ func init() {
 		for i := 0; i < n; i++ {
 			x := r.next()
 			e := kvCB[r.below(16)]
-			if args[1+(int64(i)/args[0])%int64(len(args)-1)] == 1 {
+			switch args[1+(int64(i)/args[0])%int64(len(args)-1)] {
+			case 1:
 				e = uint8(132 + r.below(12)) // fields 66..71
+			case 2:
+				e = uint8(132 + r.below(6))
 			}
 			if i%997 == 5 {
 				e = 40
@@ -55,6 +63,99 @@ func init() {
 		}
 		return out, nil
 	})
+}
+
+func init() {
+	// autoxw/1: n values of dtype args[0] in chunks of args[1] values; chunk c spreads its exponents over
+	// args[2 + c mod (len(args)-2)] consecutive values from 1 (3: xw2 codes them, 7: xw3, 15: xw4), sign and
+	// mantissa random; one value in 50 takes any exponent (escapes).
+	RegisterInput("autoxw/1", func(n int, seed uint64, args []int64) ([]byte, error) {
+		if err := checkN(n, maxGenValues); err != nil {
+			return nil, err
+		}
+		if len(args) < 3 || args[1] < 1 {
+			return nil, fmt.Errorf("autoxw/1 needs a dtype, a chunk size and a pattern")
+		}
+		d := layout.DType(args[0])
+		E, M, ok := layout.FloatFields(d)
+		if !ok {
+			return nil, fmt.Errorf("autoxw/1: dtype %v", d)
+		}
+		size := d.Size()
+		r, out := rng{seed}, make([]byte, size*n)
+		for i := 0; i < n; i++ {
+			span := uint64(args[2+(int64(i)/args[1])%int64(len(args)-2)])
+			x := min(1<<E-1, 1+r.below(int(span)))
+			if r.below(50) == 0 {
+				x = r.below(1 << E)
+			}
+			v := r.next()&(1<<M-1) | uint64(x)<<M | (r.next()&1)<<(E+M)
+			for b := 0; b < size; b++ {
+				out[size*i+b] = byte(v >> (8 * b))
+			}
+		}
+		return out, nil
+	})
+}
+
+func autoxw(d layout.DType, n int, seed uint64, chunk int, pattern ...int64) *Spec {
+	return &Spec{Gen: "autoxw/1", N: n, Seed: seed, Args: append([]int64{int64(d), int64(chunk)}, pattern...)}
+}
+
+var xwDTypes = []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32}
+
+func autoXWCases(g *Gen) error {
+	var vs []Valid
+	for i, d := range xwDTypes {
+		s := uint64(700 + 20*i)
+		vs = append(vs,
+			Valid{ID: dtn(d) + "/234/c1024", Spec: autoxw(d, 3*1024+77, s, 1024, 3, 7, 15), DType: d, Chunk: 1024, Checksums: true},
+			Valid{ID: dtn(d) + "/234/c1024/nocrc", Spec: autoxw(d, 3*1024+77, s, 1024, 3, 7, 15), DType: d, Chunk: 1024},
+			Valid{ID: dtn(d) + "/42/c4096", Spec: autoxw(d, 2*4096+33, s+1, 4096, 15, 3), DType: d, Chunk: 4096, Checksums: true},
+			Valid{ID: dtn(d) + "/short/n31", Spec: autoxw(d, 31, s+2, 1024, 7), DType: d, Chunk: 1024, Checksums: true},
+			Valid{ID: dtn(d) + "/32/c65536/nocrc", Spec: autoxw(d, 65536+1000, s+3, 65536, 7, 3), DType: d, Chunk: 65536},
+			Valid{ID: dtn(d) + "/one/c2048", Spec: autoxw(d, 5000, s+4, 2048, 3), DType: d, Chunk: 2048, Checksums: true,
+				Note: "one candidate throughout: the container holds it whole"})
+	}
+	return genAll(g, vs)
+}
+
+// autoInvalidXW: every chunk of the F8/F16/F32 mixes in each other candidate (non-canonical), and a piece whose
+// own table entry is broken (corrupt).
+func autoInvalidXW(g *Gen) error {
+	for _, d := range xwDTypes {
+		for _, base := range []string{"xw/" + dtn(d) + "/234/c1024", "xw/" + dtn(d) + "/234/c1024/nocrc"} {
+			a, err := g.autoBody(base)
+			if err != nil {
+				return err
+			}
+			id := func(name string) string { return base[len("xw/"):] + "/" + name }
+			for c := 0; c < a.chunks() && a.crc; c++ { // the corpus stays small: wrong choices with checksums only
+				for _, f := range codec.AutoCandidates(d) {
+					if f.ID == a.format(c) {
+						continue
+					}
+					ops, err := a.withOps(g, c, f.ID)
+					if err != nil {
+						return err
+					}
+					if err := add(g, BadPayload{ID: id(fmt.Sprintf("c%d-as-%s", c, f.Name)), Level: LevelBody, Base: base,
+						Ops: ops, Want: cNonCanonical,
+						Note: "a chunk in the candidate that is not the smallest (or loses the tie)"}); err != nil {
+						return err
+					}
+				}
+			}
+			x, _ := layout.NewXW(a.format(1), d, uint64(1024), a.shift)
+			lo, _ := a.piece(1)
+			entry := lo + int(x.TableOffset())
+			if err := add(g, BadPayload{ID: id("c1-kind"), Level: LevelBody, Base: base, Ops: []Op{xor(entry+3, 0x02)},
+				Want: cCorrupt, Note: "chunk 1's piece: its own chunk kind 2"}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func automix(n int, seed uint64, chunk int, pattern ...int64) *Spec {
@@ -85,6 +186,37 @@ func autoMixCases(g *Gen) error {
 					Chunk: c, Codebook: &kvCB, Checksums: j%2 == 0})
 			}
 		}
+	}
+	return genAll(g, vs)
+}
+
+// Base cases of the TBE-3 categories: 5 chunks s, z, t, s, t (m = 300) and 3 chunks t, s, t (m = 7).
+const (
+	autoBase3      = "mix3/szt/c1024"
+	autoBase3NoCRC = "mix3/szt/c1024/nocrc"
+)
+
+func autoMix3Cases(g *Gen) error {
+	vs := []Valid{
+		{ID: "szt/c1024", Spec: automix(4*1024+300, 450, 1024, 0, 1, 2, 0, 2), Chunk: 1024, Codebook: &kvCB, Checksums: true},
+		{ID: "szt/c1024/nocrc", Spec: automix(4*1024+300, 450, 1024, 0, 1, 2, 0, 2), Chunk: 1024, Codebook: &kvCB},
+		{ID: "tst/c1024", Spec: automix(2*1024+7, 451, 1024, 2, 0), Chunk: 1024, Codebook: &kvCB, Checksums: true,
+			Note: "a last chunk of 7 values: TBE-3's raw side is empty there"},
+	}
+	pats := map[string][]int64{"tz": {2, 1}, "st": {0, 2}, "tzs": {2, 1, 0}, "tts": {2, 2, 0}, "t": {2}}
+	for i, c := range []int{1024, 4096, 65536} {
+		for j, pn := range []string{"tz", "st", "tzs", "tts", "t"} {
+			n := 3*c + 100*j + 1
+			if c == 65536 {
+				n = c + 2048 + j
+			}
+			vs = append(vs, Valid{ID: fmt.Sprintf("%s/n%d/c%d", pn, n, c), Spec: automix(n, uint64(460+10*i+j), c, pats[pn]...),
+				Chunk: c, Codebook: &kvCB, Checksums: (i+j)%2 == 0})
+		}
+	}
+	for _, n := range []int{64, 65, 1000} {
+		vs = append(vs, Valid{ID: fmt.Sprintf("t-short/n%d", n), Spec: automix(n, uint64(490+n), 1024, 2), Chunk: 1024,
+			Codebook: &kvCB, Checksums: true})
 	}
 	return genAll(g, vs)
 }
@@ -160,6 +292,7 @@ type abody struct {
 	n     uint64
 	shift uint
 	crc   bool
+	d     layout.DType
 }
 
 func (g *Gen) autoBody(id string) (*abody, error) {
@@ -171,7 +304,11 @@ func (g *Gen) autoBody(id string) (*abody, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &abody{b: g.Body(id), in: g.Values(id), n: c.values(), shift: s, crc: c.Checksums}, nil
+	d, ok := layout.ParseDType(c.DType)
+	if !ok {
+		return nil, fmt.Errorf("base %s: dtype %q", id, c.DType)
+	}
+	return &abody{b: g.Body(id), in: g.Values(id), n: c.values(), shift: s, crc: c.Checksums, d: d}, nil
 }
 
 func (a *abody) chunks() int       { return int(layout.SZ4{N: a.n, Shift: a.shift}.Chunks()) }
@@ -196,10 +333,14 @@ func (a *abody) with(c int, id uint8) ([]byte, error) {
 	}
 	g := layout.SZ4{N: a.n, Shift: a.shift}
 	m := g.ChunkLen(uint64(c))
-	v0 := uint64(c) << a.shift
-	kv := kvCB
-	jobs := []codec.EncodeJob{{Format: id, Src: a.in[2*v0 : 2*(v0+m)], N: m, Shift: a.shift, Codebook: &kv,
-		Checksums: a.crc, Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, a.shift))}}
+	v0, sz := uint64(c)<<a.shift, uint64(a.d.Size())
+	var cb *codec.Codebook
+	if f.UsesCodebook(a.d) {
+		kv := kvCB
+		cb = &kv
+	}
+	jobs := []codec.EncodeJob{{Format: id, DType: a.d, Src: a.in[sz*v0 : sz*(v0+m)], N: m, Shift: a.shift, Codebook: cb,
+		Checksums: a.crc, Dst: make([]byte, f.MaxBodyOf(m, a.d, a.shift))}}
 	if err := codec.NewCPUBackend(1).Encode(context.Background(), jobs); err != nil {
 		return nil, err
 	}
@@ -223,6 +364,20 @@ func (a *abody) with(c int, id uint8) ([]byte, error) {
 		pos += uint32(len(p))
 	}
 	return out, nil
+}
+
+// withOps are the edits that turn the body into a.with(c, id): chunk c's new piece in place of the old one (the
+// pieces after it move with the splice) and the new table, so the corpus stores only what changes.
+func (a *abody) withOps(g *Gen, c int, id uint8) ([]Op, error) {
+	body, err := a.with(c, id)
+	if err != nil {
+		return nil, err
+	}
+	t := layout.ChunkEntrySize * a.chunks()
+	lo, hi := a.piece(c)
+	piece := body[lo : hi+len(body)-len(a.b)]
+	return []Op{{Op: "splice", At: lo, N: hi - lo, Data: g.Blob(piece)},
+		{Op: "splice", At: 0, N: t, Data: g.Blob(body[:t])}}, nil
 }
 
 // entryCRCOp recomputes table entry c's CRC.
@@ -308,26 +463,41 @@ func firstErr(errs ...error) error {
 
 func autoInvalidChoice(g *Gen) error {
 	for _, base := range []string{autoBase, autoBaseNoCRC, "ties/one-escape/c1024", "ties/one-escape/c1024/nocrc",
-		"ties/one-escape/c2048", "mix/zzs/c1024"} {
+		"ties/one-escape/c2048", "mix/zzs/c1024", autoBase3, autoBase3NoCRC} {
 		a, err := g.autoBody(base)
 		if err != nil {
 			return err
 		}
 		id := func(name string) string { return base[len(g.Case(base).Category)+1:] + "/" + name }
 		for c := 0; c < a.chunks(); c++ {
-			other := uint8(layout.FormatZF12)
-			if a.format(c) == layout.FormatZF12 {
-				other = layout.FormatSplitZip4
+			others := []uint8{layout.FormatZF12}
+			switch {
+			case a.format(c) == layout.FormatZF12:
+				others = []uint8{layout.FormatSplitZip4}
+			case a.format(c) == layout.FormatTBE3:
+				others = []uint8{layout.FormatSplitZip4, layout.FormatZF12}
 			}
-			body, err := a.with(c, other)
-			if err != nil {
-				return err
+			if base == autoBase3NoCRC && c != 2 {
+				continue // the corpus stays small: without checksums, the TBE-3 chunk only
 			}
-			name := fmt.Sprintf("c%d-as-%s", c, codec.FormatName(other))
-			if err := add(g, BadPayload{ID: id(name), Level: LevelBody, Base: base,
-				Ops: []Op{{Op: "splice", At: 0, N: len(a.b), Data: g.Blob(body)}}, Want: cNonCanonical,
-				Note: "a chunk in the candidate that is not the smallest (or loses the tie)"}); err != nil {
-				return err
+			if base == autoBase3 || base == autoBase3NoCRC { // every other candidate, TBE-3 included
+				others = nil
+				for _, id := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
+					if id != a.format(c) {
+						others = append(others, id)
+					}
+				}
+			}
+			for _, other := range others {
+				ops, err := a.withOps(g, c, other)
+				if err != nil {
+					return err
+				}
+				name := fmt.Sprintf("c%d-as-%s", c, codec.FormatName(other))
+				if err := add(g, BadPayload{ID: id(name), Level: LevelBody, Base: base, Ops: ops, Want: cNonCanonical,
+					Note: "a chunk in the candidate that is not the smallest (or loses the tie)"}); err != nil {
+					return err
+				}
 			}
 		}
 		if !a.crc {
@@ -357,7 +527,11 @@ func autoInvalidContainer(g *Gen) error {
 		id, want, note string
 		change         func(d []byte) []byte
 	}{
-		{"dtype-f16", cCorrupt, "auto on F16: no candidate codes it", func(d []byte) []byte { d[f.dtype] = byte(layout.DTypeF16); return d }},
+		{"dtype-f64", cCorrupt, "auto on F64: no candidate codes it", func(d []byte) []byte { d[f.dtype] = byte(layout.DTypeF64); return d }},
+		{"dtype-f16", cNonCanonical, "auto on F16 with a codebook (its candidates, the xw formats, use none)", func(d []byte) []byte {
+			d[f.dtype] = byte(layout.DTypeF16)
+			return d
+		}},
 		{"shift-9", cCorrupt, "chunk shift 9", func(d []byte) []byte { d[f.shift] = 9; return d }},
 		{"no-codebook", cCorrupt, "a BF16 auto tensor without its codebook", func(d []byte) []byte {
 			binary.LittleEndian.PutUint32(d[f.cbIndex:], layout.NoCodebook)
@@ -376,6 +550,67 @@ func autoInvalidContainer(g *Gen) error {
 		if err := add(g, BadPayload{ID: "dir/" + e.id, Level: LevelContainer, Base: base,
 			Ops: []Op{{Op: "splice", At: 0, N: end, Data: g.Blob(h)}}, Want: e.want, Note: e.note}); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// autoInvalidTBE3 breaks the TBE-3 pieces of autoBase3 (chunks 2 and 4; chunk 4 is the short last one): their own
+// table entries (corrupt), bits under their checksums, and their canonical form (padding bits, a fallback count
+// the codes contradict).
+func autoInvalidTBE3(g *Gen) error {
+	for _, base := range []string{autoBase3, autoBase3NoCRC} {
+		a, err := g.autoBody(base)
+		if err != nil {
+			return err
+		}
+		crc := base == autoBase3
+		for _, c := range []int{2, 4} {
+			if a.format(c) != layout.FormatTBE3 {
+				return fmt.Errorf("%s: chunk %d in format %d", base, c, a.format(c))
+			}
+			m := int(layout.SZ4{N: a.n, Shift: a.shift}.ChunkLen(uint64(c)))
+			lo, hi := a.piece(c)
+			pb := int(layout.TBE3PlanePiece(uint64(m)))
+			entry := lo + pb + int(layout.Align4(uint64(m))) // the piece's own table entry
+			bad := func(name, want, note string, ops ...Op) error {
+				return add(g, BadPayload{ID: fmt.Sprintf("%s/c%d/%s", base[len("mix3/"):], c, name), Level: LevelBody,
+					Base: base, Ops: ops, Want: want, Note: note})
+			}
+			if err := firstErr(
+				bad("kind", cCorrupt, "the piece's chunk kind 2", xor(entry+3, 0x02)),
+				bad("side-offset", cCorrupt, "the piece's side offset not 0", xor(entry+4, 0x04)),
+				bad("window-250", cCorrupt, "a window start past 249", set32(entry, 250<<16|binary.LittleEndian.Uint32(a.b[entry:])&0xFFFF)),
+			); err != nil {
+				return err
+			}
+			if crc {
+				if err := firstErr(
+					bad("plane-bit", cChecksum, "a plane bit under the piece's CRC", xor(lo+5, 0x01)),
+					bad("sm-byte", cChecksum, "an SM byte under the piece's CRC", xor(lo+pb+1, 0x40)),
+					bad("side-byte", cChecksum, "the last side byte", xor(hi-1, 0x01)),
+				); err != nil {
+					return err
+				}
+				continue
+			}
+			// Without checksums: a fallback's code 0 turned into code 1 (chunk 2's value 948, exponent 40: the
+			// fallback count no longer matches the codes); a plane bit at a padding position (chunk 4).
+			if c == 2 {
+				at := lo + 8*(948/64) + 948%64/8
+				if err := bad("fallback-code", cNonCanonical, "a fallback's code 0 made 1: the count disagrees",
+					xor(at, 1<<(948%8))); err != nil {
+					return err
+				}
+			}
+			if c == 4 {
+				tiles := (m + 63) / 64
+				// the last tile's plane-0 word: its bits past m are padding.
+				at := lo + 8*(tiles-1) + 7
+				if err := bad("plane-padding", cNonCanonical, "a plane bit at a padding position", xor(at, 0x80)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

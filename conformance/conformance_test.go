@@ -97,7 +97,8 @@ func TestCorpusIsSmall(t *testing.T) {
 		return err
 	}))
 	t.Logf("embedded corpus: %d bytes", total)
-	assert.Less(t, total, int64(3<<20))
+	// Eight formats' corpora (3.0 MiB today): the budget keeps the binary and the repository small.
+	assert.Less(t, total, int64(4<<20))
 }
 
 // requirePass checks a report: verdict pass, every target with at least minCases cases, all passed.

@@ -49,6 +49,17 @@ func unsupported(format uint8) error {
 		"vulkan-resident: no device-resident path for %s (format %d)", codec.FormatName(format), format)}
 }
 
+// residentDType reports whether the device-resident operations take tensors of d in format f: the
+// exponent-window formats take their FP8, FP16 and FP32 dtypes; the others BF16 only (an auto tensor of another
+// dtype, whose pieces are exponent-window bodies, has no such path yet).
+func residentDType(f uint8, d layout.DType) bool {
+	switch f {
+	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
+		return true
+	}
+	return d == layout.DTypeOpaque || d == layout.DTypeBF16
+}
+
 // HasPath reports whether the backend has device-resident operations for a format.
 func (r *Resident) HasPath(format uint8) (bool, string) {
 	if r.B.SupportsResident(format) {
@@ -63,7 +74,7 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 	dev := r.B.VK()
 	for i := range jobs {
 		j := &jobs[i]
-		if !r.B.SupportsResident(j.Format) {
+		if !r.B.SupportsResident(j.Format) || !residentDType(j.Format, j.DType) {
 			return unsupported(j.Format)
 		}
 		f, _ := codec.LookupFormat(j.Format)
@@ -137,7 +148,7 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.Err = nil
-		if !r.B.SupportsResident(j.Format) {
+		if !r.B.SupportsResident(j.Format) || !residentDType(j.Format, j.DType) {
 			return unsupported(j.Format)
 		}
 		dt := valueDType(j.DType)

@@ -1,8 +1,8 @@
 #version 450
-// auto encode, last pass (docs/FORMAT.md §11): one workgroup per chunk copies the chunk's piece out of the chosen
-// candidate's whole body into the auto body — dense pieces, the table entry with its side offset set to 0 (the
-// chunk CRC corrected for that change: CRC-32C is affine, so only the changed word's term moves), the side piece
-// — and writes the auto table entry with its CRC.
+// auto encode, last pass (docs/FORMAT.md §11): one dispatch per candidate, one workgroup per chunk that chose it,
+// copies the chunk's piece out of the candidate's whole body into the auto body — dense pieces, the table entry
+// with its side offset set to 0 (the chunk CRC corrected for that change: CRC-32C is affine, so only the changed
+// word's term moves), the side piece — and writes the auto table entry with its CRC.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 
@@ -13,57 +13,49 @@ layout(constant_id = 0) const uint WG = 256;
 const uint REPL = 1u;
 
 layout(std430, binding = 0) writeonly buffer Out { uint outw[]; };    // the auto body
-layout(std430, binding = 1) readonly buffer BodyA { uint bodyA[]; };
-layout(std430, binding = 2) readonly buffer BodyB { uint bodyB[]; };
-layout(std430, binding = 3) readonly buffer Work { uint work[]; };    // sizes, offsets, total, choice (auto_pick)
-layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
+layout(std430, binding = 1) readonly buffer Body { uint body[]; };    // the candidate's whole body
+layout(std430, binding = 2) readonly buffer Work { uint work[]; };    // sizes, offsets, total, choice (auto_pick)
+layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
 
 layout(push_constant) uniform PC {
-    uvec4 aStreams;  // candidate 0: word offsets of up to three dense streams (unused: ~0u), table word offset
-    uvec4 aFull;     // bytes of a full chunk's piece of each stream, side section word offset
-    uvec4 aLast;     // bytes of the last chunk's piece of each stream
-    uvec4 bStreams;  // candidate 1
-    uvec4 bFull;
-    uvec4 bLast;
+    uvec4 streams;   // word offsets of up to three dense streams (unused: ~0u), table word offset
+    uvec4 full;      // bytes of a full chunk's piece of each stream, side section word offset
+    uvec4 lastP;     // bytes of the last chunk's piece of each stream
     uint chunks;
     uint checksums;
     uint outBase;    // word offset of the auto body in binding 0
-    uint aBase;      // word offsets of the candidate bodies in theirs
-    uint bBase;
-    uint ids;        // format id of candidate 0 (bits 0-7) and 1 (bits 8-15)
+    uint base;       // word offset of the candidate body in binding 1
+    uint id;         // the candidate's format id: chunks that chose another are left alone
 } pc;
 
 #include "common.glsl"
 #define NO_SHARED_TABLES
 #include "crc_tables.glsl"
 
-uint src(uint k, uint w) { return k == 0u ? bodyA[pc.aBase + w] : bodyB[pc.bBase + w]; }
+uint src(uint w) { return body[pc.base + w]; }
 
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint C = pc.chunks;
     uint piecesW = pc.outBase + CHUNK_ENTRY_WORDS * C; // first piece word
     for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
+        if (work[2u * C + 1u + c] != pc.id) continue;
         bool last = c == C - 1u;
-        uint k = work[2u * C + 1u + c];
-        uvec4 st = k == 0u ? pc.aStreams : pc.bStreams;
-        uvec4 fu = k == 0u ? pc.aFull : pc.bFull;
-        uvec4 la = k == 0u ? pc.aLast : pc.bLast;
         uint off = work[C + c]; // bytes from the first piece
         uint dst = piecesW + off / 4u;
         uint dense = 0u;
         for (uint i = 0u; i < 3u; i++) {
-            if (st[i] == 0xFFFFFFFFu) continue;
-            uint n = (last ? la[i] : fu[i]) / 4u;
-            uint from = st[i] + c * (fu[i] / 4u);
-            for (uint q = t; q < n; q += WG) outw[dst + q] = src(k, from + q);
+            if (pc.streams[i] == 0xFFFFFFFFu) continue;
+            uint n = (last ? pc.lastP[i] : pc.full[i]) / 4u;
+            uint from = pc.streams[i] + c * (pc.full[i] / 4u);
+            for (uint q = t; q < n; q += WG) outw[dst + q] = src(from + q);
             dst += n;
             dense += 4u * n;
         }
-        uint e = st.w + c * CHUNK_ENTRY_WORDS;
-        uint info = src(k, e + ENTRY_INFO), sideOff = src(k, e + ENTRY_SIDE_OFF), crc = src(k, e + ENTRY_CRC);
+        uint e = pc.streams.w + c * CHUNK_ENTRY_WORDS;
+        uint info = src(e + ENTRY_INFO), sideOff = src(e + ENTRY_SIDE_OFF), crc = src(e + ENTRY_CRC);
         uint sideLen = work[c] - dense - 4u * CHUNK_ENTRY_WORDS;
-        for (uint q = t; q < sideLen / 4u; q += WG) outw[dst + CHUNK_ENTRY_WORDS + q] = src(k, fu.w + sideOff / 4u + q);
+        for (uint q = t; q < sideLen / 4u; q += WG) outw[dst + CHUNK_ENTRY_WORDS + q] = src(pc.full.w + sideOff / 4u + q);
         if (t == 0u) {
             if (pc.checksums != 0u && sideOff != 0u) {
                 // The chunk CRC covers info, side offset, then dense and side bytes: the offset's term, shifted over
@@ -75,8 +67,7 @@ void main() {
             outw[dst + ENTRY_INFO] = info;
             outw[dst + ENTRY_SIDE_OFF] = 0u;
             outw[dst + ENTRY_CRC] = crc;
-            uint fmt = (pc.ids >> (8u * k)) & 0xFFu;
-            uint aInfo = fmt << KIND_SHIFT, aOff = off / 4u;
+            uint aInfo = pc.id << KIND_SHIFT, aOff = off / 4u;
             uint aCrc = 0u;
             if (pc.checksums != 0u) aCrc = shiftBy(TAB_M4, shiftBy(TAB_M4, 0xFFFFFFFFu ^ aInfo) ^ aOff) ^ 0xFFFFFFFFu;
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = aInfo;

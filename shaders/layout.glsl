@@ -19,7 +19,11 @@
 #define CRC32C_POLY            2197175160u // reflected Castagnoli polynomial
 #define FORMAT_SPLITZIP4       1u // format id of SplitZip-4
 #define FORMAT_ZF12            2u // format id of zf12
+#define FORMAT_TBE3            3u // format id of TBE-3
 #define FORMAT_AUTO            4u // format id of auto
+#define FORMAT_XW3             8u // format id of xw3 (ids of xw3, xw2, xw4 are consecutive)
+#define FORMAT_XW2             9u // format id of xw2
+#define FORMAT_XW4             10u // format id of xw4
 #define ZF12_BLOCK             512u // zf12: values per block
 #define ZF12_SPAN              7u // zf12: largest field - base of a coded block
 #define ZF12_RAW_HEADER        255u // zf12: header byte of a raw block

@@ -42,13 +42,15 @@ import (
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_encode.comp -o tbe3_encode.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_place.comp -o tbe3_place.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_decode.comp -o tbe3_decode.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_decode_pieces.comp -o tbe3_decode_pieces.spv
 
 //go:embed *.spv
 var spv embed.FS
 
 // Names lists the kernels.
 var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "zf12_encode", "zf12_place", "zf12_decode",
-	"sz4_decode_pieces", "zf12_decode_pieces", "auto_pick", "auto_gather", "copy", "tbe3_encode", "tbe3_place", "tbe3_decode"}
+	"sz4_decode_pieces", "zf12_decode_pieces", "auto_pick", "auto_gather", "copy", "tbe3_encode", "tbe3_place", "tbe3_decode",
+	"tbe3_decode_pieces"}
 
 // SPIRV returns the SPIR-V of a kernel.
 func SPIRV(name string) ([]byte, error) { return spv.ReadFile(name + ".spv") }

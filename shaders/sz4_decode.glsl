@@ -22,6 +22,10 @@ layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count clamped indices
 layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together (memory-level parallelism)
 layout(constant_id = 7) const uint PROF = 0;         // profiling only (wrong results): bits switch parts off, see
                                                      // Options.Profile; 0 in every real use
+#if PIECES
+layout(constant_id = 6) const uint PROBE = 3;        // bit 0 probes the zf12 size, bit 1 the TBE-3 size (both are
+                                                     // the spec; fewer only to measure their cost)
+#endif
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
@@ -111,6 +115,9 @@ uint gSideLen;
 #endif
 
 #include "common.glsl"
+#if PIECES
+#include "auto_pieces.glsl"
+#endif
 #include "crc_tables.glsl"
 
 shared uint pairExp[256]; // code byte -> exponent bits of its two values
@@ -139,6 +146,32 @@ void probeSlot(uint s, uvec4 o, uint present) {
     uint blk = s / (ZF12_BLOCK / 8u);
     atomicMin(pmin[blk], lo);
     atomicMax(pmax[blk], hi);
+}
+
+// The TBE-3 size of the chunk's values: the exponent histogram (codes counted per thread in registers, escapes and
+// raw exponents added in shared memory) and its best window of 7 exponents.
+shared uint phist[256];
+shared uint pbest;
+
+// countCodes adds the codes of a slot's present values to the per-thread counters hc (two 16-bit counts a word):
+// the nibbles' low and high bit pairs decode to four masks each, and a code's nibbles are where both agree.
+void countCodes(uint cw, uint present, inout uint hc[8]) {
+    uint pm = present >= 8u ? 0x11111111u : 0x11111111u & ((1u << (4u * present)) - 1u);
+    uint x1 = cw >> 1, x2 = cw >> 2, x3 = cw >> 3;
+    uint lo[4] = uint[4](~(cw | x1) & pm, cw & ~x1 & pm, ~cw & x1 & pm, cw & x1 & pm);
+    uint hi[4] = uint[4](~(x2 | x3), x2 & ~x3, ~x2 & x3, x2 & x3);
+    for (uint j = 0u; j < 4u; j++)
+        for (uint i = 0u; i < 4u; i += 2u)
+            hc[2u * j + i / 2u] += uint(bitCount(lo[i] & hi[j])) | (uint(bitCount(lo[i + 1u] & hi[j])) << 16);
+}
+
+// tbe3Size is the one-chunk TBE-3 body of the chunk's m values, from the histogram's best window (pbest).
+uint tbe3Size(uint m) {
+    uint p = 24u * ((m + 63u) / 64u);
+    uint raw = m > p ? ((m - p + 3u) & ~3u) : 0u;
+    uint k = m - min(pbest, m);
+    uint coded = (k + 3u) & ~3u;
+    return p + ((m + 3u) & ~3u) + 4u * CHUNK_ENTRY_WORDS + (coded < raw ? coded : raw);
 }
 
 // zf12Size is the one-chunk zf12 body of the chunk's m values, from the probed block ranges.
@@ -178,6 +211,8 @@ void main() {
     uint t = gl_LocalInvocationID.x;
 #if !PIECES
     gSideLen = pc.sideLen == SIDE_LEN_RUNTIME ? status[pc.statusBase + STATUS_SIDE_LEN] : pc.sideLen;
+#else
+    if (autoIdle(FORMAT_SPLITZIP4, pc.segFirst, pc.segChunks)) return;
 #endif
     if (pc.checksums != 0u) loadTables();
     for (uint b = t; b < 256u; b += WG) {
@@ -228,6 +263,9 @@ void main() {
             pmin[b] = ZF12_MAX_BASE;
             pmax[b] = 0u;
         }
+        for (uint e = t; e < 256u; e += WG) phist[e] = 0u;
+        if (t == 0u) pbest = 0u;
+        uint hc[8] = uint[8](0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
 #endif
         uint info = table[TAB_BASE + ENTRY_INFO];
         uint off = table[TAB_BASE + ENTRY_SIDE_OFF];
@@ -256,6 +294,9 @@ void main() {
                 uint w = sideWord(sw + i);
                 if (k <= ESC_CAP) escs[i] = w;
                 uint pos = w & ESCAPE_POS_MASK;
+#if PIECES
+                if ((PROBE & 2u) != 0u) atomicAdd(phist[(w >> ESCAPE_EXP_SHIFT) & 0xFFu], 1u);
+#endif
                 bool bad = (w >> 24) != 0u || pos >= m || lut[(w >> ESCAPE_EXP_SHIFT) & 0xFFu] != 0u
                     || (i > 0u && pos <= (sideWord(sw + i - 1u) & ESCAPE_POS_MASK));
                 if (bad) report(STATUS_NONCANONICAL, c);
@@ -318,6 +359,9 @@ void main() {
                 o = uvec4(cw & 0x3F803F80u, (cw >> 4) & 0x3F803F80u, (cw >> 8) & 0x3F803F80u, (cw >> 12) & 0x3F803F80u);
             else
                 o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
+#if PIECES
+            if ((PROBE & 2u) != 0u) countCodes(cw, present, hc);
+#endif
             o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
 #if PIECES
             // auto's zf12 probe needs each slot's exact exponents, so pieces apply escapes slot by slot.
@@ -356,7 +400,7 @@ void main() {
             }
 #endif
 #if PIECES
-            slotRange(o, present, plo[u], phi[u]);
+            if ((PROBE & 1u) != 0u) slotRange(o, present, plo[u], phi[u]);
 #endif
             uint ow = (lc * N + v0) / 2u;
             if ((PROF & 64u) != 0u && o.x != 0x12345678u) {
@@ -369,7 +413,7 @@ void main() {
           }
 #if PIECES
           // Out of the divergent slot loop: lanes of a subgroup mostly share a block, so reduce there first.
-          for (uint u = 0u; u < U; u++) {
+          for (uint u = 0u; u < U && (PROBE & 1u) != 0u; u++) {
               uint blk = ((j0 + u) * WG + t) / (ZF12_BLOCK / 8u);
               if (subgroupAllEqual(blk)) {
                   uint lo = subgroupMin(plo[u]), hi = subgroupMax(phi[u]);
@@ -429,6 +473,9 @@ void main() {
                     uint e = v < h ? (codes[CODE_BASE + v / 4u] >> (8u * (v & 3u))) & 0xFFu
                                    : (sideWord(sw + (v - h) / 4u) >> (8u * ((v - h) & 3u))) & 0xFFu;
                     rawEsc += 1u - lut[e];
+#if PIECES
+                    if ((PROBE & 2u) != 0u) atomicAdd(phist[e], 1u);
+#endif
                     o[b >> 1] |= e << (7u + 16u * (b & 1u));
                 }
                 if (present < 8u) {
@@ -437,7 +484,7 @@ void main() {
                     if ((lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u) report(STATUS_NONCANONICAL, c);
                 }
 #if PIECES
-                probeSlot(s, o, present);
+                if ((PROBE & 1u) != 0u) probeSlot(s, o, present);
 #endif
                 uint ow = (lc * N + v0) / 2u;
                 if (present == 8u) {
@@ -473,9 +520,26 @@ void main() {
         }
 
 #if PIECES
-        // auto's choice: SplitZip-4 (id 1) must not be larger than zf12 would be (ties go to the lower id).
+        // auto's choice: SplitZip-4 (id 1) must not be larger than zf12 or TBE-3 would be (ties go to the lower id).
+        if ((PROBE & 2u) != 0u) {
+            // Code counts: the escapes (code 0) were counted under their own exponents.
+            for (uint v = 0u; v < 16u; v++) {
+                uint n = subgroupAdd((hc[v >> 1] >> (16u * (v & 1u))) & 0xFFFFu);
+                if (subgroupElect() && n != 0u) atomicAdd(phist[cbExp(v)], n);
+            }
+            if (t == 0u && !raw) atomicAdd(phist[cbExp(0u)], 0u - k);
+            barrier();
+            for (uint s = t; s <= TBE3_MAX_WINDOW_START; s += WG) {
+                uint cov = 0u;
+                for (uint i = 0u; i < TBE3_WINDOW; i++) cov += phist[s + i];
+                atomicMax(pbest, cov);
+            }
+        }
         barrier();
-        if (t == 0u && ((pc.cands >> FORMAT_ZF12) & 1u) != 0u && zf12Size(m) < pieceB) report(STATUS_NONCANONICAL, c);
+        if (t == 0u && (PROBE & 1u) != 0u && ((pc.cands >> FORMAT_ZF12) & 1u) != 0u && zf12Size(m) < pieceB)
+            report(STATUS_NONCANONICAL, c);
+        if (t == 0u && (PROBE & 2u) != 0u && ((pc.cands >> FORMAT_TBE3) & 1u) != 0u && tbe3Size(m) < pieceB)
+            report(STATUS_NONCANONICAL, c);
 #endif
         // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece.
         if (pc.checksums != 0u && (PROF & 8u) == 0u) {

@@ -15,6 +15,10 @@ layout(constant_id = 1) const uint SHIFT = 14;
 layout(constant_id = 2) const uint REPL = 1;
 layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count clamped indices, and decode corrupt chunks anyway
 layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together
+#if PIECES
+layout(constant_id = 6) const uint PROBE = 3;        // bit 0 probes the SplitZip-4 size, bit 1 the TBE-3 size
+                                                     // (both are the spec; fewer only to measure their cost)
+#endif
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
@@ -108,6 +112,9 @@ uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
 #endif
 
 #include "common.glsl"
+#if PIECES
+#include "auto_pieces.glsl"
+#endif
 #include "crc_tables.glsl"
 
 shared uint hdr[BLOCKS];    // header bytes of the chunk's blocks
@@ -125,6 +132,9 @@ uint blockSide(uint mb) { return (((mb + 1u) / 2u) + 3u) & ~3u; }
 // The SplitZip-4 size of the chunk's values (auto's choice must be the smallest candidate): its escapes.
 shared uint plut[256]; // exponent -> 1 if the codebook has it
 shared uint pesc;
+// The TBE-3 size of the chunk's values: their exponent histogram and its best window of 7.
+shared uint phist[256];
+shared uint pbest;
 
 uint probeSlot(uvec4 o, uint present) {
     uint k = 0u;
@@ -133,6 +143,13 @@ uint probeSlot(uvec4 o, uint present) {
         if (2u * q + 1u < present) k += 1u - plut[(o[q] >> 23) & 0xFFu];
     }
     return k;
+}
+
+void histSlot(uvec4 o, uint present) {
+    for (uint q = 0u; q < 4u; q++) {
+        if (2u * q < present) atomicAdd(phist[(o[q] >> 7) & 0xFFu], 1u);
+        if (2u * q + 1u < present) atomicAdd(phist[(o[q] >> 23) & 0xFFu], 1u);
+    }
 }
 #endif
 
@@ -157,6 +174,9 @@ uint spreadLow2(uint l) { return (l & 0xFFu) | ((l & 0xFF00u) << 8); }
 
 void main() {
     uint t = gl_LocalInvocationID.x;
+#if PIECES
+    if (autoIdle(FORMAT_ZF12, pc.segFirst, pc.segChunks)) return;
+#endif
     if (pc.checksums != 0u) loadTables();
 #if PIECES
     for (uint e = t; e < 256u; e += WG) {
@@ -197,8 +217,10 @@ void main() {
         uint tabW = headW + HWORDS;
         gSideW = tabW + CHUNK_ENTRY_WORDS;
         gSideLen = pieceB - fixedB;
+        for (uint e = t; e < 256u; e += WG) phist[e] = 0u;
         if (t == 0u) {
             pesc = 0u;
+            pbest = 0u;
             uint stored = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
             if (pc.checksums != 0u) {
                 uint reg = shiftBy(TAB_M4, 0xFFFFFFFFu ^ aInfo);
@@ -341,7 +363,8 @@ void main() {
                 atomicMax(rmax[blk], hi);
             }
 #if PIECES
-            pk += probeSlot(o, present);
+            if ((PROBE & 1u) != 0u) pk += probeSlot(o, present);
+            if ((PROBE & 2u) != 0u) histSlot(o, present);
 #endif
             uint ow = (lc * N + v0) / 2u;
             if (present == 8u) {
@@ -364,10 +387,25 @@ void main() {
         pk = subgroupAdd(pk);
         if (subgroupElect()) atomicAdd(pesc, pk);
         barrier();
-        if (t == 0u && ((pc.cands >> FORMAT_SPLITZIP4) & 1u) != 0u) {
+        if (t == 0u && (PROBE & 1u) != 0u && ((pc.cands >> FORMAT_SPLITZIP4) & 1u) != 0u) {
             uint rs = ((m / 2u) + 3u) & ~3u;
             uint sz4Size = lcB + llB + 4u * CHUNK_ENTRY_WORDS + (ESCAPE_SIZE * pesc < rs ? ESCAPE_SIZE * pesc : rs);
             if (sz4Size <= pieceB) report(STATUS_NONCANONICAL, c);
+        }
+        // and smaller than TBE-3 (id 3) would be.
+        if ((PROBE & 2u) != 0u) {
+            for (uint s = t; s <= TBE3_MAX_WINDOW_START; s += WG) {
+                uint cov = 0u;
+                for (uint i = 0u; i < TBE3_WINDOW; i++) cov += phist[s + i];
+                atomicMax(pbest, cov);
+            }
+            barrier();
+            if (t == 0u && ((pc.cands >> FORMAT_TBE3) & 1u) != 0u) {
+                uint p = 24u * ((m + 63u) / 64u);
+                uint raw = m > p ? ((m - p + 3u) & ~3u) : 0u;
+                uint coded = (m - min(pbest, m) + 3u) & ~3u;
+                if (p + llB + 4u * CHUNK_ENTRY_WORDS + (coded < raw ? coded : raw) < pieceB) report(STATUS_NONCANONICAL, c);
+            }
         }
 #endif
         // Checksum: the dense pieces from the per-thread Horner sums, then info, offset, headers and side piece.

@@ -34,13 +34,16 @@ byte moved. GB/s are 1e9 bytes of uncompressed BF16 per second. The last iterati
 encoded body against the Go reference, the decoded values against the input.
 
 Data: kvlike (the exponent distribution of the shared KV corpus; no file needed), gauss (standard normal),
-escapes=P (kvlike with a fraction P of values escaped), or a file (its BF16 tensors, tiled to --size).
+escapes=P (kvlike with a fraction P of values escaped), spread (exponents uniform over the KV codebook's 16), or
+a file (its BF16 tensors, tiled to --size).
 
 Every coded format runs (--format, vkzip formats lists them). Formats of other dtypes (xw2/xw3/xw4) measure the
 BF16 data converted to --dtype (default: the format's first, F8_E5M2); GB/s then count bytes of that dtype. A
 format or dtype without device-resident operations on the Vulkan backend is timed through its host path: values
 staged up, bodies staged down, wall clock only (the line says "host path"). --format auto measures the auto body
-(every chunk in its smallest candidate, splitzip4 or zf12), not the encoder's per-tensor choice.
+(every chunk in its smallest candidate: splitzip4, zf12 or tbe3 for BF16), not the encoder's per-tensor choice;
+kvlike, gauss and escapes=P make every chunk a tbe3 piece, spread a splitzip4 piece. --auto-skip-probes 3 times the
+same decode without checking auto's choice, to show what the check costs.
 
 --blocks K (Vulkan, splitzip4) also times the block API on the same data cut into K blocks of --block-size: each
 run encodes (or decodes) every block in one submission, --depth runs in flight; its wall throughput is compared
@@ -148,6 +151,19 @@ func benchData(spec string, values int, seed uint64) ([]byte, error) {
 		return synth.KVLike(values, seed), nil
 	case spec == "gauss":
 		return synth.Gauss(values, seed), nil
+	case spec == "spread":
+		// Exponents uniform over the KV codebook's 16: SplitZip-4 codes every value, a 7-exponent window misses
+		// more than half, so every auto chunk is a splitzip4 piece.
+		out := make([]byte, 2*values)
+		x := seed | 1
+		for i := 0; i < values; i++ {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			v := uint16(x>>32)&0x807F | uint16(cb[x&15])<<7
+			out[2*i], out[2*i+1] = byte(v), byte(v>>8)
+		}
+		return out, nil
 	case strings.HasPrefix(spec, "escapes="):
 		p, err := strconv.ParseFloat(strings.TrimPrefix(spec, "escapes="), 64)
 		if err != nil || p < 0 || p > 1 {
@@ -195,6 +211,9 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
 	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning)")
 	profile := fs.Uint("profile", 0, "vulkan: switch decode-kernel parts off to time them (wrong results; see vkcodec.Options.Profile)")
+	skipProbes := fs.Uint("auto-skip-probes", 0, "vulkan, --format auto: size probes the piece decoders leave out "+
+		"(bit 0 the first other candidate, bit 1 the second; measures what checking auto's choice costs; such a "+
+		"decoder is not conformant)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
 	latChunk := fs.Int("latency-chunk", 0, "chunk size in values of the 1 MiB tensor (default: layout.ChunkShiftFor, 8192)")
 	blocks := fs.Int("blocks", 0, "vulkan, splitzip4: also time `K` blocks per run through the block API")
@@ -244,7 +263,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		o, err := benchFormat(ctx, bf, strings.TrimSpace(name), shift, flagSet(fs, "chunk"), size, benchFlags{data: *data,
 			dtype: *dtypeName, noCRC: *noCRC, iters: *iters, warm: *warm, seed: *seed, wg: *wg, repl: *repl,
 			groups: *groups, unroll: *unroll, latency: *latency, source: *source, json: *asJSON, profile: uint32(*profile),
-			latShift: latShift, blk: blk})
+			skipProbes: uint32(*skipProbes), latShift: latShift, blk: blk})
 		if err != nil {
 			return err
 		}
@@ -276,6 +295,7 @@ type benchFlags struct {
 	iters, warm, wg, repl, groups, unroll int
 	seed                                  uint64
 	profile                               uint32     // vkcodec.Options.Profile
+	skipProbes                            uint32     // vkcodec.Options.AutoSkipProbes
 	latShift                              uint       // chunk shift of the 1 MiB latency tensor
 	blk                                   *blockSpec // --blocks
 }
@@ -382,7 +402,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 			return nil, usagef("--blocks measures splitzip4 only")
 		}
 		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll,
-			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk)
+			Profile: uint32(*profile), AutoSkipProbes: fl.skipProbes}, ref, src, cb, &out, *latency, latShift, blk)
 	default:
 		return nil, usagef("--backend must be cpu, vulkan or auto")
 	}
@@ -459,6 +479,9 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
 	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d profile=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll, o.Profile)
+	if o.AutoSkipProbes != 0 {
+		out.Variant += fmt.Sprintf(" auto-skip-probes=%d", o.AutoSkipProbes)
+	}
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	n := uint64(len(src))
 	pad := (n + 255) &^ 255

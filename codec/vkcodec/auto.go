@@ -12,13 +12,18 @@ import (
 
 // auto on Vulkan (docs/FORMAT.md §11).
 //
-// Encode: every candidate encodes the whole tensor into a scratch body with its own kernels; auto_pick sizes each
-// chunk's one-chunk body under every candidate and keeps the smallest; sz4_scan turns the sizes into offsets;
-// auto_gather copies each chunk's piece out of the chosen body into place. One submission.
+// Encode: every candidate encodes the whole tensor into a scratch body with its own kernels; auto_pick, one
+// dispatch per candidate in id order, sizes each chunk's one-chunk body and keeps the smallest; sz4_scan turns the
+// sizes into offsets; auto_gather, one dispatch per candidate, copies the pieces of the chunks that chose it out of
+// its body into place. One submission.
 //
-// Decode: one pass. Each candidate's decoder, built over pieces (sz4_decode_pieces, zf12_decode_pieces), takes the
-// chunks whose table entry names its format, decodes them and checks that no other candidate would have coded them
-// smaller; the dispatches run together, each chunk decoded once.
+// Decode: one pass. Each candidate's decoder, built over pieces (sz4_decode_pieces, zf12_decode_pieces,
+// tbe3_decode_pieces for BF16; xw_decode_pieces, specialised per format and dtype, for F8_E5M2, F8_E4M3, F16 and
+// F32), takes the chunks whose table entry names its format, decodes them and checks that no other candidate would
+// have coded them smaller (probes of the other candidates' sizes from the decoded values); the dispatches run
+// together, each chunk decoded once, and a workgroup with none of its format's chunks leaves at once.
+//
+// The device-resident operations (PrepareEncodeFormat, PrepareDecodeFormat) take BF16 tensors only.
 //
 // The candidate bodies and the auto body must each fit one storage-buffer binding; larger tensors are refused
 // (ErrTooLarge) and stay with the CPU backend.
@@ -29,16 +34,21 @@ func init() {
 
 // push-constant sizes of the auto kernels, in bytes
 const (
-	pushPieces = 4 * (4 + 18)
-	pushPick   = 4 * (8 + 4)
-	pushGather = 4 * (24 + 6)
+	pushPieces     = 4 * (4 + 18)
+	pushTBE3Pieces = 4 * (4 + 12)
+	pushPick       = 4 * (4 + 4)
+	pushGather     = 4 * (12 + 5)
 )
 
 // autoKernels are the piece decoders of the candidates the kernels handle, by format id.
-var autoKernels = map[uint8]string{layout.FormatSplitZip4: "sz4_decode_pieces", layout.FormatZF12: "zf12_decode_pieces"}
+var autoKernels = map[uint8]string{layout.FormatSplitZip4: "sz4_decode_pieces", layout.FormatZF12: "zf12_decode_pieces",
+	layout.FormatTBE3: "tbe3_decode_pieces", layout.FormatXW3: "xw_decode_pieces", layout.FormatXW2: "xw_decode_pieces",
+	layout.FormatXW4: "xw_decode_pieces"}
+
+func isXW(id uint8) bool { _, ok := layout.XWCodeBits(id); return ok }
 
 // autoCands lists auto's candidates for d (by id) or says why this backend cannot run auto on d: a candidate
-// without piece kernels here, or more than the two the encode kernels bind.
+// without piece kernels here.
 func autoCands(d layout.DType) ([]uint8, error) {
 	var ids []uint8
 	for _, f := range codec.AutoCandidates(d) {
@@ -48,15 +58,17 @@ func autoCands(d layout.DType) ([]uint8, error) {
 		}
 		ids = append(ids, f.ID)
 	}
-	if len(ids) == 0 || len(ids) > 2 {
+	if len(ids) == 0 {
 		return nil, &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
-			Detail: fmt.Sprintf("vulkan backend: auto on %v with %d candidates", d, len(ids))}
+			Detail: fmt.Sprintf("vulkan backend: auto on %v has no candidates", d)}
 	}
 	return ids, nil
 }
 
-// candLayout is where a candidate's whole body keeps each chunk's piece: up to three dense streams with fixed
-// per-chunk pieces, the chunk table and the side section.
+// candLayout is where a candidate's scratch body keeps each chunk's piece: up to three dense streams with fixed
+// per-chunk pieces, the chunk table and the side section. SplitZip-4 and zf12 scratch bodies are their formats'
+// whole bodies; TBE-3's has its regions at binding-aligned offsets (its kernels address the SM stream in 16-byte
+// units).
 type candLayout struct {
 	id               uint8
 	streams          [3]uint64 // byte offsets; ^0 when absent
@@ -64,7 +76,7 @@ type candLayout struct {
 	table, side, max uint64
 }
 
-func candidateLayout(id uint8, n uint64, shift uint) candLayout {
+func candidateLayout(id uint8, d layout.DType, n uint64, shift uint) candLayout {
 	g := layout.SZ4{N: n, Shift: shift}
 	c := g.Chunks()
 	l := candLayout{id: id, streams: [3]uint64{0, g.CodeBytes(), ^uint64(0)}}
@@ -78,9 +90,37 @@ func candidateLayout(id uint8, n uint64, shift uint) candLayout {
 		l.streams[2] = z.HeaderOffset()
 		l.full[2], l.last[2] = z.HeaderPiece(), z.HeaderPiece()
 		l.table, l.side, l.max = z.TableOffset(), z.SideOffset(), z.MaxBodySize()
+	case layout.FormatXW3, layout.FormatXW2, layout.FormatXW4:
+		// Planes, byte stream (absent for F8), table and side section at binding-aligned offsets: the kernels
+		// bind each region whole.
+		x, _ := layout.NewXW(id, d, n, shift)
+		pf := 4 * uint64(x.Planes()) * g.ChunkValues() / layout.XWGroup
+		kb := uint64(x.KB())
+		lows := alignRegion(x.PlaneBytes())
+		l.streams = [3]uint64{0, lows, ^uint64(0)}
+		l.full = [3]uint64{pf, kb * g.ChunkValues(), 0}
+		l.last = [3]uint64{x.PlaneBytes() - (c-1)*pf, x.LowBytes() - (c-1)*kb*g.ChunkValues(), 0}
+		if kb == 0 {
+			l.streams[1], l.full[1], l.last[1] = ^uint64(0), 0, 0
+		}
+		l.table = lows + alignRegion(max(x.LowBytes(), 4))
+		l.side = l.table + alignRegion(layout.ChunkEntrySize*c)
+		l.max = l.side + max(x.MaxBodySize()-x.SideOffset(), 4)
+	case layout.FormatTBE3:
+		t := layout.TBE3{N: n, Shift: shift}
+		al := alignRegion
+		sm := al(t.PlaneBytes())
+		l.streams = [3]uint64{0, sm, ^uint64(0)}
+		l.full = [3]uint64{layout.TBE3PlanePiece(g.ChunkValues()), g.ChunkValues(), 0}
+		l.last = [3]uint64{layout.TBE3PlanePiece(g.ChunkLen(c - 1)), t.SMBytes() - (c-1)*g.ChunkValues(), 0}
+		l.table = sm + al(t.SMBytes())
+		l.side = l.table + al(layout.ChunkEntrySize*c)
+		l.max = l.side + max(t.MaxBodySize()-t.SideOffset(), 4)
 	}
 	return l
 }
+
+func alignRegion(x uint64) uint64 { return (x + regionAlign - 1) &^ (regionAlign - 1) }
 
 func (l candLayout) dense(last bool) uint64 {
 	p := l.full
@@ -90,33 +130,179 @@ func (l candLayout) dense(last bool) uint64 {
 	return p[0] + p[1] + p[2]
 }
 
-func autoMax(n uint64, shift uint) uint64 {
+func autoMax(n uint64, d layout.DType, shift uint) uint64 {
 	f, _ := codec.LookupFormat(layout.FormatAuto)
-	return f.MaxBodyOf(n, layout.DTypeBF16, shift)
+	return f.MaxBodyOf(n, d, shift)
 }
 
 // checkAuto refuses tensors whose bodies do not fit one binding, and devices whose shared memory does not hold
 // the piece decoders.
-func (b *Backend) checkAuto(n uint64, shift uint, ids []uint8) error {
+func (b *Backend) checkAuto(n uint64, d layout.DType, shift uint, ids []uint8) error {
 	if !b.autoShared {
 		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
 			Detail: fmt.Sprintf("vulkan backend: %s has too little shared memory for auto's decoders", b.info.Name)}
 	}
 	for _, id := range ids {
-		if m := candidateLayout(id, n, shift).max; m > b.slabMax {
+		if m := candidateLayout(id, d, n, shift).max; m > b.slabMax {
 			return errTooBig(m, b.slabMax)
 		}
 	}
-	if m := autoMax(n, shift); m > b.slabMax {
+	if m := layout.Align4(n * uint64(d.Size())); m > b.slabMax {
+		return errTooBig(m, b.slabMax)
+	}
+	if m := autoMax(n, d, shift); m > b.slabMax {
 		return errTooBig(m, b.slabMax)
 	}
 	return nil
 }
 
-// recordAutoEncode records the auto encode of n values at src into dst (device ranges; dst has room for the
-// largest auto body). The returned work words hold the pieces' total size at word 2·chunks.
-func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.BufferRange, n uint64, shift uint,
-	cb *codec.Codebook, checksums bool, dst vk.BufferRange, ids []uint8) (staged, error) {
+// autoTBE3 is TBE-3's encode of a whole tensor into a candidate scratch body (candLayout's regions), through
+// views: the same kernels as the TBE-3 format, with their base offsets.
+type autoTBE3 struct {
+	p           tbe3Plan // geometry, workgroup, work words and block count (its staged segments are unused)
+	segs        []autoTBE3Seg
+	table, side view
+}
+
+type autoTBE3Seg struct {
+	first, count    uint64
+	src, planes, sm view
+}
+
+func (b *Backend) autoTBE3Views(s *session, src vk.BufferRange, n uint64, shift uint, l candLayout,
+	body loc) (*autoTBE3, error) {
+	g := layout.TBE3{N: n, Shift: shift}
+	C := g.Chunks()
+	a := &autoTBE3{p: tbe3Plan{g: g, wg: b.tbe3WG(shift), nb: (C + 63) / 64}}
+	sz := layout.SZ4{N: n, Shift: shift}
+	br := body.rng()
+	for first, per := uint64(0), b.segChunks(shift); first < C; first += per {
+		sg := autoTBE3Seg{first: first, count: min(per, C-first)}
+		pl, ph := tbe3PlaneRange(g, sg.first, sg.count)
+		sl, sh := tbe3SMRange(g, sg.first, sg.count)
+		vl, vh := valueRange(sz, sg.first, sg.count)
+		sg.src = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
+		sg.planes = bufView(br, pl, ph-pl)
+		sg.sm = bufView(br, l.streams[1]+sl, sh-sl)
+		a.segs = append(a.segs, sg)
+	}
+	a.table = bufView(br, l.table, layout.ChunkEntrySize*C)
+	a.side = bufView(br, l.side, l.max-l.side)
+	var err error
+	a.p.work, err = s.allocOut(b, 4*(2*a.p.nb+1))
+	return a, err
+}
+
+func (b *Backend) recordAutoTBE3Encode(ctx context.Context, s *session, a *autoTBE3, checksums bool) error {
+	pipe, cs, err := b.tbe3Kernel(ctx, "tbe3_encode", &a.p)
+	if err != nil {
+		return err
+	}
+	C := a.p.g.Chunks()
+	for _, sg := range a.segs {
+		bd, err := s.bind(b, pipe, sg.src.l, sg.planes.l, sg.sm.l, a.table.l, cs, a.p.work.dev)
+		if err != nil {
+			return err
+		}
+		var pw pushWriter
+		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(a.p.g.ChunkLen(C-1)), b2u(checksums),
+			uint32(sg.src.base/16), uint32(sg.planes.base/4), uint32(sg.sm.base/4), uint32(a.table.base/4))
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+	}
+	return nil
+}
+
+func (b *Backend) recordAutoTBE3Place(ctx context.Context, s *session, a *autoTBE3, checksums bool) error {
+	pipe, cs, err := b.tbe3Kernel(ctx, "tbe3_place", &a.p)
+	if err != nil {
+		return err
+	}
+	C := a.p.g.Chunks()
+	for _, sg := range a.segs {
+		bd, err := s.bind(b, pipe, sg.src.l, sg.planes.l, a.table.l, a.side.l, cs, a.p.work.dev)
+		if err != nil {
+			return err
+		}
+		var pw pushWriter
+		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(a.p.g.ChunkLen(C-1)), uint32(a.p.nb),
+			b2u(checksums), uint32(sg.src.base/16), uint32(sg.planes.base/4), uint32(a.table.base/4), uint32(a.side.base/4))
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+	}
+	return nil
+}
+
+// autoXW is an exponent-window format's encode of a whole tensor into a candidate scratch body (candLayout's
+// regions, each bound whole), with the format's own kernels.
+type autoXW struct {
+	x                              layout.XW
+	size                           int
+	src, planes, lows, table, side loc
+	scratch                        loc
+	work                           staged
+	nb                             uint64
+}
+
+func (b *Backend) autoXWViews(s *session, src vk.BufferRange, id uint8, d layout.DType, n uint64, shift uint,
+	l candLayout, body loc) (*autoXW, error) {
+	x, _ := layout.NewXW(id, d, n, shift)
+	C := x.Chunks()
+	a := &autoXW{x: x, size: d.Size(), nb: (C + 63) / 64}
+	sub := func(off, size uint64) loc { return loc{buf: body.buf, off: body.off + off, size: size} }
+	a.src = loc{buf: src.Buf, off: src.Offset, size: max(layout.Align4(n*uint64(d.Size())), 16)}
+	a.planes = sub(0, x.PlaneBytes())
+	a.lows = sub(alignRegion(x.PlaneBytes()), max(x.LowBytes(), 4))
+	a.table = sub(l.table, layout.ChunkEntrySize*C)
+	a.side = sub(l.side, l.max-l.side)
+	var err error
+	if a.scratch, err = s.dev.alloc(max(C*x.RawSide(x.ChunkValues()), 4)); err != nil {
+		return nil, err
+	}
+	a.work, err = s.allocOut(b, 4*(2*a.nb+1))
+	return a, err
+}
+
+func (b *Backend) recordAutoXWEncode(s *session, a *autoXW) error {
+	k := b.xwKernels()
+	enc, err := k.pipeline("xw_encode", a.x, a.size)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, enc, a.src, a.planes, a.lows, a.table, a.scratch, a.work.dev)
+	if err != nil {
+		return err
+	}
+	C := a.x.Chunks()
+	var pw pushWriter
+	// Word offsets of the streams in their bindings are 0: every region here starts a binding. Scratch needs no
+	// clearing (xw_encode zeroes the escape words of each coded chunk).
+	pw.u32(uint32(C), uint32(a.x.ChunkLen(C-1)), uint32(layout.Align4(a.x.N*uint64(a.size))/4), uint32(a.x.LowBytes()/4),
+		0, 0, 0, 0)
+	s.cmd.Barrier()
+	s.cmd.Dispatch(enc, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	return nil
+}
+
+func (b *Backend) recordAutoXWPlace(s *session, a *autoXW, checksums bool) error {
+	place, err := b.xwKernels().pipeline("xw_place", a.x, a.size)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, place, a.table, a.scratch, a.side, a.planes, a.lows, a.work.dev)
+	if err != nil {
+		return err
+	}
+	C := a.x.Chunks()
+	var pw pushWriter
+	pw.u32(uint32(C), uint32(a.x.ChunkLen(C-1)), uint32(a.nb), b2u(checksums), uint32(a.x.LowBytes()/4),
+		uint32(a.x.PlaneBytes()/4), 0, 0, 0, 0)
+	s.cmd.Dispatch(place, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	return nil
+}
+
+// recordAutoEncode records the auto encode of n values of dtype d at src into dst (device ranges; dst has room
+// for the largest auto body). The returned work words hold the pieces' total size at word 2·chunks.
+func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.BufferRange, n uint64, d layout.DType,
+	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange, ids []uint8) (staged, error) {
 	C := layout.SZ4{N: n, Shift: shift}.Chunks()
 	var none staged
 	type cand struct {
@@ -124,13 +310,15 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		body loc
 		sz4  *tensorPlan
 		zf12 *zf12Plan
+		tbe3 *autoTBE3
+		xw   *autoXW
 		work staged
 		nb   uint64
 	}
 	cs := make([]cand, len(ids))
 	for k, id := range ids {
 		c := &cs[k]
-		c.l = candidateLayout(id, n, shift)
+		c.l = candidateLayout(id, d, n, shift)
 		var err error
 		if c.body, err = s.dev.alloc(c.l.max); err != nil {
 			return none, err
@@ -146,6 +334,18 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 			if err == nil {
 				c.work, c.nb = c.zf12.work, c.zf12.nb
 			}
+		case layout.FormatTBE3:
+			c.tbe3, err = b.autoTBE3Views(s, src, n, shift, c.l, c.body)
+			if err == nil {
+				c.work, c.nb = c.tbe3.p.work, c.tbe3.p.nb
+			}
+		case layout.FormatXW3, layout.FormatXW2, layout.FormatXW4:
+			c.xw, err = b.autoXWViews(s, src, id, d, n, shift, c.l, c.body)
+			if err == nil {
+				c.work, c.nb = c.xw.work, c.xw.nb
+			}
+		default:
+			err = unsupportedFormat(id)
 		}
 		if err != nil {
 			return none, err
@@ -158,14 +358,22 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	cmd := s.cmd
 	for _, c := range cs {
 		cmd.FillBuffer(c.work.dev.buf, c.work.dev.off, c.work.dev.size, 0)
+		if c.tbe3 != nil { // fallback bytes are ORed into the side section
+			cmd.FillBuffer(c.body.buf, c.body.off+c.l.side, c.l.max-c.l.side, 0)
+		}
 	}
 	cmd.Barrier()
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
 	for _, c := range cs {
-		if c.sz4 != nil {
+		switch {
+		case c.sz4 != nil:
 			err = b.recordEncodeA(ctx, s, &job, c.sz4)
-		} else {
+		case c.zf12 != nil:
 			err = b.recordZF12Encode(ctx, s, checksums, c.zf12)
+		case c.xw != nil:
+			err = b.recordAutoXWEncode(s, c.xw)
+		default:
+			err = b.recordAutoTBE3Encode(ctx, s, c.tbe3, checksums)
 		}
 		if err != nil {
 			return none, err
@@ -179,10 +387,15 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	}
 	cmd.Barrier()
 	for _, c := range cs {
-		if c.sz4 != nil {
+		switch {
+		case c.sz4 != nil:
 			err = b.recordPlace(ctx, s, &job, c.sz4)
-		} else {
+		case c.zf12 != nil:
 			err = b.recordZF12Place(ctx, s, checksums, c.zf12)
+		case c.xw != nil:
+			err = b.recordAutoXWPlace(s, c.xw, checksums)
+		default:
+			err = b.recordAutoTBE3Place(ctx, s, c.tbe3, checksums)
 		}
 		if err != nil {
 			return none, err
@@ -190,30 +403,29 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	}
 	cmd.Barrier()
 
-	// Pick each chunk's smallest candidate, then offsets.
+	// Pick each chunk's smallest candidate (one dispatch per candidate, in id order), then offsets.
 	wg := uint32(b.o.WorkGroup)
 	pick, err := b.pipeline("auto_pick", wg, 0)
 	if err != nil {
 		return none, err
 	}
-	second := cs[len(cs)-1]
-	bd, err := s.bind(b, pick, work.dev, cs[0].body, second.body, cs[0].work.dev, second.work.dev)
-	if err != nil {
-		return none, err
-	}
-	var pw pushWriter
-	for _, c := range []cand{cs[0], second} {
+	for k, c := range cs {
+		bd, err := s.bind(b, pick, work.dev, c.body, c.work.dev)
+		if err != nil {
+			return none, err
+		}
+		var pw pushWriter
 		pw.u32(uint32(c.l.table/4), uint32(2*c.nb), uint32(c.l.dense(false)), uint32(c.l.dense(true)))
+		pw.u32(uint32(C), uint32(c.l.id), b2u(k == 0), 0)
+		cmd.Dispatch(pick, bd, pw.b, uint32(min((C+uint64(wg)-1)/uint64(wg), uint64(b.groups))), 1, 1)
+		cmd.Barrier()
 	}
-	pw.u32(uint32(C), uint32(len(cs)), 0, 0)
-	cmd.Dispatch(pick, bd, pw.b, uint32(min((C+uint64(wg)-1)/uint64(wg), uint64(b.groups))), 1, 1)
-	cmd.Barrier()
 	if err := b.recordScan(s, &tensorPlan{work: work, nb: C}); err != nil {
 		return none, err
 	}
 	cmd.Barrier()
 
-	// Gather the pieces.
+	// Gather the pieces, each candidate those of its chunks.
 	gather, err := b.pipeline("auto_gather", wg, 0)
 	if err != nil {
 		return none, err
@@ -222,36 +434,34 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	if err != nil {
 		return none, err
 	}
-	out := bufView(dst, 0, autoMax(n, shift))
-	bd, err = s.bind(b, gather, out.l, cs[0].body, second.body, work.dev, loc{buf: consts, size: consts.Size()})
-	if err != nil {
-		return none, err
-	}
-	pw = pushWriter{}
+	out := bufView(dst, 0, autoMax(n, d, shift))
 	w32 := func(x uint64) uint32 {
 		if x == ^uint64(0) {
 			return ^uint32(0)
 		}
 		return uint32(x / 4)
 	}
-	ids16 := uint32(0)
-	for k, c := range []cand{cs[0], second} {
+	for _, c := range cs {
+		bd, err := s.bind(b, gather, out.l, c.body, work.dev, loc{buf: consts, size: consts.Size()})
+		if err != nil {
+			return none, err
+		}
 		l := c.l
+		var pw pushWriter
 		pw.u32(w32(l.streams[0]), w32(l.streams[1]), w32(l.streams[2]), uint32(l.table/4))
 		pw.u32(uint32(l.full[0]), uint32(l.full[1]), uint32(l.full[2]), uint32(l.side/4))
 		pw.u32(uint32(l.last[0]), uint32(l.last[1]), uint32(l.last[2]), 0)
-		ids16 |= uint32(l.id) << (8 * k)
+		pw.u32(uint32(C), b2u(checksums), uint32(out.base/4), 0, uint32(l.id))
+		cmd.Dispatch(gather, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
 	}
-	pw.u32(uint32(C), b2u(checksums), uint32(out.base/4), 0, 0, ids16)
-	cmd.Dispatch(gather, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
 	cmd.Barrier()
 	return work, nil
 }
 
 // recordAutoDecode records the one-pass decode of an auto body of bodyLen bytes at body into n values at dst; the
 // kernels report into status (8 words, zero flags and ~0 chunks).
-func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.BufferRange, bodyLen, n uint64, shift uint,
-	cb *codec.Codebook, checksums bool, dst vk.BufferRange, status loc, ids []uint8) error {
+func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.BufferRange, bodyLen, n uint64,
+	d layout.DType, shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange, status loc, ids []uint8) error {
 	g := layout.SZ4{N: n, Shift: shift}
 	C := g.Chunks()
 	tc := newTensorConsts(n, shift)
@@ -268,11 +478,37 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 	per := b.segChunks(shift)
 	for k, id := range ids {
 		name := autoKernels[id]
-		pipe, err := b.pipeline(name, wg, shift)
+		if isXW(id) {
+			// One dispatch over the whole tensor, as the format's own decoder (its output is one binding).
+			x, _ := layout.NewXW(id, d, n, shift)
+			pipe, err := b.xwKernels().pipeline(name, x, d.Size())
+			if err != nil {
+				return err
+			}
+			dv := bufView(dst, 0, layout.Align4(n*uint64(d.Size())))
+			if dv.base != 0 {
+				return invalid("auto: the destination of %v values must start binding-aligned", d)
+			}
+			bd, err := s.bind(b, pipe, bv.l, bv.l, bv.l, bv.l, dv.l, status)
+			if err != nil {
+				return err
+			}
+			var pw pushWriter
+			pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(bodyLen-layout.ChunkEntrySize*C),
+				uint32(layout.Align4(n*uint64(d.Size()))/4), uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C),
+				mask, b2u(k == 0), uint32(id))
+			s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+			continue
+		}
+		kwg := wg
+		if id == layout.FormatTBE3 {
+			kwg = min(wg, b.tbe3WG(shift)) // whole 32-value units per thread
+		}
+		pipe, err := b.pipeline(name, kwg, shift)
 		if err != nil {
 			return err
 		}
-		consts, err := b.constsFor(ctx, wg, shift)
+		consts, err := b.constsFor(ctx, kwg, shift)
 		if err != nil {
 			return err
 		}
@@ -290,10 +526,18 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 			if err != nil {
 				return err
 			}
+			piecesLen := uint32(bodyLen - layout.ChunkEntrySize*C)
+			autoBase, pieceBase := uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C)
 			var pw pushWriter
-			pw.codebook(&cbw).u32(tc.chunks, uint32(first), uint32(count), tc.lastLen, tc.invC, tc.invL, tc.shLowFull,
-				tc.shLowLast, tc.kdFull, tc.kdLast, b2u(checksums), uint32(bodyLen-layout.ChunkEntrySize*C), 0,
-				uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C), mask, b2u(k == 0), uint32(dv.base/16))
+			pw.codebook(&cbw)
+			if id == layout.FormatTBE3 {
+				pw.u32(tc.chunks, uint32(first), uint32(count), tc.lastLen, b2u(checksums), piecesLen, 0, autoBase,
+					pieceBase, mask, b2u(k == 0), uint32(dv.base/16))
+			} else {
+				pw.u32(tc.chunks, uint32(first), uint32(count), tc.lastLen, tc.invC, tc.invL, tc.shLowFull,
+					tc.shLowLast, tc.kdFull, tc.kdLast, b2u(checksums), piecesLen, 0, autoBase, pieceBase, mask,
+					b2u(k == 0), uint32(dv.base/16))
+			}
 			s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(count, uint64(b.groups))), 1, 1)
 		}
 	}
@@ -303,14 +547,16 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 func (b *Backend) encodeAuto(ctx context.Context, jobs []codec.EncodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]
-		ids, err := autoCands(jobDType(j.DType))
+		d := jobDType(j.DType)
+		ids, err := autoCands(d)
 		if err != nil {
 			return err
 		}
-		if err := b.checkAuto(j.N, j.Shift, ids); err != nil {
+		if err := b.checkAuto(j.N, d, j.Shift, ids); err != nil {
 			return err
 		}
-		if j.N == 0 || uint64(len(j.Src)) < 2*j.N || uint64(cap(j.Dst)) < autoMax(j.N, j.Shift) || j.Codebook == nil {
+		if j.N == 0 || uint64(len(j.Src)) < uint64(d.Size())*j.N || uint64(cap(j.Dst)) < autoMax(j.N, d, j.Shift) ||
+			(j.Codebook == nil && d == layout.DTypeBF16) {
 			return invalid("auto: empty tensor, no codebook, or source or destination too small")
 		}
 		if err := b.encodeAutoOne(ctx, j, ids); err != nil {
@@ -328,25 +574,27 @@ func (b *Backend) encodeAutoOne(ctx context.Context, j *codec.EncodeJob, ids []u
 	}
 	defer b.putSession(s)
 	s.reset()
-	src, err := s.allocIn(b, layout.Align4(2*j.N))
+	d := jobDType(j.DType)
+	nb := uint64(d.Size()) * j.N
+	src, err := s.allocIn(b, layout.Align4(nb))
 	if err != nil {
 		return err
 	}
-	max := autoMax(j.N, j.Shift)
+	max := autoMax(j.N, d, j.Shift)
 	out, err := s.allocOut(b, max)
 	if err != nil {
 		return err
 	}
 	h := src.host.bytes()
-	copy(h, j.Src[:2*j.N])
-	clear(h[2*j.N:])
+	copy(h, j.Src[:nb])
+	clear(h[nb:])
 	cmd := s.cmd
 	if err := cmd.Begin(); err != nil {
 		return err
 	}
 	b.copyUp(cmd, src)
 	cmd.Barrier()
-	work, err := b.recordAutoEncode(ctx, s, src.dev.rng(), j.N, j.Shift, j.Codebook, j.Checksums, out.dev.rng(), ids)
+	work, err := b.recordAutoEncode(ctx, s, src.dev.rng(), j.N, d, j.Shift, j.Codebook, j.Checksums, out.dev.rng(), ids)
 	if err != nil {
 		return err
 	}
@@ -375,10 +623,10 @@ func (b *Backend) decodeAuto(ctx context.Context, jobs []codec.DecodeJob) error 
 		if err != nil {
 			return err
 		}
-		if err := b.checkAuto(j.N, j.Shift, ids); err != nil {
+		if err := b.checkAuto(j.N, d, j.Shift, ids); err != nil {
 			return err
 		}
-		if j.N == 0 || uint64(len(j.Dst)) != 2*j.N {
+		if j.N == 0 || uint64(len(j.Dst)) != uint64(d.Size())*j.N {
 			return invalid("auto: empty tensor or destination size")
 		}
 		if err := codec.CheckAutoTable(j.Body, j.N, j.Shift, d); err != nil {
@@ -403,7 +651,8 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	if err != nil {
 		return err
 	}
-	dst, err := s.allocOut(b, layout.Align4(2*j.N))
+	d := jobDType(j.DType)
+	dst, err := s.allocOut(b, layout.Align4(uint64(d.Size())*j.N))
 	if err != nil {
 		return err
 	}
@@ -419,7 +668,7 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	resetStatus(cmd, status.dev)
 	b.copyUp(cmd, body)
 	cmd.Barrier()
-	if err := b.recordAutoDecode(ctx, s, body.dev.rng(), uint64(len(j.Body)), j.N, j.Shift, j.Codebook, j.Checksums,
+	if err := b.recordAutoDecode(ctx, s, body.dev.rng(), uint64(len(j.Body)), j.N, d, j.Shift, j.Codebook, j.Checksums,
 		dst.dev.rng(), status.dev, ids); err != nil {
 		return err
 	}
@@ -430,7 +679,7 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	if err := b.run(ctx, cmd); err != nil {
 		return err
 	}
-	copy(j.Dst, dst.host.bytes())
+	copy(j.Dst, dst.host.bytes()[:len(j.Dst)])
 	j.Err = statusErr(status.host.bytes(), j.Name)
 	return nil
 }
@@ -441,7 +690,7 @@ func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n u
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAuto(n, shift, ids); err != nil {
+	if err := b.checkAuto(n, layout.DTypeBF16, shift, ids); err != nil {
 		return nil, err
 	}
 	if n == 0 || cb == nil {
@@ -453,7 +702,7 @@ func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n u
 	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
 		return nil, err
 	}
-	if err := within(dst, 0, autoMax(n, shift), "destination"); err != nil {
+	if err := within(dst, 0, autoMax(n, layout.DTypeBF16, shift), "destination"); err != nil {
 		return nil, err
 	}
 	s, err := b.opSession()
@@ -466,7 +715,7 @@ func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n u
 		return fail(err)
 	}
 	cmd := s.cmd
-	work, err := b.recordAutoEncode(ctx, s, src, n, shift, cb, checksums, dst, ids)
+	work, err := b.recordAutoEncode(ctx, s, src, n, layout.DTypeBF16, shift, cb, checksums, dst, ids)
 	if err != nil {
 		return fail(err)
 	}
@@ -487,7 +736,7 @@ func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bo
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAuto(n, shift, ids); err != nil {
+	if err := b.checkAuto(n, layout.DTypeBF16, shift, ids); err != nil {
 		return nil, err
 	}
 	f, _ := codec.LookupFormat(layout.FormatAuto)
@@ -515,7 +764,7 @@ func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bo
 	cmd := s.cmd
 	resetStatus(cmd, status.dev)
 	cmd.Barrier()
-	if err := b.recordAutoDecode(ctx, s, body, bodyLen, n, shift, cb, checksums, dst, status.dev, ids); err != nil {
+	if err := b.recordAutoDecode(ctx, s, body, bodyLen, n, layout.DTypeBF16, shift, cb, checksums, dst, status.dev, ids); err != nil {
 		return fail(err)
 	}
 	cmd.Barrier()

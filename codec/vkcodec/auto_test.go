@@ -18,15 +18,19 @@ import (
 func crc32cOf(b []byte) uint32 { return crc32c.Checksum(b) }
 
 // autoMix is data whose chunks prefer different formats: 's' chunks of the codebook's exponents spread wider than a
-// zf12 block allows (SplitZip-4 codes them without escapes, zf12 leaves its blocks raw) and 'z' chunks of exponents
-// the codebook lacks but within one zf12 block range (zf12 codes them, SplitZip-4 would store them raw). A few
-// values everywhere take exponents nobody codes well.
+// zf12 block allows (SplitZip-4 codes them without escapes, zf12 leaves its blocks raw, TBE-3's window misses most),
+// 'z' chunks of 16 exponents the codebook lacks but within one zf12 block range (zf12 codes them, SplitZip-4 would
+// store them raw, a 7-exponent window misses half) and 't' chunks of 6 such exponents (TBE-3: one window holds
+// them all). A few values everywhere take exponents nobody codes well.
 func autoMix(r *rand.Rand, n int, chunk int, pattern string) []byte {
 	b := kvLike(r, n, 0.0005)
 	for i := 0; i < n; i++ {
 		v := binary.LittleEndian.Uint16(b[2*i:])
 		e := uint16(testCB[r.IntN(16)])
-		if pattern[(i/chunk)%len(pattern)] == 'z' {
+		switch pattern[(i/chunk)%len(pattern)] {
+		case 'z':
+			e = uint16(60 + r.IntN(16))
+		case 't':
 			e = uint16(60 + r.IntN(6))
 		}
 		if (v>>7)&0xFF < 100 { // kvLike's rare escapes stay
@@ -62,16 +66,17 @@ func TestAutoMatchesReference(t *testing.T) {
 	for _, shift := range []uint{10, 13, 16} {
 		nv := 1 << shift
 		for _, length := range []int{1, 513, nv - 1, nv + 1, 3*nv + 17, 5 * nv} {
-			for _, pat := range []string{"s", "z", "sz", "zzs"} {
+			for _, pat := range []string{"s", "z", "t", "szt", "tzs"} {
 				for _, cs := range []bool{true, false} {
 					src := autoMix(r, length, nv, pat)
 					cpu, gpu := autoEncodeBoth(t, vb, src, shift, cs)
 					require.True(t, string(cpu) == string(gpu), "shift %d len %d %s crc %v: %d/%d bytes, differ at %d",
 						shift, length, pat, cs, len(cpu), len(gpu), firstDiff(cpu, gpu))
-					if length >= 2*nv && pat == "sz" {
-						// The mix the data was made for: chunk 0 SplitZip-4, chunk 1 zf12.
+					if length >= 3*nv && pat == "szt" {
+						// The mix the data was made for: chunk 0 SplitZip-4, chunk 1 zf12, chunk 2 TBE-3.
 						require.Equal(t, uint32(layout.FormatSplitZip4), binary.LittleEndian.Uint32(cpu)>>layout.KindShift)
 						require.Equal(t, uint32(layout.FormatZF12), binary.LittleEndian.Uint32(cpu[12:])>>layout.KindShift)
+						require.Equal(t, uint32(layout.FormatTBE3), binary.LittleEndian.Uint32(cpu[24:])>>layout.KindShift)
 					}
 					jobs := autoDecodeJob(cpu, length, shift, cs)
 					require.NoError(t, vb.Decode(context.Background(), jobs))
@@ -89,7 +94,7 @@ func TestAutoCorruptionClasses(t *testing.T) {
 	vb := openTest(t, Options{})
 	r := rand.New(rand.NewPCG(4, 2))
 	const n = 5*1024 + 77
-	src := autoMix(r, n, 1024, "szsz")
+	src := autoMix(r, n, 1024, "szts")
 	for _, cs := range []bool{true, false} {
 		body, _ := autoEncodeBoth(t, vb, src, 10, cs)
 		for i := 0; i < 300; i++ {
@@ -202,7 +207,7 @@ func TestAutoOnDevice(t *testing.T) {
 		classes[classOf(gerr)]++
 	}
 	for _, crc := range []bool{true, false} {
-		src := autoMix(r, n, 1024, "szszs")
+		src := autoMix(r, n, 1024, "sztsz")
 		// Encode through the device-resident operation.
 		sb, err := dev.NewBuffer(2*n+64, vk.DeviceLocal)
 		require.NoError(t, err)
@@ -219,8 +224,17 @@ func TestAutoOnDevice(t *testing.T) {
 		cpu, _ := autoEncodeBoth(t, vb, src, shift, crc)
 		require.True(t, string(cpu) == string(body), "resident encode differs at %d", firstDiff(cpu, body))
 		run(body, crc)
-		run(swapPiece(t, body, src, n, shift, 1, layout.FormatSplitZip4, crc), crc)
-		run(swapPiece(t, body, src, n, shift, 2, layout.FormatZF12, crc), crc)
+		// Every chunk in each candidate that is not its smallest: each piece decoder's probes of both others.
+		for c, want := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
+			require.Equal(t, uint32(want), binary.LittleEndian.Uint32(body[12*c:])>>layout.KindShift, "chunk %d", c)
+			for _, id := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
+				if id != want {
+					before := classes[codec.ErrNonCanonical.Error()]
+					run(swapPiece(t, body, src, n, shift, uint64(c), id, crc), crc)
+					require.Equal(t, before+1, classes[codec.ErrNonCanonical.Error()], "chunk %d as format %d", c, id)
+				}
+			}
+		}
 		for i := 0; i < 300; i++ {
 			bad := append([]byte{}, body...)
 			switch i % 3 {
@@ -249,5 +263,131 @@ func TestAutoSharedMemory(t *testing.T) {
 	b = &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024}}
 	require.NoError(t, b.fitSharedMemory(24<<10))
 	require.False(t, b.autoShared)
-	require.ErrorIs(t, b.checkAuto(10, 10, nil), codec.ErrUnsupported)
+	require.ErrorIs(t, b.checkAuto(10, layout.DTypeBF16, 10, nil), codec.ErrUnsupported)
+}
+
+// xwAutoMix is n values of dtype d whose chunks prefer different exponent-window widths: pattern byte '2' spreads
+// exponents over 3 values (xw2), '3' over 7 (xw3), '4' over 15 (xw4; xw3 on F8_E4M3), with a few escapes.
+func xwAutoMix(r *rand.Rand, d layout.DType, n, chunk int, pattern string) []byte {
+	E, M, _ := layout.FloatFields(d)
+	size := d.Size()
+	out := make([]byte, size*n)
+	for i := 0; i < n; i++ {
+		span := map[byte]int{'2': 3, '3': 7, '4': 15}[pattern[(i/chunk)%len(pattern)]]
+		x := uint64(min(1<<E-1, 1+r.IntN(span)))
+		if r.IntN(50) == 0 {
+			x = uint64(r.IntN(1 << E))
+		}
+		v := r.Uint64()&(1<<M-1) | x<<M | uint64(r.IntN(2))<<(E+M)
+		for b := 0; b < size; b++ {
+			out[size*i+b] = byte(v >> (8 * b))
+		}
+	}
+	return out
+}
+
+// TestAutoXWMatchesReference: auto on F8_E5M2, F8_E4M3, F16 and F32 (pieces of xw3, xw2, xw4) encodes to the
+// reference's bytes and decodes back on the device; a chunk in a candidate that is not its smallest, and random
+// mutations, get the reference's verdict.
+func TestAutoXWMatchesReference(t *testing.T) {
+	vb := openTest(t, Options{})
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(4, 11))
+	f, _ := codec.LookupFormat(layout.FormatAuto)
+	for _, d := range []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32} {
+		for _, tc := range []struct {
+			n     int
+			shift uint
+			pat   string
+		}{{3*1024 + 77, 10, "234"}, {1, 10, "3"}, {33, 10, "2"}, {2*4096 + 5, 12, "42"}, {65536 + 100, 16, "32"}} {
+			for _, crc := range []bool{true, false} {
+				src := xwAutoMix(r, d, tc.n, 1<<tc.shift, tc.pat)
+				mk := func() []codec.EncodeJob {
+					return []codec.EncodeJob{{Format: layout.FormatAuto, DType: d, Src: src, N: uint64(tc.n), Shift: tc.shift,
+						Checksums: crc, Dst: make([]byte, f.MaxBodyOf(uint64(tc.n), d, tc.shift))}}
+				}
+				cj, gj := mk(), mk()
+				require.NoError(t, codec.NewCPUBackend(1).Encode(ctx, cj))
+				require.NoError(t, vb.Encode(ctx, gj))
+				require.True(t, string(cj[0].Out) == string(gj[0].Out), "%v n=%d %s crc %v: %d/%d bytes, differ at %d", d,
+					tc.n, tc.pat, crc, len(cj[0].Out), len(gj[0].Out), firstDiff(cj[0].Out, gj[0].Out))
+				dec := func(body []byte) (cpu, gpu codec.DecodeJob) {
+					mk := func() []codec.DecodeJob {
+						return []codec.DecodeJob{{Name: "x", Format: layout.FormatAuto, DType: d, Body: body, N: uint64(tc.n),
+							Shift: tc.shift, Checksums: crc, Dst: make([]byte, d.Size()*tc.n)}}
+					}
+					c, g := mk(), mk()
+					require.NoError(t, codec.NewCPUBackend(1).Decode(ctx, c))
+					require.NoError(t, vb.Decode(ctx, g))
+					return c[0], g[0]
+				}
+				c, g := dec(cj[0].Out)
+				require.NoError(t, g.Err, "%v n=%d", d, tc.n)
+				require.True(t, string(src) == string(g.Dst), "%v n=%d: decoded differs at %d", d, tc.n, firstDiff(src, g.Dst))
+				require.NoError(t, c.Err)
+				if tc.n < 2048 {
+					continue
+				}
+				// Chunk 0 in every other candidate.
+				body := cj[0].Out
+				own := uint8(binary.LittleEndian.Uint32(body) >> layout.KindShift)
+				for _, cand := range codec.AutoCandidates(d) {
+					if cand.ID == own {
+						continue
+					}
+					bad := swapPieceD(t, body, src, d, uint64(tc.n), tc.shift, 0, cand.ID, crc)
+					c, g := dec(bad)
+					require.ErrorIs(t, c.Err, codec.ErrNonCanonical, "%v chunk 0 as %s", d, cand.Name)
+					require.ErrorIs(t, g.Err, codec.ErrNonCanonical, "%v chunk 0 as %s: kernel %v", d, cand.Name, g.Err)
+				}
+				for i := 0; i < 40 && tc.shift < 16; i++ {
+					bad := append([]byte{}, body...)
+					bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
+					c, g := dec(bad)
+					require.Equal(t, classOf(c.Err), classOf(g.Err), "%v: reference %v, kernel %v", d, c.Err, g.Err)
+					if c.Err == nil {
+						require.Equal(t, c.Dst, g.Dst)
+					}
+				}
+			}
+		}
+	}
+}
+
+// swapPieceD is swapPiece for any dtype (no codebook).
+func swapPieceD(t *testing.T, body, src []byte, d layout.DType, n uint64, shift uint, c uint64, id uint8, crc bool) []byte {
+	g := layout.SZ4{N: n, Shift: shift}
+	C := g.Chunks()
+	off := func(k uint64) uint64 { return 4 * uint64(binary.LittleEndian.Uint32(body[12*k+4:])) }
+	piece := func(k uint64) []byte {
+		end := uint64(len(body)) - 12*C
+		if k+1 < C {
+			end = off(k + 1)
+		}
+		return body[12*C+off(k) : 12*C+end]
+	}
+	f, _ := codec.LookupFormat(id)
+	m, v0, sz := g.ChunkLen(c), c<<shift, uint64(d.Size())
+	jobs := []codec.EncodeJob{{Format: id, DType: d, Src: src[sz*v0 : sz*(v0+m)], N: m, Shift: shift, Checksums: crc,
+		Dst: make([]byte, f.MaxBodyOf(m, d, shift))}}
+	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), jobs))
+	out := make([]byte, 12*C)
+	var pos uint64
+	for k := uint64(0); k < C; k++ {
+		p, info := piece(k), binary.LittleEndian.Uint32(body[12*k:])
+		if k == c {
+			p, info = jobs[0].Out, uint32(id)<<layout.KindShift
+		}
+		binary.LittleEndian.PutUint32(out[12*k:], info)
+		binary.LittleEndian.PutUint32(out[12*k+4:], uint32(pos/4))
+		if crc {
+			var e [8]byte
+			binary.LittleEndian.PutUint32(e[:], info)
+			binary.LittleEndian.PutUint32(e[4:], uint32(pos/4))
+			binary.LittleEndian.PutUint32(out[12*k+8:], crc32cOf(e[:]))
+		}
+		out = append(out, p...)
+		pos += uint64(len(p))
+	}
+	return out
 }

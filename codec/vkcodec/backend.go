@@ -35,7 +35,14 @@ type Options struct {
 	Profile uint32
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
+	// AutoSkipProbes is for measurements only: bits of the size probes auto's piece decoders leave out (bit 0: the
+	// first other candidate, bit 1: the second; in id order), so the cost of checking auto's choice can be told from
+	// the rest. A decoder built with any bit set does not reject every non-canonical auto body.
+	AutoSkipProbes uint32
 }
+
+// autoProbes are the size probes of auto's piece decoders (specialization constant 6): both other candidates.
+const autoProbes = 3
 
 // Backend runs SplitZip-4 on one Vulkan device. It is safe for concurrent use: every call takes its own session
 // (command buffer and buffers), so calls from several goroutines are in flight together.
@@ -171,12 +178,12 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 	for {
 		e, d := b.sharedBytes(uint32(b.o.WorkGroup))
 		if max(e, d) <= limit {
-			// auto's piece decoders add a probe of the other candidate: block ranges (2 words per block of a
-			// chunk of at most 2^16 values) and a codebook table with a counter. A device short of that much more
-			// runs every format but auto.
+			// auto's piece decoders add probes of the other candidates: block ranges (2 words per block of a
+			// chunk of at most 2^16 values), an exponent histogram with its best window, and a codebook table
+			// with a counter. A device short of that much more runs every format but auto.
 			const blocks = 1 << layout.MaxChunkShift / layout.ZF12Block
 			_, zd := zf12Shared(uint32(nTables*1024*b.o.Repl), uint32(b.o.WorkGroup))
-			b.autoShared = max(d+4*2*blocks, zd+4*257) <= limit
+			b.autoShared = max(d+4*(2*blocks+257), zd+4*(257+257), d+4*2*blocks) <= limit
 			return nil
 		}
 		switch {
@@ -333,11 +340,16 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 		if b.o.DebugBounds {
 			debug = 1
 		}
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug},
+			vk.SpecConst{ID: 6, Value: autoProbes &^ b.o.AutoSkipProbes})
+	case "tbe3_decode_pieces":
+		desc.Bindings, desc.PushConstantSize = 7, pushTBE3Pieces
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 1, Value: uint32(shift)}, vk.SpecConst{ID: 2, Value: uint32(b.o.Repl)},
+			vk.SpecConst{ID: 6, Value: autoProbes &^ b.o.AutoSkipProbes})
 	case "auto_pick":
-		desc.Bindings, desc.PushConstantSize = 5, pushPick
+		desc.Bindings, desc.PushConstantSize = 3, pushPick
 	case "auto_gather":
-		desc.Bindings, desc.PushConstantSize = 5, pushGather
+		desc.Bindings, desc.PushConstantSize = 4, pushGather
 	case "copy":
 		desc.Bindings, desc.PushConstantSize = 2, pushCopy
 	}

@@ -34,6 +34,7 @@ const (
 	pushXWEncode = 4 * 8
 	pushXWPlace  = 4 * 10
 	pushXWDecode = 4 * 12
+	pushXWPieces = 4 * 10
 )
 
 // NewXWKernels prepares the exponent-window kernels on b's device (pipelines are built on first use).
@@ -79,6 +80,8 @@ func (k *XWKernels) pipeline(name string, x layout.XW, size int) (*vk.Pipeline, 
 		desc.PushConstantSize = pushXWPlace
 	case "xw_decode":
 		desc.PushConstantSize = pushXWDecode
+	case "xw_decode_pieces":
+		desc.PushConstantSize = pushXWPieces
 	}
 	p, err := k.b.dev.NewPipeline(desc)
 	if err != nil {
