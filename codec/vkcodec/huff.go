@@ -89,7 +89,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
 	case "huff_decode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
 	default:
 		return nil, fmt.Errorf("vkcodec: no huff kernel %q", name)
 	}

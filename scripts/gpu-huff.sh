@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# huff kernel variants on the H200: one `vkzip bench --format huff` (512 MiB kvlike) per line of VARIANTS
+# ("ENV=V,ENV=V|bench flags", commas for spaces in flags). Profile bits: vkcodec.Options.Profile.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+bash .devbin/gpu.sh true >/dev/null 2>&1
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+for v in ${VARIANTS:-"|"}; do
+  envs=${v%%|*}; flags=${v#*|}
+  env ${envs//,/ } timeout 100 .devbin/vkzip bench --backend vulkan --format huff --size 512MiB --data kvlike --json \
+    --latency=false --iters ${ITERS:-5} ${flags//,/ } > "$OUT/h.json" 2>"$OUT/h.err"
+  rc=$?
+  python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+print('%-45s enc %5.0f dec %5.0f (wall %5.0f %5.0f) passes %s exact %s' % (sys.argv[2], r['encode_gbps'], r['decode_gbps'], r['encode_wall_gbps'], r['decode_wall_gbps'], [round(x) for x in r.get('encode_pass_us') or []], r['bit_exact']))
+" "$OUT/h.json" "$v rc=$rc" 2>&1 | tail -1
+  [ $rc -ne 0 ] && tail -2 "$OUT/h.err"
+done
