@@ -386,19 +386,6 @@ func (autoCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) erro
 			e = &x
 		case !job.Checksums && p.crc != 0:
 			e = chunkErr(ErrNonCanonical, u.chunk, "chunk entry CRC field %08x in a payload without checksums", p.crc)
-		default:
-			// The choice: no candidate may code the values smaller, nor as small with a lower id.
-			for _, g := range candidates(jobDType(job.DType)) {
-				if g == p.f {
-					continue
-				}
-				s := g.ChunkBodySize(pj.Dst, pj.DType, int(pj.N), pj.Shift, pj.Codebook)
-				if s < uint64(len(p.body)) || (s == uint64(len(p.body)) && g.ID < p.f.ID) {
-					e = chunkErr(ErrNonCanonical, u.chunk, "a %d-byte %s piece where %s takes %d bytes", len(p.body),
-						p.f.Name, g.Name, s)
-					break
-				}
-			}
 		}
 		verdict[i] = e
 	})

@@ -20,7 +20,7 @@ fi
 : > "$OUT/bench.jsonl"
 # "format[:dtype[:data[:extra flags, commas for spaces]]]"
 RUNS=${RUNS:-"splitzip4:BF16:kvlike:--blocks,256,--depth,2 splitzip4:BF16:escapes=0.01 splitzip4:BF16:gauss zf12 tbe3 huff
-auto:BF16:kvlike auto:BF16:spread auto:BF16:spread:--auto-skip-probes,3 auto:BF16:kvlike:--auto-skip-probes,3
+auto:BF16:kvlike auto:BF16:spread
 xw3:F8_E5M2 xw2:F8_E4M3 xw3:F16 xw3:F32"}
 for r in $RUNS; do
   IFS=: read -r f d data extra <<< "$r"

@@ -6,9 +6,6 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#if PIECES
-#extension GL_KHR_shader_subgroup_vote : require
-#endif
 
 #include "layout.glsl"
 
@@ -22,10 +19,6 @@ layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count clamped indices
 layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together (memory-level parallelism)
 layout(constant_id = 7) const uint PROF = 0;         // profiling only (wrong results): bits switch parts off, see
                                                      // Options.Profile; 0 in every real use
-#if PIECES
-layout(constant_id = 6) const uint PROBE = 3;        // bit 0 probes the zf12 size, bit 1 the TBE-3 size (both are
-                                                     // the spec; fewer only to measure their cost)
-#endif
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
@@ -127,64 +120,6 @@ shared uint sgX[2u * WG];
 
 uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
 
-#if PIECES
-// The zf12 size of the chunk's values (auto's choice must be the smallest candidate): every block's field range.
-shared uint pmin[N / ZF12_BLOCK], pmax[N / ZF12_BLOCK];
-
-// slotRange folds the fields of a slot's present values into lo and hi.
-void slotRange(uvec4 o, uint present, inout uint lo, inout uint hi) {
-    for (uint q = 0u; q < 4u; q++) {
-        uint f0 = (o[q] >> 8) & 0x7Fu, f1 = (o[q] >> 24) & 0x7Fu;
-        if (2u * q < present) { lo = min(lo, f0); hi = max(hi, f0); }
-        if (2u * q + 1u < present) { lo = min(lo, f1); hi = max(hi, f1); }
-    }
-}
-
-void probeSlot(uint s, uvec4 o, uint present) {
-    uint lo = ZF12_MAX_BASE, hi = 0u;
-    slotRange(o, present, lo, hi);
-    uint blk = s / (ZF12_BLOCK / 8u);
-    atomicMin(pmin[blk], lo);
-    atomicMax(pmax[blk], hi);
-}
-
-// The TBE-3 size of the chunk's values: the exponent histogram (codes counted per thread in registers, escapes and
-// raw exponents added in shared memory) and its best window of 7 exponents.
-shared uint phist[256];
-shared uint pbest;
-
-// countCodes adds the codes of a slot's present values to the per-thread counters hc (two 16-bit counts a word):
-// the nibbles' low and high bit pairs decode to four masks each, and a code's nibbles are where both agree.
-void countCodes(uint cw, uint present, inout uint hc[8]) {
-    uint pm = present >= 8u ? 0x11111111u : 0x11111111u & ((1u << (4u * present)) - 1u);
-    uint x1 = cw >> 1, x2 = cw >> 2, x3 = cw >> 3;
-    uint lo[4] = uint[4](~(cw | x1) & pm, cw & ~x1 & pm, ~cw & x1 & pm, cw & x1 & pm);
-    uint hi[4] = uint[4](~(x2 | x3), x2 & ~x3, ~x2 & x3, x2 & x3);
-    for (uint j = 0u; j < 4u; j++)
-        for (uint i = 0u; i < 4u; i += 2u)
-            hc[2u * j + i / 2u] += uint(bitCount(lo[i] & hi[j])) | (uint(bitCount(lo[i + 1u] & hi[j])) << 16);
-}
-
-// tbe3Size is the one-chunk TBE-3 body of the chunk's m values, from the histogram's best window (pbest).
-uint tbe3Size(uint m) {
-    uint p = 24u * ((m + 63u) / 64u);
-    uint raw = m > p ? ((m - p + 3u) & ~3u) : 0u;
-    uint k = m - min(pbest, m);
-    uint coded = (k + 3u) & ~3u;
-    return p + ((m + 3u) & ~3u) + 4u * CHUNK_ENTRY_WORDS + (coded < raw ? coded : raw);
-}
-
-// zf12Size is the one-chunk zf12 body of the chunk's m values, from the probed block ranges.
-uint zf12Size(uint m) {
-    uint size = ((((m + 1u) / 2u) + 3u) & ~3u) + ((m + 3u) & ~3u) + 4u * ((N / ZF12_BLOCK + 3u) / 4u)
-        + 4u * CHUNK_ENTRY_WORDS;
-    for (uint b = 0u; b * ZF12_BLOCK < m; b++) {
-        uint mb = min(ZF12_BLOCK, m - b * ZF12_BLOCK);
-        if (pmax[b] - pmin[b] > ZF12_SPAN) size += (((mb + 1u) / 2u) + 3u) & ~3u;
-    }
-    return size;
-}
-#endif
 
 uint cbExp(uint i) { return (pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu; }
 
@@ -259,13 +194,6 @@ void main() {
                 report(STATUS_NONCANONICAL, c);
             }
         }
-        for (uint b = t; b < N / ZF12_BLOCK; b += WG) {
-            pmin[b] = ZF12_MAX_BASE;
-            pmax[b] = 0u;
-        }
-        for (uint e = t; e < 256u; e += WG) phist[e] = 0u;
-        if (t == 0u) pbest = 0u;
-        uint hc[8] = uint[8](0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
 #endif
         uint info = table[TAB_BASE + ENTRY_INFO];
         uint off = table[TAB_BASE + ENTRY_SIDE_OFF];
@@ -294,9 +222,6 @@ void main() {
                 uint w = sideWord(sw + i);
                 if (k <= ESC_CAP) escs[i] = w;
                 uint pos = w & ESCAPE_POS_MASK;
-#if PIECES
-                if ((PROBE & 2u) != 0u) atomicAdd(phist[(w >> ESCAPE_EXP_SHIFT) & 0xFFu], 1u);
-#endif
                 bool bad = (w >> 24) != 0u || pos >= m || lut[(w >> ESCAPE_EXP_SHIFT) & 0xFFu] != 0u
                     || (i > 0u && pos <= (sideWord(sw + i - 1u) & ESCAPE_POS_MASK));
                 if (bad) report(STATUS_NONCANONICAL, c);
@@ -306,18 +231,8 @@ void main() {
 
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         uint rawEsc = 0u;
-#if PIECES
-        uint cur = 0u; // escapes before this thread's next slot: slots only move forward, so a cursor beats a search
-#endif
         for (uint j0 = 0u; j0 < ITERS; j0 += U) {
           // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them.
-#if PIECES
-          uint plo[U], phi[U]; // each slot's field range, for the zf12 probe (neutral when the slot is empty)
-          for (uint u = 0u; u < U; u++) {
-              plo[u] = ZF12_MAX_BASE;
-              phi[u] = 0u;
-          }
-#endif
           uvec3 in3[U];
           for (uint u = 0u; u < U; u++) {
             uint s = (j0 + u) * WG + t;
@@ -359,49 +274,7 @@ void main() {
                 o = uvec4(cw & 0x3F803F80u, (cw >> 4) & 0x3F803F80u, (cw >> 8) & 0x3F803F80u, (cw >> 12) & 0x3F803F80u);
             else
                 o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
-#if PIECES
-            if ((PROBE & 2u) != 0u) countCodes(cw, present, hc);
-#endif
             o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
-#if PIECES
-            // auto's zf12 probe needs each slot's exact exponents, so pieces apply escapes slot by slot.
-            if (k > 0u && (PROF & 2u) == 0u) {
-                // First escape at or after v0, then every one inside the slot. Staged escapes are walked with
-                // the cursor; a list too long for shared memory is binary-searched in place.
-                uint i = cur;
-                if (k <= 32u) {
-                    while (i < k && (escs[i] & ESCAPE_POS_MASK) < v0) i++;
-                } else if (k <= ESC_CAP) {
-                    // Many escapes: walking past every other thread's would cost O(k) per slot; search instead.
-                    uint lo = cur, hi = k;
-                    while (lo < hi) {
-                        uint mid = (lo + hi) / 2u;
-                        if ((escs[mid] & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
-                    }
-                    i = lo;
-                } else {
-                    uint lo = 0u, hi = k;
-                    while (lo < hi) {
-                        uint mid = (lo + hi) / 2u;
-                        if ((sideWord(sw + mid) & ESCAPE_POS_MASK) < v0) lo = mid + 1u; else hi = mid;
-                    }
-                    i = lo;
-                }
-                cur = i;
-                for (; i < k; i++) {
-                    uint w = k <= ESC_CAP ? escs[i] : sideWord(sw + i);
-                    uint p = w & ESCAPE_POS_MASK;
-                    if (p >= v0 + 8u || p < v0) break;
-                    uint b = p - v0;
-                    if (((cw >> (4u * b)) & 15u) != 0u) report(STATUS_NONCANONICAL, c);
-                    uint sh = 7u + 16u * (b & 1u);
-                    o[b >> 1] = (o[b >> 1] & ~(0xFFu << sh)) | (((w >> ESCAPE_EXP_SHIFT) & 0xFFu) << sh);
-                }
-            }
-#endif
-#if PIECES
-            if ((PROBE & 1u) != 0u) slotRange(o, present, plo[u], phi[u]);
-#endif
             uint ow = (lc * N + v0) / 2u;
             if ((PROF & 64u) != 0u && o.x != 0x12345678u) {
                 // profiling: no store unless the value is impossible-ish (keeps the computation alive)
@@ -411,24 +284,7 @@ void main() {
                 for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
             }
           }
-#if PIECES
-          // Out of the divergent slot loop: lanes of a subgroup mostly share a block, so reduce there first.
-          for (uint u = 0u; u < U && (PROBE & 1u) != 0u; u++) {
-              uint blk = ((j0 + u) * WG + t) / (ZF12_BLOCK / 8u);
-              if (subgroupAllEqual(blk)) {
-                  uint lo = subgroupMin(plo[u]), hi = subgroupMax(phi[u]);
-                  if (subgroupElect()) {
-                      atomicMin(pmin[blk], lo);
-                      atomicMax(pmax[blk], hi);
-                  }
-              } else {
-                  atomicMin(pmin[blk], plo[u]);
-                  atomicMax(pmax[blk], phi[u]);
-              }
-          }
-#endif
         }
-#if !PIECES
         // Escapes are patched in after the dense pass, one invocation per escape: looking for them in every slot
         // cost ~10 % of the decoder's time for a handful of values per chunk. An escaped value's code is 0, so the
         // dense pass wrote codebook[0] there; the barrier orders that store before the patch's.
@@ -456,7 +312,6 @@ void main() {
                 dstw[4u * pc.dstBase + (lc * N + (p & ~1u)) / 2u] = (p & 1u) == 0u ? vp | (vq << 16) : vq | (vp << 16);
             }
         }
-#endif
         if (raw) {
             // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.
             uint h = (m + 1u) / 2u;
@@ -473,9 +328,6 @@ void main() {
                     uint e = v < h ? (codes[CODE_BASE + v / 4u] >> (8u * (v & 3u))) & 0xFFu
                                    : (sideWord(sw + (v - h) / 4u) >> (8u * ((v - h) & 3u))) & 0xFFu;
                     rawEsc += 1u - lut[e];
-#if PIECES
-                    if ((PROBE & 2u) != 0u) atomicAdd(phist[e], 1u);
-#endif
                     o[b >> 1] |= e << (7u + 16u * (b & 1u));
                 }
                 if (present < 8u) {
@@ -483,9 +335,6 @@ void main() {
                     uint lmask1 = present <= 4u ? 0u : (1u << (8u * (present - 4u))) - 1u;
                     if ((lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u) report(STATUS_NONCANONICAL, c);
                 }
-#if PIECES
-                if ((PROBE & 1u) != 0u) probeSlot(s, o, present);
-#endif
                 uint ow = (lc * N + v0) / 2u;
                 if (present == 8u) {
                     dstv[pc.dstBase + ow / 4u] = o;
@@ -519,28 +368,6 @@ void main() {
             barrier();
         }
 
-#if PIECES
-        // auto's choice: SplitZip-4 (id 1) must not be larger than zf12 or TBE-3 would be (ties go to the lower id).
-        if ((PROBE & 2u) != 0u) {
-            // Code counts: the escapes (code 0) were counted under their own exponents.
-            for (uint v = 0u; v < 16u; v++) {
-                uint n = subgroupAdd((hc[v >> 1] >> (16u * (v & 1u))) & 0xFFFFu);
-                if (subgroupElect() && n != 0u) atomicAdd(phist[cbExp(v)], n);
-            }
-            if (t == 0u && !raw) atomicAdd(phist[cbExp(0u)], 0u - k);
-            barrier();
-            for (uint s = t; s <= TBE3_MAX_WINDOW_START; s += WG) {
-                uint cov = 0u;
-                for (uint i = 0u; i < TBE3_WINDOW; i++) cov += phist[s + i];
-                atomicMax(pbest, cov);
-            }
-        }
-        barrier();
-        if (t == 0u && (PROBE & 1u) != 0u && ((pc.cands >> FORMAT_ZF12) & 1u) != 0u && zf12Size(m) < pieceB)
-            report(STATUS_NONCANONICAL, c);
-        if (t == 0u && (PROBE & 2u) != 0u && ((pc.cands >> FORMAT_TBE3) & 1u) != 0u && tbe3Size(m) < pieceB)
-            report(STATUS_NONCANONICAL, c);
-#endif
         // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece.
         if (pc.checksums != 0u && (PROF & 8u) == 0u) {
             // Per-thread constants and the chunk's entry are re-read here rather than kept in registers through the

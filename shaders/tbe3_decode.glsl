@@ -7,9 +7,6 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#if PIECES
-#extension GL_KHR_shader_subgroup_vote : require
-#endif
 
 #include "layout.glsl"
 
@@ -17,10 +14,6 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const uint SHIFT = 14;
 layout(constant_id = 2) const uint REPL = 1;
-#if PIECES
-layout(constant_id = 6) const uint PROBE = 3;        // bit 0 probes the SplitZip-4 size, bit 1 the zf12 size (both
-                                                     // are the spec; fewer only to measure their cost)
-#endif
 
 layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; // segment's plane stream
 layout(std430, binding = 1) readonly buffer SMV { uvec4 smv[]; };      // segment's SM stream
@@ -34,7 +27,7 @@ layout(std430, binding = 6) buffer Status { uint status[]; };          // flags,
 
 #if PIECES
 layout(push_constant) uniform PC {
-    uvec4 cb;        // the codebook SplitZip-4 would use (auto's choice is checked against it)
+    uvec4 cb;        // the container codebook (unused here: the piece decoders share one push layout)
     uint chunks;
     uint segFirst;
     uint segChunks;
@@ -92,12 +85,6 @@ uint gSideLen, gSideW, gTabW; // the chunk's piece: side section bytes, first si
 shared uint hist[256];  // exponents of the chunk's decoded values
 shared uint best;       // (coverage << 8 | 255 - start) of the best window so far
 
-#if PIECES
-// auto's choice must be the smallest candidate: the SplitZip-4 size follows from hist (the values whose exponent
-// the codebook lacks), the zf12 size from each 512-value block's field range.
-const uint ZBLOCKS = N / ZF12_BLOCK;
-shared uint pmin[ZBLOCKS], pmax[ZBLOCKS];
-#endif
 
 // sideWord reads side-section word i, clamped into the buffer.
 uint sideWord(uint i) {
@@ -160,10 +147,6 @@ void main() {
             } else if (stored != 0u) {
                 report(STATUS_NONCANONICAL, c);
             }
-        }
-        for (uint b = t; b < ZBLOCKS; b += WG) {
-            pmin[b] = ZF12_MAX_BASE;
-            pmax[b] = 0u;
         }
 #else
         uint pBase = pc.planeBase + lc * PIECE_WORDS;
@@ -239,9 +222,6 @@ void main() {
             if (!raw && k > 0u) rank = scanStep(bitCount(z));
             if (pres == 0u) continue;
             if (!raw && bitCount(z) != 0u && rank + bitCount(z) > k) bad = true;
-#if PIECES
-            uint flo = ZF12_MAX_BASE, fhi = 0u; // the unit's field range (exponent >> 1), for the zf12 probe
-#endif
             uvec4 o[4];
             for (uint i = 0u; i < 16u; i++) {
                 uint wd = i < 8u ? l0[i / 2u] : l1[(i - 8u) / 2u];
@@ -268,31 +248,9 @@ void main() {
                         }
                     }
                     ow |= e << (7u + 16u * h);
-#if PIECES
-                    if ((PROBE & 2u) != 0u) {
-                        flo = min(flo, e >> 1);
-                        fhi = max(fhi, e >> 1);
-                    }
-#endif
                 }
                 o[i / 4u][i & 3u] = ow;
             }
-#if PIECES
-            // 16 units to a zf12 block; they are consecutive threads, mostly of one subgroup.
-            uint zb = u / (ZF12_BLOCK / 32u);
-            if ((PROBE & 2u) == 0u) {
-            } else if (subgroupAllEqual(zb)) {
-                flo = subgroupMin(flo);
-                fhi = subgroupMax(fhi);
-                if (subgroupElect()) {
-                    atomicMin(pmin[zb], flo);
-                    atomicMax(pmax[zb], fhi);
-                }
-            } else {
-                atomicMin(pmin[zb], flo);
-                atomicMax(pmax[zb], fhi);
-            }
-#endif
             uint ov = lc * (N / 8u) + 4u * u; // uvec4 index of the unit's output
             if (pres == 32u) {
                 for (uint i = 0u; i < 4u; i++) dstv[pc.dstBase + ov + i] = o[i];
@@ -335,25 +293,6 @@ void main() {
         if (t == 0u) {
             uint bs = 255u - (best & 0xFFu), bcov = best >> 8;
             if (raw ? (((m - bcov + 3u) & ~3u) < rawSide(m)) : (bs != w)) bad = true;
-#if PIECES
-            // auto's choice: TBE-3 (id 3) loses ties to SplitZip-4 (1) and zf12 (2).
-            uint lcB = (((m + 1u) / 2u) + 3u) & ~3u, llB = 4u * smWords;
-            if ((PROBE & 1u) != 0u && ((pc.cands >> FORMAT_SPLITZIP4) & 1u) != 0u) {
-                uint have = 0u;
-                for (uint i = 0u; i < 16u; i++) have += hist[(pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu];
-                uint esc = m - min(have, m), rs = ((m / 2u) + 3u) & ~3u;
-                uint sz4Size = lcB + llB + 4u * CHUNK_ENTRY_WORDS + (ESCAPE_SIZE * esc < rs ? ESCAPE_SIZE * esc : rs);
-                if (sz4Size <= pieceB) bad = true;
-            }
-            if ((PROBE & 2u) != 0u && ((pc.cands >> FORMAT_ZF12) & 1u) != 0u) {
-                uint zSize = lcB + llB + 4u * ((ZBLOCKS + 3u) / 4u) + 4u * CHUNK_ENTRY_WORDS;
-                for (uint b = 0u; b * ZF12_BLOCK < m; b++) {
-                    uint mb = min(ZF12_BLOCK, m - b * ZF12_BLOCK);
-                    if (pmax[b] - min(pmin[b], pmax[b]) > ZF12_SPAN) zSize += (((mb + 1u) / 2u) + 3u) & ~3u;
-                }
-                if (zSize <= pieceB) bad = true;
-            }
-#endif
         }
         if (bad) report(STATUS_NONCANONICAL, c);
 

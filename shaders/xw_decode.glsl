@@ -79,21 +79,6 @@ uint sideWord(uint i) {
 uint planeWord(uint i) { return planes[gPB + min(i, gPN - 1u)]; }
 uint lowWord(uint i) { return gLN == 0u ? 0u : lows[gLB + min(i, gLN - 1u)]; }
 
-#if PIECES
-// xwSize is the one-chunk body of m values in the exponent-window format of code width w, from hist.
-uint xwSize(uint w, uint m) {
-    uint win = (1u << w) - 1u, best = 0u, s = 0u;
-    for (uint e = 0u; e < win; e++) s += hist[e];
-    best = s;
-    for (uint b = 1u; b <= (1u << E) - win; b++) {
-        s += hist[b + win - 1u] - hist[b - 1u];
-        best = max(best, s);
-    }
-    uint gm = (m + 31u) / 32u;
-    uint coded = codedSide(m - min(best, m)), raw = 4u * (E - w) * gm;
-    return 4u * (w + KP) * gm + ((KB * m + 3u) & ~3u) + 4u * CHUNK_ENTRY_WORDS + (coded < raw ? coded : raw);
-}
-#endif
 
 uint gInfo, gOff, gSideW, gPlane0, gPlaneW, gLow0;
 
@@ -325,17 +310,6 @@ void main() {
             } else if (codedSide(k) >= rawSide(m) || bestBase != base) {
                 bad = 1u;
             }
-#if PIECES
-            // auto's choice: no other candidate (by id: xw3 8, xw2 9, xw4 10) codes the values smaller, nor as
-            // small with a lower id.
-            uint pieceSize = 4u * (gPN + gLN + CHUNK_ENTRY_WORDS) + gSL;
-            for (uint id = FORMAT_XW3; id <= FORMAT_XW4; id++) {
-                if (id == pc.self || ((pc.cands >> id) & 1u) == 0u) continue;
-                uint w = id == FORMAT_XW3 ? 3u : (id == FORMAT_XW2 ? 2u : 4u);
-                uint other = xwSize(w, m);
-                if (other < pieceSize || (other == pieceSize && id < pc.self)) bad = 1u;
-            }
-#endif
             if (bad != 0u) report(STATUS_NONCANONICAL, c);
         }
         barrier();

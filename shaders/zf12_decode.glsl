@@ -15,10 +15,6 @@ layout(constant_id = 1) const uint SHIFT = 14;
 layout(constant_id = 2) const uint REPL = 1;
 layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count clamped indices, and decode corrupt chunks anyway
 layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together
-#if PIECES
-layout(constant_id = 6) const uint PROBE = 3;        // bit 0 probes the SplitZip-4 size, bit 1 the TBE-3 size
-                                                     // (both are the spec; fewer only to measure their cost)
-#endif
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
@@ -40,7 +36,7 @@ layout(std430, binding = 7) buffer Status { uint status[]; };         // per job
 
 #if PIECES
 layout(push_constant) uniform PC {
-    uvec4 cb;        // the codebook SplitZip-4 would use (auto's choice is checked against it)
+    uvec4 cb;        // the container codebook (unused here: the piece decoders share one push layout)
     uint chunks;
     uint segFirst;
     uint segChunks;
@@ -128,30 +124,6 @@ shared uint bad;            // structure of this chunk broken
 
 uint blockSide(uint mb) { return (((mb + 1u) / 2u) + 3u) & ~3u; }
 
-#if PIECES
-// The SplitZip-4 size of the chunk's values (auto's choice must be the smallest candidate): its escapes.
-shared uint plut[256]; // exponent -> 1 if the codebook has it
-shared uint pesc;
-// The TBE-3 size of the chunk's values: their exponent histogram and its best window of 7.
-shared uint phist[256];
-shared uint pbest;
-
-uint probeSlot(uvec4 o, uint present) {
-    uint k = 0u;
-    for (uint q = 0u; q < 4u; q++) {
-        if (2u * q < present) k += 1u - plut[(o[q] >> 7) & 0xFFu];
-        if (2u * q + 1u < present) k += 1u - plut[(o[q] >> 23) & 0xFFu];
-    }
-    return k;
-}
-
-void histSlot(uvec4 o, uint present) {
-    for (uint q = 0u; q < 4u; q++) {
-        if (2u * q < present) atomicAdd(phist[(o[q] >> 7) & 0xFFu], 1u);
-        if (2u * q + 1u < present) atomicAdd(phist[(o[q] >> 23) & 0xFFu], 1u);
-    }
-}
-#endif
 
 // sideWord reads side-section word i, clamped into the buffer.
 uint sideWord(uint i) {
@@ -178,13 +150,6 @@ void main() {
     if (autoIdle(FORMAT_ZF12, pc.segFirst, pc.segChunks)) return;
 #endif
     if (pc.checksums != 0u) loadTables();
-#if PIECES
-    for (uint e = t; e < 256u; e += WG) {
-        uint has = 0u;
-        for (uint i = 0u; i < 16u; i++) has |= ((pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu) == e ? 1u : 0u;
-        plut[e] = has;
-    }
-#endif
     barrier();
 
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
@@ -217,10 +182,7 @@ void main() {
         uint tabW = headW + HWORDS;
         gSideW = tabW + CHUNK_ENTRY_WORDS;
         gSideLen = pieceB - fixedB;
-        for (uint e = t; e < 256u; e += WG) phist[e] = 0u;
         if (t == 0u) {
-            pesc = 0u;
-            pbest = 0u;
             uint stored = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
             if (pc.checksums != 0u) {
                 uint reg = shiftBy(TAB_M4, 0xFFFFFFFFu ^ aInfo);
@@ -229,7 +191,6 @@ void main() {
                 report(STATUS_NONCANONICAL, c);
             }
         }
-        uint pk = 0u; // values whose exponent SplitZip-4 would escape
 #endif
         uint info = table[TAB_BASE + ENTRY_INFO];
         uint off = table[TAB_BASE + ENTRY_SIDE_OFF];
@@ -362,10 +323,6 @@ void main() {
                 atomicMin(rmin[blk], lo);
                 atomicMax(rmax[blk], hi);
             }
-#if PIECES
-            if ((PROBE & 1u) != 0u) pk += probeSlot(o, present);
-            if ((PROBE & 2u) != 0u) histSlot(o, present);
-#endif
             uint ow = (lc * N + v0) / 2u;
             if (present == 8u) {
                 dstv[pc.dstBase + ow / 4u] = o;
@@ -382,32 +339,6 @@ void main() {
             if (rawb && rmax[b] - rmin[b] <= ZF12_SPAN) report(STATUS_NONCANONICAL, c);
         }
 
-#if PIECES
-        // auto's choice: zf12 (id 2) must be smaller than SplitZip-4 would be (ties go to the lower id).
-        pk = subgroupAdd(pk);
-        if (subgroupElect()) atomicAdd(pesc, pk);
-        barrier();
-        if (t == 0u && (PROBE & 1u) != 0u && ((pc.cands >> FORMAT_SPLITZIP4) & 1u) != 0u) {
-            uint rs = ((m / 2u) + 3u) & ~3u;
-            uint sz4Size = lcB + llB + 4u * CHUNK_ENTRY_WORDS + (ESCAPE_SIZE * pesc < rs ? ESCAPE_SIZE * pesc : rs);
-            if (sz4Size <= pieceB) report(STATUS_NONCANONICAL, c);
-        }
-        // and smaller than TBE-3 (id 3) would be.
-        if ((PROBE & 2u) != 0u) {
-            for (uint s = t; s <= TBE3_MAX_WINDOW_START; s += WG) {
-                uint cov = 0u;
-                for (uint i = 0u; i < TBE3_WINDOW; i++) cov += phist[s + i];
-                atomicMax(pbest, cov);
-            }
-            barrier();
-            if (t == 0u && ((pc.cands >> FORMAT_TBE3) & 1u) != 0u) {
-                uint p = 24u * ((m + 63u) / 64u);
-                uint raw = m > p ? ((m - p + 3u) & ~3u) : 0u;
-                uint coded = (m - min(pbest, m) + 3u) & ~3u;
-                if (p + llB + 4u * CHUNK_ENTRY_WORDS + (coded < raw ? coded : raw) < pieceB) report(STATUS_NONCANONICAL, c);
-            }
-        }
-#endif
         // Checksum: the dense pieces from the per-thread Horner sums, then info, offset, headers and side piece.
         if (pc.checksums != 0u) {
             uint xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));

@@ -42,8 +42,7 @@ BF16 data converted to --dtype (default: the format's first, F8_E5M2); GB/s then
 format or dtype without device-resident operations on the Vulkan backend is timed through its host path: values
 staged up, bodies staged down, wall clock only (the line says "host path"). --format auto measures the auto body
 (every chunk in its smallest candidate: splitzip4, zf12 or tbe3 for BF16), not the encoder's per-tensor choice;
-kvlike, gauss and escapes=P make every chunk a tbe3 piece, spread a splitzip4 piece. --auto-skip-probes 3 times the
-same decode without checking auto's choice, to show what the check costs.
+kvlike, gauss and escapes=P make every chunk a tbe3 piece, spread a splitzip4 piece.
 
 --blocks K (Vulkan, splitzip4) also times the block API on the same data cut into K blocks of --block-size: each
 run encodes (or decodes) every block in one submission, --depth runs in flight; its wall throughput is compared
@@ -211,9 +210,6 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
 	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning)")
 	profile := fs.Uint("profile", 0, "vulkan: switch decode-kernel parts off to time them (wrong results; see vkcodec.Options.Profile)")
-	skipProbes := fs.Uint("auto-skip-probes", 0, "vulkan, --format auto: size probes the piece decoders leave out "+
-		"(bit 0 the first other candidate, bit 1 the second; measures what checking auto's choice costs; such a "+
-		"decoder is not conformant)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
 	latChunk := fs.Int("latency-chunk", 0, "chunk size in values of the 1 MiB tensor (default: layout.ChunkShiftFor, 8192)")
 	blocks := fs.Int("blocks", 0, "vulkan, splitzip4: also time `K` blocks per run through the block API")
@@ -263,7 +259,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		o, err := benchFormat(ctx, bf, strings.TrimSpace(name), shift, flagSet(fs, "chunk"), size, benchFlags{data: *data,
 			dtype: *dtypeName, noCRC: *noCRC, iters: *iters, warm: *warm, seed: *seed, wg: *wg, repl: *repl,
 			groups: *groups, unroll: *unroll, latency: *latency, source: *source, json: *asJSON, profile: uint32(*profile),
-			skipProbes: uint32(*skipProbes), latShift: latShift, blk: blk})
+			latShift: latShift, blk: blk})
 		if err != nil {
 			return err
 		}
@@ -295,7 +291,6 @@ type benchFlags struct {
 	iters, warm, wg, repl, groups, unroll int
 	seed                                  uint64
 	profile                               uint32     // vkcodec.Options.Profile
-	skipProbes                            uint32     // vkcodec.Options.AutoSkipProbes
 	latShift                              uint       // chunk shift of the 1 MiB latency tensor
 	blk                                   *blockSpec // --blocks
 }
@@ -402,7 +397,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 			return nil, usagef("--blocks measures splitzip4 only")
 		}
 		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll,
-			Profile: uint32(*profile), AutoSkipProbes: fl.skipProbes}, ref, src, cb, &out, *latency, latShift, blk)
+			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk)
 	default:
 		return nil, usagef("--backend must be cpu, vulkan or auto")
 	}
@@ -479,9 +474,6 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
 	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d profile=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll, o.Profile)
-	if o.AutoSkipProbes != 0 {
-		out.Variant += fmt.Sprintf(" auto-skip-probes=%d", o.AutoSkipProbes)
-	}
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	n := uint64(len(src))
 	pad := (n + 255) &^ 255

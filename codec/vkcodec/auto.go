@@ -19,9 +19,9 @@ import (
 //
 // Decode: one pass. Each candidate's decoder, built over pieces (sz4_decode_pieces, zf12_decode_pieces,
 // tbe3_decode_pieces for BF16; xw_decode_pieces, specialised per format and dtype, for F8_E5M2, F8_E4M3, F16 and
-// F32), takes the chunks whose table entry names its format, decodes them and checks that no other candidate would
-// have coded them smaller (probes of the other candidates' sizes from the decoded values); the dispatches run
-// together, each chunk decoded once, and a workgroup with none of its format's chunks leaves at once.
+// F32), takes the chunks whose table entry names its format and decodes them (the choice of candidate is the
+// encoder's: docs/FORMAT.md §11.2); the dispatches run together, each chunk decoded once, and a workgroup with none
+// of its format's chunks leaves at once.
 //
 // The device-resident operations (PrepareEncodeFormat, PrepareDecodeFormat) take BF16 tensors only.
 //
@@ -135,13 +135,8 @@ func autoMax(n uint64, d layout.DType, shift uint) uint64 {
 	return f.MaxBodyOf(n, d, shift)
 }
 
-// checkAuto refuses tensors whose bodies do not fit one binding, and devices whose shared memory does not hold
-// the piece decoders.
+// checkAuto refuses tensors whose bodies do not fit one binding.
 func (b *Backend) checkAuto(n uint64, d layout.DType, shift uint, ids []uint8) error {
-	if !b.autoShared {
-		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
-			Detail: fmt.Sprintf("vulkan backend: %s has too little shared memory for auto's decoders", b.info.Name)}
-	}
 	for _, id := range ids {
 		if m := candidateLayout(id, d, n, shift).max; m > b.slabMax {
 			return errTooBig(m, b.slabMax)

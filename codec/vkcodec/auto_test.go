@@ -159,8 +159,8 @@ func swapPiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64, i
 }
 
 // TestAutoOnDevice decodes auto bodies straight from device buffers (no host-side table check): valid ones, bodies
-// whose chunk choice is not the smallest (both ways: the kernels' probes of the other candidate must see it),
-// and mutations; every verdict must be the reference's. Encodes go through the device-resident operation too.
+// whose chunks are in other candidates than the smallest (valid too), and mutations; every verdict must be the
+// reference's. Encodes go through the device-resident operation too.
 func TestAutoOnDevice(t *testing.T) {
 	vb := openTest(t, Options{})
 	dev := vb.VK()
@@ -224,14 +224,15 @@ func TestAutoOnDevice(t *testing.T) {
 		cpu, _ := autoEncodeBoth(t, vb, src, shift, crc)
 		require.True(t, string(cpu) == string(body), "resident encode differs at %d", firstDiff(cpu, body))
 		run(body, crc)
-		// Every chunk in each candidate that is not its smallest: each piece decoder's probes of both others.
+		// Every chunk in each candidate that is not its smallest: valid (the choice is the encoder's, §11.2), and
+		// every piece decoder takes the chunk in every format.
 		for c, want := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
 			require.Equal(t, uint32(want), binary.LittleEndian.Uint32(body[12*c:])>>layout.KindShift, "chunk %d", c)
 			for _, id := range []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3} {
 				if id != want {
-					before := classes[codec.ErrNonCanonical.Error()]
+					before := classes[""]
 					run(swapPiece(t, body, src, n, shift, uint64(c), id, crc), crc)
-					require.Equal(t, before+1, classes[codec.ErrNonCanonical.Error()], "chunk %d as format %d", c, id)
+					require.Equal(t, before+1, classes[""], "chunk %d as format %d decodes", c, id)
 				}
 			}
 		}
@@ -252,18 +253,6 @@ func TestAutoOnDevice(t *testing.T) {
 	t.Logf("auto bodies through the kernels: %v", classes)
 	require.Greater(t, classes[codec.ErrNonCanonical.Error()], 0)
 	require.Greater(t, classes[codec.ErrCorrupt.Error()], 0)
-}
-
-// TestAutoSharedMemory: a device whose shared memory holds every other kernel but not auto's piece decoders runs
-// every format but auto, which it refuses as unsupported.
-func TestAutoSharedMemory(t *testing.T) {
-	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024}}
-	require.NoError(t, b.fitSharedMemory(48<<10))
-	require.True(t, b.autoShared)
-	b = &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024}}
-	require.NoError(t, b.fitSharedMemory(24<<10))
-	require.False(t, b.autoShared)
-	require.ErrorIs(t, b.checkAuto(10, layout.DTypeBF16, 10, nil), codec.ErrUnsupported)
 }
 
 // xwAutoMix is n values of dtype d whose chunks prefer different exponent-window widths: pattern byte '2' spreads
@@ -328,17 +317,18 @@ func TestAutoXWMatchesReference(t *testing.T) {
 				if tc.n < 2048 {
 					continue
 				}
-				// Chunk 0 in every other candidate.
+				// Chunk 0 in every other candidate: valid (the choice is the encoder's), the same values.
 				body := cj[0].Out
 				own := uint8(binary.LittleEndian.Uint32(body) >> layout.KindShift)
 				for _, cand := range codec.AutoCandidates(d) {
 					if cand.ID == own {
 						continue
 					}
-					bad := swapPieceD(t, body, src, d, uint64(tc.n), tc.shift, 0, cand.ID, crc)
-					c, g := dec(bad)
-					require.ErrorIs(t, c.Err, codec.ErrNonCanonical, "%v chunk 0 as %s", d, cand.Name)
-					require.ErrorIs(t, g.Err, codec.ErrNonCanonical, "%v chunk 0 as %s: kernel %v", d, cand.Name, g.Err)
+					other := swapPieceD(t, body, src, d, uint64(tc.n), tc.shift, 0, cand.ID, crc)
+					c, g := dec(other)
+					require.NoError(t, c.Err, "%v chunk 0 as %s", d, cand.Name)
+					require.NoError(t, g.Err, "%v chunk 0 as %s: kernel", d, cand.Name)
+					require.True(t, string(src) == string(g.Dst), "%v chunk 0 as %s: values", d, cand.Name)
 				}
 				for i := 0; i < 40 && tc.shift < 16; i++ {
 					bad := append([]byte{}, body...)

@@ -35,14 +35,7 @@ type Options struct {
 	Profile uint32
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
-	// AutoSkipProbes is for measurements only: bits of the size probes auto's piece decoders leave out (bit 0: the
-	// first other candidate, bit 1: the second; in id order), so the cost of checking auto's choice can be told from
-	// the rest. A decoder built with any bit set does not reject every non-canonical auto body.
-	AutoSkipProbes uint32
 }
-
-// autoProbes are the size probes of auto's piece decoders (specialization constant 6): both other candidates.
-const autoProbes = 3
 
 // Backend runs SplitZip-4 on one Vulkan device. It is safe for concurrent use: every call takes its own session
 // (command buffer and buffers), so calls from several goroutines are in flight together.
@@ -51,11 +44,9 @@ type Backend struct {
 	dev     *vk.Device
 	info    vk.DeviceInfo
 	o       Options
-	unified bool // device memory is host memory: bind mapped buffers directly, no staging copies
-	// autoShared: the device's shared memory also holds auto's piece decoders (fitSharedMemory).
-	autoShared bool
-	slabMax    uint64 // largest region one binding can cover
-	groups     uint32
+	unified bool   // device memory is host memory: bind mapped buffers directly, no staging copies
+	slabMax uint64 // largest region one binding can cover
+	groups  uint32
 
 	mu       sync.Mutex
 	pipes    map[pipeKey]*vk.Pipeline
@@ -178,12 +169,6 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 	for {
 		e, d := b.sharedBytes(uint32(b.o.WorkGroup))
 		if max(e, d) <= limit {
-			// auto's piece decoders add probes of the other candidates: block ranges (2 words per block of a
-			// chunk of at most 2^16 values), an exponent histogram with its best window, and a codebook table
-			// with a counter. A device short of that much more runs every format but auto.
-			const blocks = 1 << layout.MaxChunkShift / layout.ZF12Block
-			_, zd := zf12Shared(uint32(nTables*1024*b.o.Repl), uint32(b.o.WorkGroup))
-			b.autoShared = max(d+4*(2*blocks+257), zd+4*(257+257), d+4*2*blocks) <= limit
 			return nil
 		}
 		switch {
@@ -340,12 +325,10 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 		if b.o.DebugBounds {
 			debug = 1
 		}
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug},
-			vk.SpecConst{ID: 6, Value: autoProbes &^ b.o.AutoSkipProbes})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.o.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
 	case "tbe3_decode_pieces":
 		desc.Bindings, desc.PushConstantSize = 7, pushTBE3Pieces
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 1, Value: uint32(shift)}, vk.SpecConst{ID: 2, Value: uint32(b.o.Repl)},
-			vk.SpecConst{ID: 6, Value: autoProbes &^ b.o.AutoSkipProbes})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 1, Value: uint32(shift)}, vk.SpecConst{ID: 2, Value: uint32(b.o.Repl)})
 	case "auto_pick":
 		desc.Bindings, desc.PushConstantSize = 3, pushPick
 	case "auto_gather":
