@@ -118,9 +118,19 @@ func TestAutoCorruptionClasses(t *testing.T) {
 	}
 }
 
-// swapPiece rebuilds an auto body (checksums as given) with chunk c coded in format id: same values, a choice
-// that is not the smallest.
+// swapPiece rebuilds a BF16 auto body (checksums as given) with chunk c coded in format id: same values, a choice
+// that is not vkzip's.
 func swapPiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64, id uint8, crc bool) []byte {
+	return swapPieceWith(t, body, src, layout.DTypeBF16, &testCB, n, shift, c, id, crc)
+}
+
+// swapPieceD is swapPiece for any dtype (no codebook).
+func swapPieceD(t *testing.T, body, src []byte, d layout.DType, n uint64, shift uint, c uint64, id uint8, crc bool) []byte {
+	return swapPieceWith(t, body, src, d, nil, n, shift, c, id, crc)
+}
+
+func swapPieceWith(t *testing.T, body, src []byte, d layout.DType, cb *codec.Codebook, n uint64, shift uint, c uint64,
+	id uint8, crc bool) []byte {
 	g := layout.SZ4{N: n, Shift: shift}
 	C := g.Chunks()
 	off := func(k uint64) uint64 { return 4 * uint64(binary.LittleEndian.Uint32(body[12*k+4:])) }
@@ -132,10 +142,9 @@ func swapPiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64, i
 		return body[12*C+off(k) : 12*C+end]
 	}
 	f, _ := codec.LookupFormat(id)
-	m := g.ChunkLen(c)
-	v0 := c << shift
-	jobs := []codec.EncodeJob{{Format: id, Src: src[2*v0 : 2*(v0+m)], N: m, Shift: shift, Codebook: &testCB, Checksums: crc,
-		Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, shift))}}
+	m, v0, sz := g.ChunkLen(c), c<<shift, uint64(d.Size())
+	jobs := []codec.EncodeJob{{Format: id, DType: d, Src: src[sz*v0 : sz*(v0+m)], N: m, Shift: shift, Codebook: cb,
+		Checksums: crc, Dst: make([]byte, f.MaxBodyOf(m, d, shift))}}
 	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), jobs))
 	out := make([]byte, 12*C)
 	var pos uint64
@@ -342,42 +351,4 @@ func TestAutoXWMatchesReference(t *testing.T) {
 			}
 		}
 	}
-}
-
-// swapPieceD is swapPiece for any dtype (no codebook).
-func swapPieceD(t *testing.T, body, src []byte, d layout.DType, n uint64, shift uint, c uint64, id uint8, crc bool) []byte {
-	g := layout.SZ4{N: n, Shift: shift}
-	C := g.Chunks()
-	off := func(k uint64) uint64 { return 4 * uint64(binary.LittleEndian.Uint32(body[12*k+4:])) }
-	piece := func(k uint64) []byte {
-		end := uint64(len(body)) - 12*C
-		if k+1 < C {
-			end = off(k + 1)
-		}
-		return body[12*C+off(k) : 12*C+end]
-	}
-	f, _ := codec.LookupFormat(id)
-	m, v0, sz := g.ChunkLen(c), c<<shift, uint64(d.Size())
-	jobs := []codec.EncodeJob{{Format: id, DType: d, Src: src[sz*v0 : sz*(v0+m)], N: m, Shift: shift, Checksums: crc,
-		Dst: make([]byte, f.MaxBodyOf(m, d, shift))}}
-	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), jobs))
-	out := make([]byte, 12*C)
-	var pos uint64
-	for k := uint64(0); k < C; k++ {
-		p, info := piece(k), binary.LittleEndian.Uint32(body[12*k:])
-		if k == c {
-			p, info = jobs[0].Out, uint32(id)<<layout.KindShift
-		}
-		binary.LittleEndian.PutUint32(out[12*k:], info)
-		binary.LittleEndian.PutUint32(out[12*k+4:], uint32(pos/4))
-		if crc {
-			var e [8]byte
-			binary.LittleEndian.PutUint32(e[:], info)
-			binary.LittleEndian.PutUint32(e[4:], uint32(pos/4))
-			binary.LittleEndian.PutUint32(out[12*k+8:], crc32cOf(e[:]))
-		}
-		out = append(out, p...)
-		pos += uint64(len(p))
-	}
-	return out
 }
