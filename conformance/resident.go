@@ -50,11 +50,11 @@ func unsupported(format uint8) error {
 }
 
 // residentDType reports whether the device-resident operations take tensors of d in format f: the
-// exponent-window formats take their FP8, FP16 and FP32 dtypes; the others BF16 only (an auto tensor of another
-// dtype, whose pieces are exponent-window bodies, has no such path yet).
+// exponent-window formats and auto (whose pieces are then exponent-window bodies) take their FP8, FP16 and FP32
+// dtypes; the others BF16 only.
 func residentDType(f uint8, d layout.DType) bool {
 	switch f {
-	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
+	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4, layout.FormatAuto:
 		return true
 	}
 	return d == layout.DTypeOpaque || d == layout.DTypeBF16

@@ -30,6 +30,7 @@ layout(push_constant) uniform PC {
     uint cands;      // bit f set: format f is one of auto's candidates for the dtype
     uint validate;   // 1: this dispatch also rejects chunks of no candidate format
     uint self;       // this kernel's format id
+    uint dstBase;    // word offset of the output in its binding
 } pc;
 #else
 layout(push_constant) uniform PC {
@@ -48,11 +49,7 @@ layout(push_constant) uniform PC {
 } pc;
 #endif
 
-#if PIECES
-#define DST_BASE 0u
-#else
 #define DST_BASE pc.dstBase
-#endif
 
 // Where a chunk's pieces are: the streams of the whole body (g0 = the chunk's first group), or (PIECES, an auto
 // body, docs/FORMAT.md §11) the chunk's piece, a one-chunk body at the offset its auto table entry gives.

@@ -41,8 +41,9 @@ Every coded format runs (--format, vkzip formats lists them). Formats of other d
 BF16 data converted to --dtype (default: the format's first, F8_E5M2); GB/s then count bytes of that dtype. A
 format or dtype without device-resident operations on the Vulkan backend is timed through its host path: values
 staged up, bodies staged down, wall clock only (the line says "host path"). --format auto measures the auto body
-(every chunk in its smallest candidate: splitzip4, zf12 or tbe3 for BF16), not the encoder's per-tensor choice;
-kvlike, gauss and escapes=P make every chunk a tbe3 piece, spread a splitzip4 piece.
+(every chunk in its smallest candidate: splitzip4, zf12 or tbe3 for BF16; xw2, xw3 or xw4 for --dtype F8_E5M2,
+F8_E4M3, F16 or F32, device-resident too), not the encoder's per-tensor choice; kvlike, gauss and escapes=P make
+every chunk a tbe3 piece, spread a splitzip4 piece.
 
 --blocks K (Vulkan, splitzip4) also times the block API on the same data cut into K blocks of --block-size: each
 run encodes (or decodes) every block in one submission, --depth runs in flight; its wall throughput is compared

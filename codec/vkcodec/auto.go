@@ -23,7 +23,8 @@ import (
 // encoder's: docs/FORMAT.md §11.2); the dispatches run together, each chunk decoded once, and a workgroup with none
 // of its format's chunks leaves at once.
 //
-// The device-resident operations (PrepareEncodeFormat, PrepareDecodeFormat) take BF16 tensors only.
+// The device-resident operations (PrepareEncodeTyped, PrepareDecodeTyped; PrepareEncodeFormat and
+// PrepareDecodeFormat for BF16) run the same recorded passes over the caller's buffers.
 //
 // The candidate bodies and the auto body must each fit one storage-buffer binding; larger tensors are refused
 // (ErrTooLarge) and stay with the CPU backend.
@@ -226,72 +227,17 @@ func (b *Backend) recordAutoTBE3Place(ctx context.Context, s *session, a *autoTB
 	return nil
 }
 
-// autoXW is an exponent-window format's encode of a whole tensor into a candidate scratch body (candLayout's
-// regions, each bound whole), with the format's own kernels.
-type autoXW struct {
-	x                              layout.XW
-	size                           int
-	src, planes, lows, table, side loc
-	scratch                        loc
-	work                           staged
-	nb                             uint64
-}
-
+// autoXWViews plans an exponent-window candidate's encode of the tensor at src into its scratch body
+// (candLayout's regions, each starting a binding), for the format's own kernels (xw.go).
 func (b *Backend) autoXWViews(s *session, src vk.BufferRange, id uint8, d layout.DType, n uint64, shift uint,
-	l candLayout, body loc) (*autoXW, error) {
+	l candLayout, body loc) (*xwViews, error) {
 	x, _ := layout.NewXW(id, d, n, shift)
-	C := x.Chunks()
-	a := &autoXW{x: x, size: d.Size(), nb: (C + 63) / 64}
-	sub := func(off, size uint64) loc { return loc{buf: body.buf, off: body.off + off, size: size} }
-	a.src = loc{buf: src.Buf, off: src.Offset, size: max(layout.Align4(n*uint64(d.Size())), 16)}
-	a.planes = sub(0, x.PlaneBytes())
-	a.lows = sub(alignRegion(x.PlaneBytes()), max(x.LowBytes(), 4))
-	a.table = sub(l.table, layout.ChunkEntrySize*C)
-	a.side = sub(l.side, l.max-l.side)
-	var err error
-	if a.scratch, err = s.dev.alloc(max(C*x.RawSide(x.ChunkValues()), 4)); err != nil {
-		return nil, err
-	}
-	a.work, err = s.allocOut(b, 4*(2*a.nb+1))
-	return a, err
-}
-
-func (b *Backend) recordAutoXWEncode(s *session, a *autoXW) error {
-	k := b.xwKernels()
-	enc, err := k.pipeline("xw_encode", a.x, a.size)
-	if err != nil {
-		return err
-	}
-	bd, err := s.bind(b, enc, a.src, a.planes, a.lows, a.table, a.scratch, a.work.dev)
-	if err != nil {
-		return err
-	}
-	C := a.x.Chunks()
-	var pw pushWriter
-	// Word offsets of the streams in their bindings are 0: every region here starts a binding. Scratch needs no
-	// clearing (xw_encode zeroes the escape words of each coded chunk).
-	pw.u32(uint32(C), uint32(a.x.ChunkLen(C-1)), uint32(layout.Align4(a.x.N*uint64(a.size))/4), uint32(a.x.LowBytes()/4),
-		0, 0, 0, 0)
-	s.cmd.Barrier()
-	s.cmd.Dispatch(enc, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
-	return nil
-}
-
-func (b *Backend) recordAutoXWPlace(s *session, a *autoXW, checksums bool) error {
-	place, err := b.xwKernels().pipeline("xw_place", a.x, a.size)
-	if err != nil {
-		return err
-	}
-	bd, err := s.bind(b, place, a.table, a.scratch, a.side, a.planes, a.lows, a.work.dev)
-	if err != nil {
-		return err
-	}
-	C := a.x.Chunks()
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(a.x.ChunkLen(C-1)), uint32(a.nb), b2u(checksums), uint32(a.x.LowBytes()/4),
-		uint32(a.x.PlaneBytes()/4), 0, 0, 0, 0)
-	s.cmd.Dispatch(place, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
-	return nil
+	size := uint64(d.Size())
+	in := func(off, sz uint64) view { return viewOf(loc{buf: body.buf, off: body.off + off, size: sz}) }
+	v := &xwViews{x: x, size: size, vals: bufView(src, 0, layout.Align4(n*size)), planes: in(0, x.PlaneBytes()),
+		lows: in(alignRegion(x.PlaneBytes()), max(x.LowBytes(), 4)), table: in(l.table, layout.ChunkEntrySize*x.Chunks()),
+		side: in(l.side, l.max-l.side)}
+	return v, b.xwKernels().encodeWords(s, v)
 }
 
 // recordAutoEncode records the auto encode of n values of dtype d at src into dst (device ranges; dst has room
@@ -306,7 +252,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		sz4  *tensorPlan
 		zf12 *zf12Plan
 		tbe3 *autoTBE3
-		xw   *autoXW
+		xw   *xwViews
 		work staged
 		nb   uint64
 	}
@@ -337,7 +283,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		case layout.FormatXW3, layout.FormatXW2, layout.FormatXW4:
 			c.xw, err = b.autoXWViews(s, src, id, d, n, shift, c.l, c.body)
 			if err == nil {
-				c.work, c.nb = c.xw.work, c.xw.nb
+				c.work, c.nb = c.xw.work, c.xw.nb()
 			}
 		default:
 			err = unsupportedFormat(id)
@@ -366,7 +312,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		case c.zf12 != nil:
 			err = b.recordZF12Encode(ctx, s, checksums, c.zf12)
 		case c.xw != nil:
-			err = b.recordAutoXWEncode(s, c.xw)
+			err = b.xwKernels().recordEncode(s, c.xw)
 		default:
 			err = b.recordAutoTBE3Encode(ctx, s, c.tbe3, checksums)
 		}
@@ -388,7 +334,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		case c.zf12 != nil:
 			err = b.recordZF12Place(ctx, s, checksums, c.zf12)
 		case c.xw != nil:
-			err = b.recordAutoXWPlace(s, c.xw, checksums)
+			err = b.xwKernels().recordPlace(s, c.xw, checksums)
 		default:
 			err = b.recordAutoTBE3Place(ctx, s, c.tbe3, checksums)
 		}
@@ -481,9 +427,6 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 				return err
 			}
 			dv := bufView(dst, 0, layout.Align4(n*uint64(d.Size())))
-			if dv.base != 0 {
-				return invalid("auto: the destination of %v values must start binding-aligned", d)
-			}
 			bd, err := s.bind(b, pipe, bv.l, bv.l, bv.l, bv.l, dv.l, status)
 			if err != nil {
 				return err
@@ -491,7 +434,7 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 			var pw pushWriter
 			pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(bodyLen-layout.ChunkEntrySize*C),
 				uint32(layout.Align4(n*uint64(d.Size()))/4), uint32(bv.base/4), uint32(bv.base/4+layout.ChunkEntryWords*C),
-				mask, b2u(k == 0), uint32(id))
+				mask, b2u(k == 0), uint32(id), uint32(dv.base/4))
 			s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
 			continue
 		}
@@ -679,97 +622,70 @@ func (b *Backend) decodeAutoOne(ctx context.Context, j *codec.DecodeJob, ids []u
 	return nil
 }
 
-func (b *Backend) prepareEncodeAuto(ctx context.Context, src vk.BufferRange, n uint64, shift uint, cb *codec.Codebook,
-	checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
-	ids, err := autoCands(layout.DTypeBF16)
+// autoOp checks what a prepared auto operation over n values of dt needs beyond the caller's ranges.
+func (b *Backend) autoOp(dt layout.DType, n uint64, shift uint, cb *codec.Codebook) ([]uint8, error) {
+	ids, err := autoCands(dt)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAuto(n, layout.DTypeBF16, shift, ids); err != nil {
+	if err := b.checkAuto(n, dt, shift, ids); err != nil {
 		return nil, err
 	}
-	if n == 0 || cb == nil {
+	if n == 0 || (cb == nil && dt == layout.DTypeBF16) {
 		return nil, invalid("auto: empty tensor or no codebook")
 	}
-	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
-		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
-	}
-	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
-		return nil, err
-	}
-	if err := within(dst, 0, autoMax(n, layout.DTypeBF16, shift), "destination"); err != nil {
-		return nil, err
-	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &EncodeOp{recorded: recorded{b: b, s: s}}
-	fail := func(err error) (*EncodeOp, error) { op.Close(); return nil, err }
-	if err := op.beginTimed(2); err != nil {
-		return fail(err)
-	}
-	cmd := s.cmd
-	work, err := b.recordAutoEncode(ctx, s, src, n, layout.DTypeBF16, shift, cb, checksums, dst, ids)
-	if err != nil {
-		return fail(err)
-	}
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, work)
-	cmd.BarrierToHost()
-	if err := cmd.End(); err != nil {
-		return fail(err)
-	}
-	C := layout.SZ4{N: n, Shift: shift}.Chunks()
-	op.total, op.nb, op.sideOff = work.host, C, layout.ChunkEntrySize*C
-	return op, nil
+	return ids, nil
 }
 
-func (b *Backend) prepareDecodeAuto(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
-	cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
-	ids, err := autoCands(layout.DTypeBF16)
+func (b *Backend) prepareEncodeAuto(ctx context.Context, dt layout.DType, src vk.BufferRange, n uint64, shift uint,
+	cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
+	dt = jobDType(dt)
+	ids, err := b.autoOp(dt, n, shift, cb)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkAuto(n, layout.DTypeBF16, shift, ids); err != nil {
+	if err := checkEncodeRanges(src, n*uint64(dt.Size()), dst, autoMax(n, dt, shift)); err != nil {
+		return nil, err
+	}
+	return b.newEncodeOp(func(op *EncodeOp) error {
+		if err := op.beginTimed(2); err != nil {
+			return err
+		}
+		cmd := op.s.cmd
+		work, err := b.recordAutoEncode(ctx, op.s, src, n, dt, shift, cb, checksums, dst, ids)
+		if err != nil {
+			return err
+		}
+		cmd.Timestamp(op.qp, 1)
+		b.copyDown(cmd, work)
+		cmd.BarrierToHost()
+		C := layout.SZ4{N: n, Shift: shift}.Chunks()
+		op.total, op.nb, op.sideOff = work.host, C, layout.ChunkEntrySize*C
+		return cmd.End()
+	})
+}
+
+func (b *Backend) prepareDecodeAuto(ctx context.Context, dt layout.DType, body vk.BufferRange, bodyLen, n uint64,
+	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
+	dt = jobDType(dt)
+	ids, err := b.autoOp(dt, n, shift, cb)
+	if err != nil {
 		return nil, err
 	}
 	f, _ := codec.LookupFormat(layout.FormatAuto)
-	lo, hi := f.BodyBounds(n, layout.DTypeBF16, shift)
-	if n == 0 || cb == nil {
-		return nil, invalid("auto: empty tensor or no codebook")
-	}
-	if err := checkDecodeRanges(body, bodyLen, lo, hi, dst, n); err != nil {
+	lo, hi := f.BodyBounds(n, dt, shift)
+	if err := checkDecodeInto(body, bodyLen, lo, hi, dst, n*uint64(dt.Size())); err != nil {
 		return nil, err
 	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &DecodeOp{recorded: recorded{b: b, s: s}}
-	fail := func(err error) (*DecodeOp, error) { op.Close(); return nil, err }
-	status, err := s.allocOut(b, 32)
-	if err != nil {
-		return fail(err)
-	}
-	op.status = status.host
-	if err := op.beginTimed(2); err != nil {
-		return fail(err)
-	}
-	cmd := s.cmd
-	resetStatus(cmd, status.dev)
-	cmd.Barrier()
-	if err := b.recordAutoDecode(ctx, s, body, bodyLen, n, layout.DTypeBF16, shift, cb, checksums, dst, status.dev, ids); err != nil {
-		return fail(err)
-	}
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, status)
-	cmd.BarrierToHost()
-	if err := cmd.End(); err != nil {
-		return fail(err)
-	}
-	return op, nil
+	return b.newDecodeOp(func(op *DecodeOp) error {
+		status, err := op.s.allocOut(b, 32)
+		if err != nil {
+			return err
+		}
+		return op.recordDecode(status, func() error {
+			return b.recordAutoDecode(ctx, op.s, body, bodyLen, n, dt, shift, cb, checksums, dst, status.dev, ids)
+		})
+	})
 }
 
 // jobDType is a job's dtype, BF16 for the zero value (as package codec reads it).

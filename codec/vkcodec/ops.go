@@ -338,7 +338,7 @@ func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.
 	case layout.FormatZF12:
 		return b.prepareEncodeZF12(ctx, src, n, shift, checksums, dst)
 	case layout.FormatAuto:
-		return b.prepareEncodeAuto(ctx, src, n, shift, cb, checksums, dst)
+		return b.prepareEncodeAuto(ctx, layout.DTypeBF16, src, n, shift, cb, checksums, dst)
 	case layout.FormatTBE3:
 		return b.prepareEncodeTBE3(ctx, src, n, shift, checksums, dst)
 	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4: // they code no BF16: refused, with the reason
@@ -373,7 +373,7 @@ func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk
 	case layout.FormatZF12:
 		return b.prepareDecodeZF12(ctx, body, bodyLen, n, shift, checksums, dst)
 	case layout.FormatAuto:
-		return b.prepareDecodeAuto(ctx, body, bodyLen, n, shift, cb, checksums, dst)
+		return b.prepareDecodeAuto(ctx, layout.DTypeBF16, body, bodyLen, n, shift, cb, checksums, dst)
 	case layout.FormatTBE3:
 		return b.prepareDecodeTBE3(ctx, body, bodyLen, n, shift, checksums, dst)
 	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:

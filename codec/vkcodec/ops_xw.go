@@ -10,8 +10,9 @@ import (
 )
 
 // Device-resident operations for values of any dtype (ops.go): the exponent-window formats (xw2, xw3, xw4 over
-// F8_E5M2, F8_E4M3, F16, F32), whose kernels (xw.go) bind the caller's buffers with word offsets, and the BF16
-// formats through PrepareEncodeFormat and PrepareDecodeFormat.
+// F8_E5M2, F8_E4M3, F16, F32), whose kernels (xw.go) bind the caller's buffers with word offsets, auto over those
+// dtypes (auto.go: exponent-window candidates), and the BF16 formats through PrepareEncodeFormat and
+// PrepareDecodeFormat.
 
 // PrepareEncodeTyped records the encode of n values of dt at src (16-byte aligned offset; the range must hold
 // align4(n·size) bytes) into a body of format at dst (4-byte aligned; room for the format's largest body), as
@@ -20,6 +21,9 @@ func (b *Backend) PrepareEncodeTyped(ctx context.Context, format uint8, dt layou
 	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
 	if _, ok := layout.XWCodeBits(format); ok {
 		return b.prepareEncodeXW(ctx, format, dt, src, n, shift, checksums, dst)
+	}
+	if format == layout.FormatAuto {
+		return b.prepareEncodeAuto(ctx, dt, src, n, shift, cb, checksums, dst)
 	}
 	if jobDType(dt) != layout.DTypeBF16 {
 		return nil, noTypedPath(format, dt)
@@ -35,14 +39,17 @@ func (b *Backend) PrepareDecodeTyped(ctx context.Context, format uint8, dt layou
 	if _, ok := layout.XWCodeBits(format); ok {
 		return b.prepareDecodeXW(ctx, format, dt, body, bodyLen, n, shift, checksums, dst)
 	}
+	if format == layout.FormatAuto {
+		return b.prepareDecodeAuto(ctx, dt, body, bodyLen, n, shift, cb, checksums, dst)
+	}
 	if jobDType(dt) != layout.DTypeBF16 {
 		return nil, noTypedPath(format, dt)
 	}
 	return b.PrepareDecodeFormat(ctx, format, body, bodyLen, n, shift, cb, checksums, dst)
 }
 
-// noTypedPath is the error for a format over a dtype other than BF16 without exponent-window kernels: unsupported
-// here (auto over F16 has a CPU path), whether or not the format codes the dtype at all.
+// noTypedPath is the error for a format over a dtype other than BF16 without exponent-window kernels (the BF16-only
+// formats): unsupported here, whether or not the format codes the dtype at all.
 func noTypedPath(format uint8, dt layout.DType) error {
 	return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
 		Detail: fmt.Sprintf("vulkan backend: no device-resident %s over %v", codec.FormatName(format), dt)}

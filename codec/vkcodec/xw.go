@@ -34,7 +34,7 @@ const (
 	pushXWEncode = 4 * 8
 	pushXWPlace  = 4 * 10
 	pushXWDecode = 4 * 12
-	pushXWPieces = 4 * 10
+	pushXWPieces = 4 * 11
 )
 
 // NewXWKernels prepares the exponent-window kernels on b's device (pipelines are built on first use).
