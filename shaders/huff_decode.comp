@@ -12,11 +12,13 @@
 // with a stream error, as chunk<<1 | (0 corrupt lane stream, 1 non-canonical). Every index derived from payload
 // data is bounded before use.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 
 #include "layout.glsl"
 #include "common.glsl"
 #include "huff_common.glsl"
 
+layout(constant_id = 2) const uint BATCH = 8;  // loads issued together (low words, CRC words) before their use
 layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 1 no CRC, 2 no lane decoding,
                                                // 4 no output stores, 8 no end-of-chunk checks; 0 in real use
 
@@ -230,15 +232,21 @@ void main() {
             uint pw = size / 4u, low0 = v0 / 4u;
             uint lowW = last ? pc.lowWords - low0 : N / 4u;
             uint T = 2u + pw + lowW;
-            uint u = 0u, q = i;
-            for (; q < T; q += TEAM) {
-                uint w;
-                if (q < 2u) w = q == 0u ? ~info : off;
-                else if (q < 2u + pw) w = pieceWord(off + q - 2u);
-                else w = lowWord(low0 + q - 2u - pw);
-                u = shiftT(u) ^ w;
+            uint u = 0u;
+            for (uint q0 = i; q0 < T; q0 += TEAM * BATCH) {
+                uint wv[BATCH];
+                [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                    uint q = q0 + b * TEAM;
+                    if (q < 2u) wv[b] = q == 0u ? ~info : off;
+                    else if (q < 2u + pw) wv[b] = pieceWord(off + q - 2u);
+                    else wv[b] = q < T ? lowWord(low0 + q - 2u - pw) : 0u;
+                }
+                [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                    if (q0 + b * TEAM < T) u = shiftT(u) ^ wv[b];
+                }
             }
-            if (q > i) atomicXor(tCrc[team], mulmod(u, kp[T - (q - TEAM)]));
+            // The last word taken is the highest q ≡ i (mod TEAM) below T; its term needs T − q more words.
+            if (i < T) atomicXor(tCrc[team], mulmod(u, kp[T - (i + (T - 1u - i) / TEAM * TEAM)]));
         } else {
             ncCRC = pc.checksums == 0u && stored != 0u;
         }
@@ -291,12 +299,23 @@ void main() {
                 a1 = nw1 > 0u ? pieceWord(at1) : 0u;
                 b1 = nw1 > 1u ? pieceWord(at1 + 1u) : 0u;
             }
-            for (uint p = 0u; p < c0; p++) {
+            for (uint pb = 0u; pb < c0; pb += BATCH) {
+              // Loads first, BATCH of them in flight (the decode chain between them is short).
+              uint lwv[BATCH], rwv[BATCH];
+              [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                uint j = (pb + b) * LANES + l0;
+                bool ok = pb + b < c0;
+                lwv[b] = ok ? lowWord((v0 + j) / 4u) : 0u;
+                rwv[b] = ok && raw ? pieceWord(off + j / 4u) : 0u;
+              }
+              [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                uint p = pb + b;
+                if (p >= c0) break;
                 uint j = p * LANES + l0;
                 uint e0 = 0u, e1 = 0u;
                 if ((PROF & 2u) == 0u) {
                     if (raw) {
-                        uint x = pieceWord(off + j / 4u) >> (8u * (j % 4u));
+                        uint x = rwv[b] >> (8u * (j % 4u));
                         e0 = x & 255u;
                         e1 = (x >> 8) & 255u;
                     } else {
@@ -330,11 +349,12 @@ void main() {
                         }
                     }
                 }
-                uint lw = lowWord((v0 + j) / 4u) >> (8u * (j % 4u));
+                uint lw = lwv[b] >> (8u * (j % 4u));
                 uint ov = ((lw & 0x80u) << 8) | (e0 << 7) | (lw & 0x7Fu);
                 if (p < c1) ov |= ((lw & 0x8000u) | (e1 << 7) | ((lw >> 8) & 0x7Fu)) << 16;
                 uint di = (v0 + j) / 2u;
                 if (di < pc.dstWords && ((PROF & 4u) == 0u || ov == 0x12345678u)) dst[pc.dstBase + di] = ov;
+              }
             }
             if (!raw && (PROF & 2u) == 0u) {
                 // Lane ends: enough words, no extra word, zero bits after the last code.

@@ -23,17 +23,18 @@ type HuffKernels struct {
 	b *Backend
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; DecodeWG the decoder's, 16 invocations per
 	// chunk in flight (two lanes each), clamped to the device's shared memory; DecodeGroups caps the decoder's
-	// workgroups (0: the backend's grid). Defaults 128, 128, 0; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG and
-	// VKZIP_HUFF_DECODE_GROUPS override them, for comparing variants on one device.
-	EncodeWG, DecodeWG, DecodeGroups uint32
+	// workgroups (0: the backend's grid); Batch the loads the decoder issues together (low words, CRC words).
+	// Defaults 128, 128, 0, 8; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG, VKZIP_HUFF_DECODE_GROUPS and
+	// VKZIP_HUFF_BATCH override them, for comparing variants on one device.
+	EncodeWG, DecodeWG, DecodeGroups, Batch uint32
 
 	mu    sync.Mutex
 	pipes map[huffPipeKey]*vk.Pipeline
 }
 
 type huffPipeKey struct {
-	name      string
-	wg, shift uint32
+	name             string
+	wg, shift, batch uint32
 }
 
 // push-constant sizes of the huff kernels, in bytes
@@ -59,7 +60,8 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
 	}
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 128)), DecodeWG: dwg,
-		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), pipes: map[huffPipeKey]*vk.Pipeline{}}
+		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
+		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.comp: TEAM).
@@ -94,7 +96,7 @@ func (k *HuffKernels) Close() error {
 }
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift)}
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if p := k.pipes[key]; p != nil {
@@ -112,7 +114,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
 	case "huff_decode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
 	default:
 		return nil, fmt.Errorf("vkcodec: no huff kernel %q", name)
 	}
