@@ -161,3 +161,56 @@ uint shiftBytes(uint r, uint d) {
     }
     return r;
 }
+
+// Strided CRC-32C (the chunk checksums of docs/FORMAT.md §14.5), for kernels that define HUFF_CRC_STRIDE: STRIDE
+// invocations take the words q ≡ i (mod STRIDE) of a message of T words; each runs Horner with a multiplication by
+// x^(32·STRIDE) per word (crcT: four byte tables), multiplies its register by x^(32·(T − q_last)) (kp) at the end,
+// and the terms XOR to the CRC. Loads are coalesced and independent of the register chain; the initial register
+// (all ones) is folded into the first word, the final XOR is the caller's.
+#ifdef HUFF_CRC_STRIDE
+// x^(8·2^k) mod the CRC-32C polynomial, bit 31 = x^0 (so x^32 is the polynomial itself).
+const uint XP[16] = uint[16](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu, 0x18B8EA18u, 0x510AC59Au,
+    0xB82BE955u, 0xB8FDB1E7u, 0x88E56F72u, 0x74C360A4u, 0xE4172B16u, 0x0D65762Au, 0x35D73A62u, 0x28461564u,
+    0xBF455269u, 0xE2EA32DCu);
+
+shared uint crcT[1024];
+shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
+
+// xpow8 is x^(8·d) for d < 2^16.
+uint xpow8(uint d) {
+    uint p = 0x80000000u;
+    for (uint k = 0u; k < 16u; k++) {
+        if (((d >> k) & 1u) != 0u) p = mulmod(p, XP[k]);
+    }
+    return p;
+}
+
+// initStrideCRC fills crcT and kp (uniform control flow; a barrier must follow before use). The single-bit entries
+// are the images of the 32 register bits; every other entry is the XOR of its bits' images.
+void initStrideCRC() {
+    uint t = gl_LocalInvocationID.x;
+    uint xs = xpow8(4u * HUFF_CRC_STRIDE);
+    for (uint b = t; b < 32u; b += WG) crcT[256u * (b / 8u) + (1u << (b % 8u))] = mulmod(1u << b, xs);
+    for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = xpow8(4u * d);
+    barrier();
+    for (uint e = t; e < 1024u; e += WG) {
+        uint j = e / 256u, b = e % 256u;
+        if (b != 0u && (b & (b - 1u)) == 0u) continue;
+        uint r = 0u;
+        for (uint u = 0u; u < 8u; u++) {
+            if (((b >> u) & 1u) != 0u) r ^= crcT[256u * j + (1u << u)];
+        }
+        crcT[e] = r;
+    }
+}
+
+// shiftT multiplies r by x^(32·STRIDE).
+uint shiftT(uint r) {
+    return crcT[r & 255u] ^ crcT[256u + ((r >> 8) & 255u)] ^ crcT[512u + ((r >> 16) & 255u)] ^ crcT[768u + (r >> 24)];
+}
+
+// strideTerm is invocation i's term of a T-word message from its Horner register u (0 when it took no word).
+uint strideTerm(uint u, uint i, uint T) {
+    return i < T ? mulmod(u, kp[T - (i + (T - 1u - i) / HUFF_CRC_STRIDE * HUFF_CRC_STRIDE)]) : 0u;
+}
+#endif

@@ -16,6 +16,7 @@
 
 #include "layout.glsl"
 #include "common.glsl"
+#define HUFF_CRC_STRIDE 16u
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8;  // loads issued together (low words, CRC words) before their use
@@ -41,7 +42,7 @@ layout(push_constant) uniform PC {
     uint dstBase;
 } pc;
 
-const uint TEAM = 16u;       // invocations per chunk, two lanes each
+const uint TEAM = HUFF_CRC_STRIDE; // invocations per chunk, two lanes each
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint TW = 1024u;       // decode table words: 2048 entries of 16 bits, symbol | length << 8
 
@@ -55,13 +56,7 @@ shared uint tCrc[K];            // XOR of the team's CRC terms
 shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
 shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
 shared uint sAnyRaw;
-shared uint crcT[1024];         // multiply by x^(32·TEAM): 4 tables of 256, one per register byte
-shared uint kp[TEAM + 1u];      // kp[d] = x^(32·d)
 shared uint rawLW[LANES];
-
-// x^(8·2^k) mod the CRC-32C polynomial, bit 31 = x^0 (so x^32 is the polynomial itself).
-const uint XP[8] = uint[8](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu, 0x18B8EA18u, 0x510AC59Au,
-                           0xB82BE955u, 0xB8FDB1E7u);
 
 uint pieceWord(uint i) {
     uint w = pc.pieceLen / 4u;
@@ -82,10 +77,6 @@ uint countEq(uint w, uint l) {
 
 uint nibble(uint base, uint i) { return (lensP[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
 
-uint shiftT(uint r) {
-    return crcT[r & 255u] ^ crcT[256u + ((r >> 8) & 255u)] ^ crcT[512u + ((r >> 16) & 255u)] ^ crcT[768u + (r >> 24)];
-}
-
 void report(uint cls, uint v) {
     atomicOr(status[0], cls == 1u ? STATUS_CORRUPT : (cls == 2u ? STATUS_CHECKSUM : STATUS_NONCANONICAL));
     atomicMin(status[cls], v);
@@ -94,24 +85,7 @@ void report(uint cls, uint v) {
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint team = t / TEAM, i = t % TEAM;
-    // CRC constants: the basis images of x^(32·TEAM) (in dtab for now), then the byte tables and kp.
-    uint XS = XP[6]; // x^512 = x^(32·16)
-    for (uint b = t; b < 32u; b += WG) dtab[b] = mulmod(1u << b, XS);
-    for (uint d = t; d <= TEAM; d += WG) {
-        uint p = 0x80000000u;
-        for (uint k = 0u; k < 5u; k++) {
-            if (((d >> k) & 1u) != 0u) p = mulmod(p, XP[2u + k]);
-        }
-        kp[d] = p;
-    }
-    barrier();
-    for (uint e = t; e < 1024u; e += WG) {
-        uint j = e / 256u, b = e % 256u, r = 0u;
-        for (uint u = 0u; u < 8u; u++) {
-            if (((b >> u) & 1u) != 0u) r ^= dtab[8u * j + u];
-        }
-        crcT[e] = r;
-    }
+    initStrideCRC();
     barrier();
     uint DB = team * TW, SB = team * 64u, LB = team * 32u, NB = team * LANES, BB = team * 12u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
@@ -245,8 +219,7 @@ void main() {
                     if (q0 + b * TEAM < T) u = shiftT(u) ^ wv[b];
                 }
             }
-            // The last word taken is the highest q ≡ i (mod TEAM) below T; its term needs T − q more words.
-            if (i < T) atomicXor(tCrc[team], mulmod(u, kp[T - (i + (T - 1u - i) / TEAM * TEAM)]));
+            if (i < T) atomicXor(tCrc[team], strideTerm(u, i, T));
         } else {
             ncCRC = pc.checksums == 0u && stored != 0u;
         }
