@@ -23,9 +23,45 @@ shared uint xpow[32];
 
 uint hweight(uint x) { return x < 256u ? keys[x] >> 8 : wq[x - 256u]; }
 
+// lengthsFromKeys: one invocation. keys[0..n) holds the present symbols as count << 8 | symbol, ascending (n ≥ 1);
+// it writes their lengths into lens (absent symbols must be 0 already), sLo and sHi, and returns the longest:
+// Huffman's algorithm by two queues, a leaf winning ties against an internal node.
+uint lengthsFromKeys(uint n) {
+    if (n <= 1u) {
+        uint s = keys[0] & 255u;
+        lens[s] = 1u;
+        sLo = s;
+        sHi = s;
+        return 1u;
+    }
+    uint leaf = 0u, head = 0u;
+    for (uint k = 0u; k + 1u < n; k++) {
+        uint a, b;
+        if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { a = leaf; leaf++; } else { a = 256u + head; head++; }
+        if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { b = leaf; leaf++; } else { b = 256u + head; head++; }
+        wq[k] = hweight(a) + hweight(b);
+        par[a] = k;
+        par[b] = k;
+    }
+    dep[n - 2u] = 0u;
+    for (uint k = n - 2u; k > 0u; k--) dep[k - 1u] = dep[par[256u + k - 1u]] + 1u;
+    uint longest = 0u, lo = 255u, hi = 0u;
+    for (uint i = 0u; i < n; i++) {
+        uint s = keys[i] & 255u;
+        uint l = dep[par[i]] + 1u;
+        lens[s] = l;
+        longest = max(longest, l);
+        lo = min(lo, s);
+        hi = max(hi, s);
+    }
+    sLo = lo;
+    sHi = hi;
+    return longest;
+}
+
 // buildLengths: one invocation. cnt holds the histogram of a chunk's exponents (at least one non-zero); it writes
-// lens, sLo and sHi: Huffman's algorithm by two queues over the present symbols sorted by (count, symbol), a leaf
-// winning ties against an internal node, counts halved (never below 1) while a code is longer than 11 bits.
+// lens, sLo and sHi: the code of §14.3 over the present symbols sorted by (count, symbol), counts halved (never
+// below 1) while a code is longer than 11 bits.
 void buildLengths() {
     for (;;) {
         uint n = 0u;
@@ -42,37 +78,38 @@ void buildLengths() {
             keys[i] = key;
             n++;
         }
-        if (n <= 1u) {
-            uint s = keys[0] & 255u;
-            lens[s] = 1u;
-            sLo = s;
-            sHi = s;
-            return;
-        }
-        uint leaf = 0u, head = 0u;
-        for (uint k = 0u; k + 1u < n; k++) {
-            uint a, b;
-            if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { a = leaf; leaf++; } else { a = 256u + head; head++; }
-            if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { b = leaf; leaf++; } else { b = 256u + head; head++; }
-            wq[k] = hweight(a) + hweight(b);
-            par[a] = k;
-            par[b] = k;
-        }
-        dep[n - 2u] = 0u;
-        for (uint k = n - 2u; k > 0u; k--) dep[k - 1u] = dep[par[256u + k - 1u]] + 1u;
-        uint longest = 0u, lo = 255u, hi = 0u;
-        for (uint i = 0u; i < n; i++) {
-            uint s = keys[i] & 255u;
-            uint l = dep[par[i]] + 1u;
-            lens[s] = l;
-            longest = max(longest, l);
-            lo = min(lo, s);
-            hi = max(hi, s);
-        }
-        sLo = lo;
-        sHi = hi;
-        if (longest <= HUFF_MAX_LEN) return;
+        if (lengthsFromKeys(n) <= HUFF_MAX_LEN) return;
         for (uint s = 0u; s < 256u; s++) {
+            if (cnt[s] != 0u) cnt[s] = max(1u, cnt[s] >> 1);
+        }
+    }
+}
+
+shared uint sN, sLong;
+
+// buildLengthsWG: the whole workgroup, in uniform control flow; the same result as buildLengths. The present
+// symbols are gathered and ranked by (count, symbol) in parallel (keys are distinct); one invocation merges.
+void buildLengthsWG() {
+    uint t = gl_LocalInvocationID.x;
+    for (;;) {
+        if (t == 0u) sN = 0u;
+        barrier();
+        for (uint s = t; s < 256u; s += WG) {
+            lens[s] = 0u;
+            if (cnt[s] != 0u) dep[atomicAdd(sN, 1u)] = (cnt[s] << 8) | s;
+        }
+        barrier();
+        uint n = sN;
+        for (uint x = t; x < n; x += WG) {
+            uint key = dep[x], r = 0u;
+            for (uint y = 0u; y < n; y++) r += dep[y] < key ? 1u : 0u;
+            keys[r] = key;
+        }
+        barrier();
+        if (t == 0u) sLong = lengthsFromKeys(n);
+        barrier();
+        if (sLong <= HUFF_MAX_LEN) return;
+        for (uint s = t; s < 256u; s += WG) {
             if (cnt[s] != 0u) cnt[s] = max(1u, cnt[s] >> 1);
         }
     }

@@ -23,9 +23,9 @@ type HuffKernels struct {
 	b *Backend
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; DecodeWG the decoder's, 16 invocations per
 	// chunk in flight (two lanes each), clamped to the device's shared memory; DecodeGroups caps the decoder's
-	// workgroups (0: the backend's grid); Batch the loads the decoder and huff_place issue together (low words,
-	// CRC words). Defaults 128, 128, 0, 8; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG, VKZIP_HUFF_DECODE_GROUPS
-	// and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
+	// workgroups (0: the backend's grid); Batch the loads each invocation of the kernels issues together
+	// (source, low, piece and CRC words). Defaults 128, 128, 0, 8; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG,
+	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
 	EncodeWG, DecodeWG, DecodeGroups, Batch uint32
 
 	mu    sync.Mutex
@@ -110,6 +110,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	switch name {
 	case "huff_encode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_place":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
