@@ -4,8 +4,9 @@
 // and, for chunks up to 2^15 values, the exponents are kept in shared memory for the later passes over them; the
 // workgroup ranks the present symbols and one invocation merges them into the chunk's canonical code (§14.3);
 // every invocation sizes a segment of one lane (WG = 32·segments per lane); the piece size decides coded or raw.
-// The piece is written to the chunk's scratch slot (zeroed by the host): code table, lane word counts and lane
-// words, each segment at its bit offset within its lane (segments that share a boundary word OR it in). The info
+// The piece is written to the chunk's scratch slot (every word of it, so the slot needs no clearing): code table,
+// lane word counts and lane words, each segment at its bit offset within its lane (a word shared by two segments is
+// written by the one holding its first bit, with the other's bits passed through shared memory). The info
 // word goes to the table and the piece size to a per-64-chunk sum for pass 2 (sz4_scan); pass 3 (huff_place)
 // moves pieces to their offsets and computes CRCs.
 #extension GL_GOOGLE_include_directive : require
@@ -18,7 +19,7 @@
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
 layout(std430, binding = 1) writeonly buffer Lows { uint lows[]; };
 layout(std430, binding = 2) writeonly buffer Table { uint table[]; };
-layout(std430, binding = 3) buffer Scratch { uint scratch[]; };   // N/4 words per chunk, zeroed
+layout(std430, binding = 3) writeonly buffer Scratch { uint scratch[]; }; // N/4 words per chunk
 layout(std430, binding = 4) buffer Work { uint blockSum[]; };     // per 64 chunks, zeroed
 
 layout(push_constant) uniform PC {
@@ -34,12 +35,14 @@ layout(push_constant) uniform PC {
 layout(constant_id = 2) const uint BATCH = 8; // source words loaded together by each invocation
 
 const uint SEGS = WG / LANES;
-const uint PS = (PMAX + SEGS - 1u) / SEGS; // positions per lane segment
+const uint PS0 = (PMAX + SEGS - 1u) / SEGS;
+const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: see the lane words' write)
 
 const bool CACHE = SHIFT <= 15u;
 shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
 shared uint hist[8u * 128u];         // copy t % 8, two 16-bit counters per word
 shared uint segBits[WG];
+shared uint headW[WG]; // a segment's bits in the first word of its lane segment when that word began earlier
 shared uint laneWords[LANES];
 shared uint sSize, sCoded;
 
@@ -152,7 +155,7 @@ void main() {
             for (uint s = 0u; s < sg; s++) start += segBits[s * LANES + l];
             uint end = start + bits;
             uint wi = start / 32u;
-            uint acc = 0u, nb = start % 32u;
+            uint acc = 0u, nb = start % 32u, head = 0u;
             for (uint p = p0; p < p1; p++) {
                 uint code = rc[expC(v0, p * LANES + l)];
                 uint len = code >> 16;
@@ -161,15 +164,22 @@ void main() {
                 uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
                 nb += len;
                 if (nb >= 32u) {
-                    // Word wi is this segment's alone when the segment covers all its bits.
-                    if (32u * wi >= start) scratch[at + wi] = acc; else atomicOr(scratch[at + wi], acc);
+                    // A word belongs to the segment holding its first bit; a first word begun by the previous
+                    // segment is handed to it (head).
+                    if (32u * wi >= start) scratch[at + wi] = acc; else head = acc;
                     wi++;
                     nb -= 32u;
                     acc = spill;
                 }
             }
-            // The last, partial word may share bits with a neighbouring segment.
-            if (nb > 0u && acc != 0u) atomicOr(scratch[at + wi], acc);
+            // The last, partial word is ours if it begins here, completed by the next segment's head (all segments
+            // but the last non-empty one span at least PS ≥ 32 bits, so no word holds bits of three segments);
+            // otherwise it is our head.
+            bool tail = nb > 0u && 32u * wi >= start;
+            if (nb > 0u && 32u * wi < start) head = acc;
+            headW[t] = head;
+            barrier();
+            if (tail) scratch[at + wi] = acc | (sg + 1u < SEGS ? headW[t + LANES] : 0u);
         } else {
             for (uint q = t; q < (m + 3u) / 4u; q += WG) {
                 uint w = 0u;

@@ -220,7 +220,6 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 		return nil, err
 	}
 	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0) // lane words are ORed in where segments meet
 	b.copyUp(cmd, in)
 	cmd.Barrier()
 	var pw pushWriter
@@ -475,7 +474,6 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	last := uint32(g.ChunkLen(C - 1))
 	cmd := s.cmd
 	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0)
 	cmd.Barrier()
 	var pw pushWriter
 	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(layout.Align4(2*g.N)/4), uint32(g.LowBytes()/4),
