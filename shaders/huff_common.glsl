@@ -1,4 +1,4 @@
-// Shared by the huff kernels (docs/FORMAT.md §14): the chunk size, the code construction of §14.3 (one invocation
+// Shared by the huff kernels (docs/FORMAT.md §14): the chunk size, the code construction of §14.3 (a workgroup
 // builds a chunk's code in shared memory, exactly as codec/huff.go does), and CRC-32C helpers.
 
 layout(local_size_x_id = 0) in;
@@ -17,9 +17,6 @@ shared uint wq[256];
 shared uint par[512];
 shared uint dep[256];
 shared uint sLo, sHi;
-shared uint sgRed[WG];
-shared uint crcTab[256];
-shared uint xpow[32];
 
 uint hweight(uint x) { return x < 256u ? keys[x] >> 8 : wq[x - 256u]; }
 
@@ -59,39 +56,17 @@ uint lengthsFromKeys(uint n) {
     return longest;
 }
 
-// buildLengths: one invocation. cnt holds the histogram of a chunk's exponents (at least one non-zero); it writes
-// lens, sLo and sHi: the code of §14.3 over the present symbols sorted by (count, symbol), counts halved (never
-// below 1) while a code is longer than 11 bits.
-void buildLengths() {
-    for (;;) {
-        uint n = 0u;
-        for (uint s = 0u; s < 256u; s++) {
-            uint c = cnt[s];
-            lens[s] = 0u;
-            if (c == 0u) continue;
-            uint key = (c << 8) | s;
-            uint i = n;
-            while (i > 0u && keys[i - 1u] > key) {
-                keys[i] = keys[i - 1u];
-                i--;
-            }
-            keys[i] = key;
-            n++;
-        }
-        if (lengthsFromKeys(n) <= HUFF_MAX_LEN) return;
-        for (uint s = 0u; s < 256u; s++) {
-            if (cnt[s] != 0u) cnt[s] = max(1u, cnt[s] >> 1);
-        }
-    }
-}
-
 shared uint sN, sLong;
 
-// buildLengthsWG: the whole workgroup, in uniform control flow; the same result as buildLengths. The present
-// symbols are gathered and ranked by (count, symbol) in parallel (keys are distinct); one invocation merges.
+// buildLengthsWG: the whole workgroup, in uniform control flow. cnt holds the histogram of a chunk's exponents (at
+// least one non-zero); it writes lens, sLo and sHi: the code of §14.3, counts halved (never below 1) while a code is
+// longer than 11 bits. The present symbols are gathered and ranked by (count, symbol) in parallel (keys are
+// distinct); one invocation merges. (The loop ends through its condition: an early return from a loop of a function
+// called inside a kernel's chunk loop, or one invocation building while the others wait at a barrier, ended the
+// chunk loop on lavapipe after a few chunks.)
 void buildLengthsWG() {
     uint t = gl_LocalInvocationID.x;
-    for (;;) {
+    for (bool done = false; !done;) {
         if (t == 0u) sN = 0u;
         barrier();
         for (uint s = t; s < 256u; s += WG) {
@@ -108,9 +83,11 @@ void buildLengthsWG() {
         barrier();
         if (t == 0u) sLong = lengthsFromKeys(n);
         barrier();
-        if (sLong <= HUFF_MAX_LEN) return;
-        for (uint s = t; s < 256u; s += WG) {
-            if (cnt[s] != 0u) cnt[s] = max(1u, cnt[s] >> 1);
+        done = sLong <= HUFF_MAX_LEN;
+        if (!done) {
+            for (uint s = t; s < 256u; s += WG) {
+                if (cnt[s] != 0u) cnt[s] = max(1u, cnt[s] >> 1);
+            }
         }
     }
 }
@@ -142,62 +119,6 @@ uint tableBytes(uint lo, uint hi) { return ((2u + (hi - lo + 2u) / 2u) + 3u) & ~
 
 // laneValues is the number of values of lane l in a chunk of m values.
 uint laneValues(uint m, uint l) { return l >= m ? 0u : (m - l + LANES - 1u) / LANES; }
-
-// wgXor XORs v over the workgroup (uniform control flow).
-uint wgXor(uint v) {
-    uint t = gl_LocalInvocationID.x;
-    barrier();
-    sgRed[t] = v;
-    barrier();
-    uint r = 0u;
-    for (uint i = 0u; i < WG; i++) r ^= sgRed[i];
-    barrier();
-    return r;
-}
-
-// wgOr ORs v over the workgroup (uniform control flow).
-uint wgOr(uint v) {
-    uint t = gl_LocalInvocationID.x;
-    barrier();
-    sgRed[t] = v;
-    barrier();
-    uint r = 0u;
-    for (uint i = 0u; i < WG; i++) r |= sgRed[i];
-    barrier();
-    return r;
-}
-
-// initCRC fills the byte table of CRC-32C and the powers x^(8·2^k); a barrier must follow before use.
-void initCRC() {
-    uint t = gl_LocalInvocationID.x;
-    for (uint i = t; i < 256u; i += WG) {
-        uint c = i;
-        for (uint b = 0u; b < 8u; b++) c = (c & 1u) != 0u ? (c >> 1) ^ CRC32C_POLY : c >> 1;
-        crcTab[i] = c;
-    }
-    if (t == 0u) {
-        uint x = 0x00800000u; // x^8: bit 31 is x^0
-        for (uint k = 0u; k < 32u; k++) {
-            xpow[k] = x;
-            x = mulmod(x, x);
-        }
-    }
-}
-
-// crcWord runs the (zero-init, no final XOR) CRC register over the 4 bytes of w.
-uint crcWord(uint reg, uint w) {
-    reg ^= w;
-    for (uint b = 0u; b < 4u; b++) reg = crcTab[reg & 255u] ^ (reg >> 8);
-    return reg;
-}
-
-// shiftBytes multiplies r by x^(8·d): the register after d more zero bytes.
-uint shiftBytes(uint r, uint d) {
-    for (uint k = 0u; d != 0u; k++, d >>= 1) {
-        if ((d & 1u) != 0u) r = mulmod(r, xpow[k]);
-    }
-    return r;
-}
 
 // Strided CRC-32C (the chunk checksums of docs/FORMAT.md §14.5), for kernels that define HUFF_CRC_STRIDE: STRIDE
 // invocations take the words q ≡ i (mod STRIDE) of a message of T words; each runs Horner with a multiplication by

@@ -359,7 +359,7 @@ void main() {
                     barrier();
                     for (uint j = t; j < rm; j += WG) atomicAdd(cnt[pieceByte(4u * ro + j)], 1u);
                     barrier();
-                    if (t == 0u) buildLengths();
+                    buildLengthsWG();
                     barrier();
                     for (uint l = t; l < LANES; l += WG) {
                         uint lb = 0u;
