@@ -9,13 +9,27 @@ const uint N = 1u << SHIFT;
 const uint LANES = HUFF_LANES;
 const uint PMAX = N / LANES; // positions of a full chunk's lanes
 
+// The code construction's arrays: its own, or rows of an includer's 2-D array HUFF_ARENA of HUFF_ARENA_ROWS rows of
+// 256 words (huff_decode lends its decode tables, idle while it checks raw chunks).
+#ifdef HUFF_ARENA
+shared uint HUFF_ARENA[HUFF_ARENA_ROWS][256];
+#define cnt HUFF_ARENA[0]
+#define lens HUFF_ARENA[1]
+#define keys HUFF_ARENA[2]
+#define wq HUFF_ARENA[3]
+#define parL HUFF_ARENA[4]
+#define parI HUFF_ARENA[5]
+#define dep HUFF_ARENA[6]
+#else
 shared uint cnt[256];  // histogram (the length limiter halves it in place)
 shared uint lens[256]; // code lengths, 0 for absent symbols
+shared uint keys[256]; // present symbols as count << 8 | symbol, ascending
+shared uint wq[256];   // internal node weights, in creation order
+shared uint parL[256]; // parent (internal node) of leaf i
+shared uint parI[256]; // parent of internal node k
+shared uint dep[256];  // depth of internal node k
+#endif
 shared uint rc[256];   // bit-reversed code | length << 16
-shared uint keys[256];
-shared uint wq[256];
-shared uint par[512];
-shared uint dep[256];
 shared uint sLo, sHi;
 
 uint hweight(uint x) { return x < 256u ? keys[x] >> 8 : wq[x - 256u]; }
@@ -37,15 +51,15 @@ uint lengthsFromKeys(uint n) {
         if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { a = leaf; leaf++; } else { a = 256u + head; head++; }
         if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { b = leaf; leaf++; } else { b = 256u + head; head++; }
         wq[k] = hweight(a) + hweight(b);
-        par[a] = k;
-        par[b] = k;
+        if (a < 256u) parL[a] = k; else parI[a - 256u] = k;
+        if (b < 256u) parL[b] = k; else parI[b - 256u] = k;
     }
     dep[n - 2u] = 0u;
-    for (uint k = n - 2u; k > 0u; k--) dep[k - 1u] = dep[par[256u + k - 1u]] + 1u;
+    for (uint k = n - 2u; k > 0u; k--) dep[k - 1u] = dep[parI[k - 1u]] + 1u;
     uint longest = 0u, lo = 255u, hi = 0u;
     for (uint i = 0u; i < n; i++) {
         uint s = keys[i] & 255u;
-        uint l = dep[par[i]] + 1u;
+        uint l = dep[parL[i]] + 1u;
         lens[s] = l;
         longest = max(longest, l);
         lo = min(lo, s);

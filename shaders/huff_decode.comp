@@ -17,6 +17,8 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_CRC_STRIDE 16u
+#define HUFF_ARENA dtab
+#define HUFF_ARENA_ROWS (WG / 4u) // 4 rows per chunk in flight: its decode table
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8;  // loads issued together (low words, CRC words) before their use
@@ -46,7 +48,8 @@ const uint TEAM = HUFF_CRC_STRIDE; // invocations per chunk, two lanes each
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint TW = 1024u;       // decode table words: 2048 entries of 16 bits, symbol | length << 8
 
-shared uint dtab[K * TW];
+// dtab (declared by huff_common.glsl): chunk k's decode table in rows 4k .. 4k+3; word w of it is DTAB(w).
+#define DTAB(w) dtab[TR + ((w) >> 8)][(w) & 255u]
 shared uint sortS[K * 64u];     // present symbols in canonical order, 4 per word
 shared uint lensP[K * 32u];     // code lengths: symbol minSym + 8w + u in nibble u of word w
 shared uint laneNW[K * LANES];  // lane word counts
@@ -87,7 +90,7 @@ void main() {
     uint team = t / TEAM, i = t % TEAM;
     initStrideCRC();
     barrier();
-    uint DB = team * TW, SB = team * 64u, LB = team * 32u, NB = team * LANES, BB = team * 12u;
+    uint TR = team * 4u, SB = team * 64u, LB = team * 32u, NB = team * LANES, BB = team * 12u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
         uint c = base + team;
         bool act = c < pc.chunks;
@@ -134,16 +137,16 @@ void main() {
             hdr = false;
         }
         if (hdr) {
-            // Nibble word wq holds bytes 2+4wq .. 5+4wq of the piece; word 32 only covers the last padding bytes.
-            for (uint wq = i; wq <= 32u; wq += TEAM) {
-                uint b0 = 2u + 4u * wq;
-                uint v = (pieceWord(off + wq) >> 16) | (pieceWord(off + wq + 1u) << 16);
-                uint nv = n > 8u * wq ? min(n - 8u * wq, 8u) : 0u;
+            // Nibble word nq holds bytes 2+4nq .. 5+4nq of the piece; word 32 only covers the last padding bytes.
+            for (uint nq = i; nq <= 32u; nq += TEAM) {
+                uint b0 = 2u + 4u * nq;
+                uint v = (pieceWord(off + nq) >> 16) | (pieceWord(off + nq + 1u) << 16);
+                uint nv = n > 8u * nq ? min(n - 8u * nq, 8u) : 0u;
                 uint vm = nv == 8u ? ~0u : (1u << (4u * nv)) - 1u;
                 uint nb = tb > b0 ? min(tb - b0, 4u) : 0u;
                 uint bm = nb == 4u ? ~0u : (1u << (8u * nb)) - 1u;
                 uint lv = v & vm;
-                if (wq < 32u) lensP[LB + wq] = lv;
+                if (nq < 32u) lensP[LB + nq] = lv;
                 if (((lv & (lv << 1)) & 0x88888888u) != 0u) atomicOr(tFlag[team], 1u);
                 if ((v & ~vm & bm) != 0u) atomicOr(tFlag[team], 2u);
             }
@@ -180,15 +183,15 @@ void main() {
                 corrupt = true;
             } else {
                 // Canonical order: lengths ascending, then symbols; position = symbols of shorter lengths + rank.
-                for (uint wq = i; wq < (n + 7u) / 8u; wq += TEAM) {
-                    uint lw = lensP[LB + wq];
+                for (uint nq = i; nq < (n + 7u) / 8u; nq += TEAM) {
+                    uint lw = lensP[LB + nq];
                     for (uint u = 0u; u < 8u; u++) {
                         uint l = (lw >> (4u * u)) & 15u;
                         if (l == 0u) continue;
                         uint pos = countEq(lw & ((1u << (4u * u)) - 1u), l);
-                        for (uint w = 0u; w < wq; w++) pos += countEq(lensP[LB + w], l);
+                        for (uint w = 0u; w < nq; w++) pos += countEq(lensP[LB + w], l);
                         for (uint k = 1u; k < l; k++) pos += tBl[BB + k];
-                        atomicOr(sortS[SB + pos / 4u], (lo + 8u * wq + u) << (8u * (pos % 4u)));
+                        atomicOr(sortS[SB + pos / 4u], (lo + 8u * nq + u) << (8u * (pos % 4u)));
                     }
                 }
             }
@@ -240,16 +243,16 @@ void main() {
                 uint e = s | (l << 8);
                 if (l < HUFF_MAX_LEN) {
                     uint w0 = a / 2u, w1 = w0 + (1u << (HUFF_MAX_LEN - l - 1u));
-                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) dtab[DB + w] = e | (e << 16);
+                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) DTAB(w) = e | (e << 16);
                 } else if ((a & 1u) == 0u && (a / 2u) % TEAM == i) {
                     uint k2 = min(k + 1u, 255u);
                     uint s2 = (sortS[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
-                    dtab[DB + a / 2u] = e | ((s2 | (HUFF_MAX_LEN << 8)) << 16);
+                    DTAB(a / 2u) = e | ((s2 | (HUFF_MAX_LEN << 8)) << 16);
                 }
                 a += 1u << (HUFF_MAX_LEN - l);
             }
             if (used == 1u) {
-                for (uint w = TW / 2u + i; w < TW; w += TEAM) dtab[DB + w] = 0u; // the code 1... starts nothing
+                for (uint w = TW / 2u + i; w < TW; w += TEAM) DTAB(w) = 0u; // the code 1... starts nothing
             }
         }
         if (!skip && raw && i == 0u) {
@@ -295,7 +298,7 @@ void main() {
                         uint sh = pos0 & 31u;
                         uint bits = sh == 0u ? a0 : (a0 >> sh) | (b0 << (32u - sh));
                         uint x = bitfieldReverse(bits) >> 21;
-                        uint d = (dtab[DB + x / 2u] >> (16u * (x & 1u))) & 0xFFFFu;
+                        uint d = (DTAB(x / 2u) >> (16u * (x & 1u))) & 0xFFFFu;
                         uint len = d >> 8;
                         e0 = d & 255u;
                         if (len == 0u) bad |= 1u;
@@ -309,7 +312,7 @@ void main() {
                             sh = pos1 & 31u;
                             bits = sh == 0u ? a1 : (a1 >> sh) | (b1 << (32u - sh));
                             x = bitfieldReverse(bits) >> 21;
-                            d = (dtab[DB + x / 2u] >> (16u * (x & 1u))) & 0xFFFFu;
+                            d = (DTAB(x / 2u) >> (16u * (x & 1u))) & 0xFFFFu;
                             len = d >> 8;
                             e1 = d & 255u;
                             if (len == 0u) bad |= 1u;
@@ -351,7 +354,9 @@ void main() {
             }
         }
         if (sAnyRaw != 0u) {
-            // A raw chunk is canonical only if vkzip's code would not make its piece smaller.
+            // A raw chunk is canonical only if vkzip's code would not make its piece smaller. The code is built in
+            // the decode tables' rows: every chunk of the workgroup must be decoded first.
+            barrier();
             for (uint r = 0u; r < K; r++) {
                 if (tRaw[r] != 0u) {
                     uint ro = tOff[r], rm = tM[r];

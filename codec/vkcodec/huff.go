@@ -69,10 +69,10 @@ const huffDecodeTeam = 16
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
 // the decode table (1024 words), the canonical order (64), lengths (32), lane counts (32), per-length counts (12)
-// and 7 flags; per workgroup the CRC tables (1024 + 17), the raw chunks' code construction (1792 + 4), 32 lane
-// sizes and a flag.
+// and 7 flags; per workgroup the CRC tables (1024 + 17), the raw chunks' code construction's scalars (4; its
+// arrays borrow the decode tables), 32 lane sizes and a flag.
 func huffDecodeShared(wg uint32) uint32 {
-	return 4 * ((wg/huffDecodeTeam)*(1024+64+32+32+12+7) + 1024 + 17 + 1792 + 4 + 32 + 1)
+	return 4 * ((wg/huffDecodeTeam)*(1024+64+32+32+12+7) + 1024 + 17 + 4 + 32 + 1)
 }
 
 // decodeGroups is the decoder's grid for C chunks.
