@@ -202,3 +202,23 @@ func TestHuffVulkanVariants(t *testing.T) {
 		}
 	}
 }
+
+// The default decode workgroup (8 chunks in flight) fits devices with 48 KiB of shared memory per workgroup
+// (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
+func TestHuffDecodeSharedBudget(t *testing.T) {
+	require.LessOrEqual(t, huffDecodeShared(128), uint32(48<<10))
+	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
+	vb := openTest(t, Options{})
+	k := NewHuffKernels(vb)
+	defer k.Close()
+	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
+	require.Zero(t, k.DecodeWG%huffDecodeTeam)
+	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG), vb.info.Limits.MaxComputeSharedMemorySize)
+	src := huffPatterns(rand.New(rand.NewPCG(24, 14)), 3<<12+5)["kv"]
+	n := uint64(len(src) / 2)
+	dst := make([]byte, len(src))
+	bodyErr, err := k.Decode(context.Background(), huffRef(t, src, 12, true), n, 12, true, dst)
+	require.NoError(t, err)
+	require.NoError(t, bodyErr)
+	require.True(t, string(src) == string(dst), "workgroup %d: values differ at byte %d", k.DecodeWG, firstDiff(src, dst))
+}
