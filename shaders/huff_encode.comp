@@ -1,12 +1,16 @@
 #version 450
 // huff encode, pass 1 of 3 (docs/FORMAT.md §14): one workgroup per chunk (grid-stride). Low bytes go to their fixed
-// offsets while a shared histogram counts the exponents; one invocation builds the chunk's canonical code (§14.3);
+// offsets while a shared histogram (8 copies of 16-bit counters, against atomic contention) counts the exponents
+// and, for chunks up to 2^15 values, the exponents are kept in shared memory for the later passes over them; the
+// workgroup ranks the present symbols and one invocation merges them into the chunk's canonical code (§14.3);
 // every invocation sizes a segment of one lane (WG = 32·segments per lane); the piece size decides coded or raw.
-// The piece is written to the chunk's scratch slot (zeroed by the host): code table, lane word counts and lane
-// words, each segment at its bit offset within its lane (segments that share a boundary word OR it in). The info
+// The piece is written to the chunk's scratch slot (every word of it, so the slot needs no clearing): code table,
+// lane word counts and lane words, each segment at its bit offset within its lane (a word shared by two segments is
+// written by the one holding its first bit, with the other's bits passed through shared memory). The info
 // word goes to the table and the piece size to a per-64-chunk sum for pass 2 (sz4_scan); pass 3 (huff_place)
 // moves pieces to their offsets and computes CRCs.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 
 #include "layout.glsl"
 #include "common.glsl"
@@ -15,7 +19,7 @@
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
 layout(std430, binding = 1) writeonly buffer Lows { uint lows[]; };
 layout(std430, binding = 2) writeonly buffer Table { uint table[]; };
-layout(std430, binding = 3) buffer Scratch { uint scratch[]; };   // N/4 words per chunk, zeroed
+layout(std430, binding = 3) writeonly buffer Scratch { uint scratch[]; }; // N/4 words per chunk
 layout(std430, binding = 4) buffer Work { uint blockSum[]; };     // per 64 chunks, zeroed
 
 layout(push_constant) uniform PC {
@@ -28,10 +32,17 @@ layout(push_constant) uniform PC {
     uint tableBase;
 } pc;
 
-const uint SEGS = WG / LANES;
-const uint PS = (PMAX + SEGS - 1u) / SEGS; // positions per lane segment
+layout(constant_id = 2) const uint BATCH = 8; // source words loaded together by each invocation
 
+const uint SEGS = WG / LANES;
+const uint PS0 = (PMAX + SEGS - 1u) / SEGS;
+const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: see the lane words' write)
+
+const bool CACHE = SHIFT <= 15u;
+shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
+shared uint hist[8u * 128u];         // copy t % 8, two 16-bit counters per word
 shared uint segBits[WG];
+shared uint headW[WG]; // a segment's bits in the first word of its lane segment when that word began earlier
 shared uint laneWords[LANES];
 shared uint sSize, sCoded;
 
@@ -42,6 +53,9 @@ uint half16(uint i) {
 
 uint expAt(uint i) { return (half16(i) >> 7) & 255u; }
 
+// expC is the exponent of value j of the chunk starting at value v0.
+uint expC(uint v0, uint j) { return CACHE ? (ex[j / 4u] >> (8u * (j % 4u))) & 255u : expAt(v0 + j); }
+
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint l = t % LANES, sg = t / LANES;
@@ -49,30 +63,47 @@ void main() {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint v0 = c * N;
-        for (uint i = t; i < 256u; i += WG) cnt[i] = 0u;
+        for (uint i = t; i < 8u * 128u; i += WG) hist[i] = 0u;
         barrier();
-        for (uint q = t; q < (m + 3u) / 4u; q += WG) {
-            uint w = 0u;
-            for (uint u = 0u; u < 4u; u++) {
-                uint j = 4u * q + u;
-                if (j >= m) break;
-                uint v = half16(v0 + j);
-                w |= (((v >> 8) & 0x80u) | (v & 0x7Fu)) << (8u * u);
-                atomicAdd(cnt[(v >> 7) & 255u], 1u);
+        uint W4 = (m + 3u) / 4u, hr = (t % 8u) * 128u;
+        for (uint q0 = t; q0 < W4; q0 += WG * BATCH) {
+            uint a[BATCH], b[BATCH];
+            [[unroll]] for (uint k = 0u; k < BATCH; k++) {
+                uint q = q0 + k * WG, wi = v0 / 2u + 2u * q;
+                a[k] = q < W4 && wi < pc.srcWords ? src[pc.srcBase + wi] : 0u;
+                b[k] = q < W4 && wi + 1u < pc.srcWords ? src[pc.srcBase + wi + 1u] : 0u;
             }
-            uint wi = v0 / 4u + q;
-            if (wi < pc.lowWords) lows[pc.lowBase + wi] = w;
+            [[unroll]] for (uint k = 0u; k < BATCH; k++) {
+                uint q = q0 + k * WG;
+                if (q >= W4) break;
+                uint lw = 0u, ew = 0u;
+                for (uint u = 0u; u < 4u; u++) {
+                    if (4u * q + u >= m) break;
+                    uint v = ((u < 2u ? a[k] : b[k]) >> (16u * (u & 1u))) & 0xFFFFu;
+                    uint e = (v >> 7) & 255u;
+                    lw |= (((v >> 8) & 0x80u) | (v & 0x7Fu)) << (8u * u);
+                    ew |= e << (8u * u);
+                    atomicAdd(hist[hr + e / 2u], 1u << (16u * (e & 1u)));
+                }
+                uint wi = v0 / 4u + q;
+                if (wi < pc.lowWords) lows[pc.lowBase + wi] = lw;
+                if (CACHE) ex[q] = ew;
+            }
         }
         barrier();
-        if (t == 0u) {
-            buildLengths();
-            canonical();
+        for (uint e = t; e < 256u; e += WG) {
+            uint n = 0u;
+            for (uint r = 0u; r < 8u; r++) n += (hist[r * 128u + e / 2u] >> (16u * (e & 1u))) & 0xFFFFu;
+            cnt[e] = n;
         }
+        barrier();
+        buildLengthsWG();
+        if (t == 0u) canonical();
         barrier();
         uint cntL = laneValues(m, l);
         uint p0 = min(sg * PS, cntL), p1 = min(p0 + PS, cntL);
         uint bits = 0u;
-        for (uint p = p0; p < p1; p++) bits += lens[expAt(v0 + p * LANES + l)];
+        for (uint p = p0; p < p1; p++) bits += lens[expC(v0, p * LANES + l)];
         segBits[t] = bits;
         barrier();
         if (t < LANES) {
@@ -124,30 +155,37 @@ void main() {
             for (uint s = 0u; s < sg; s++) start += segBits[s * LANES + l];
             uint end = start + bits;
             uint wi = start / 32u;
-            uint acc = 0u, nb = start % 32u;
+            uint acc = 0u, nb = start % 32u, head = 0u;
             for (uint p = p0; p < p1; p++) {
-                uint code = rc[expAt(v0 + p * LANES + l)];
+                uint code = rc[expC(v0, p * LANES + l)];
                 uint len = code >> 16;
                 code &= 0xFFFFu;
                 acc |= code << nb;
                 uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
                 nb += len;
                 if (nb >= 32u) {
-                    // Word wi is this segment's alone when the segment covers all its bits.
-                    if (32u * wi >= start) scratch[at + wi] = acc; else atomicOr(scratch[at + wi], acc);
+                    // A word belongs to the segment holding its first bit; a first word begun by the previous
+                    // segment is handed to it (head).
+                    if (32u * wi >= start) scratch[at + wi] = acc; else head = acc;
                     wi++;
                     nb -= 32u;
                     acc = spill;
                 }
             }
-            // The last, partial word may share bits with a neighbouring segment.
-            if (nb > 0u && acc != 0u) atomicOr(scratch[at + wi], acc);
+            // The last, partial word is ours if it begins here, completed by the next segment's head (all segments
+            // but the last non-empty one span at least PS ≥ 32 bits, so no word holds bits of three segments);
+            // otherwise it is our head.
+            bool tail = nb > 0u && 32u * wi >= start;
+            if (nb > 0u && 32u * wi < start) head = acc;
+            headW[t] = head;
+            barrier();
+            if (tail) scratch[at + wi] = acc | (sg + 1u < SEGS ? headW[t + LANES] : 0u);
         } else {
             for (uint q = t; q < (m + 3u) / 4u; q += WG) {
                 uint w = 0u;
                 for (uint u = 0u; u < 4u; u++) {
                     uint j = 4u * q + u;
-                    if (j < m) w |= expAt(v0 + j) << (8u * u);
+                    if (j < m) w |= expC(v0, j) << (8u * u);
                 }
                 scratch[slot + q] = w;
             }

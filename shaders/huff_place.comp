@@ -1,13 +1,18 @@
 #version 450
 // huff encode, pass 3 of 3: one workgroup per chunk (grid-stride) finds its piece offset (the prefix of its
 // 64-chunk block from pass 2 plus the earlier chunks of the block), copies its piece from scratch, records the
-// offset in words, and computes the chunk's CRC-32C over info, offset, piece and low piece (docs/FORMAT.md §14.5),
-// each invocation a contiguous run of words, combined by shifting.
+// offset in words, and computes the chunk's CRC-32C over info, offset, piece and low piece (docs/FORMAT.md §14.5):
+// the invocations take the message's words strided (coalesced, BATCH loads in flight), copy the piece's words as
+// they pass and fold each word into a Horner register; the registers' terms XOR to the CRC (huff_common.glsl).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 
 #include "layout.glsl"
 #include "common.glsl"
+#define HUFF_CRC_STRIDE WG
 #include "huff_common.glsl"
+
+layout(constant_id = 2) const uint BATCH = 8; // message words loaded together by each invocation
 
 layout(std430, binding = 0) buffer Table { uint table[]; };
 layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; };
@@ -32,27 +37,21 @@ uint pieceSize(uint info, uint m) {
     return (info >> KIND_SHIFT) == CHUNK_RAW ? ((m + 3u) & ~3u) : 4u * (info & HUFF_PIECE_MASK);
 }
 
-uint gInfo, gOff, gSlot, gPieceW, gLow0;
-
-uint msgWord(uint q) {
-    if (q == 0u) return gInfo;
-    if (q == 1u) return gOff;
-    q -= 2u;
-    if (q < gPieceW) return scratch[gSlot + q];
-    q -= gPieceW;
-    return lows[pc.lowBase + gLow0 + q];
-}
+shared uint sCrc;
 
 void main() {
     uint t = gl_LocalInvocationID.x;
-    initCRC();
+    initStrideCRC();
     barrier();
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
         uint size = pieceSize(info, m);
-        if (t == 0u) sBefore = 0u;
+        if (t == 0u) {
+            sBefore = 0u;
+            sCrc = 0u;
+        }
         barrier();
         uint before = 0u; // piece bytes of the earlier chunks of the 64-chunk block (all full)
         for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) before += pieceSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
@@ -60,26 +59,30 @@ void main() {
         barrier();
         uint off = (work[pc.nb + (c >> 6)] + sBefore) / 4u; // words
         uint slot = c * (N / 4u);
-        for (uint i = t; i < size / 4u; i += WG) pieces[pc.pieceBase + off + i] = scratch[slot + i];
-        uint crc = 0u;
-        if (pc.checksums != 0u) {
-            gInfo = info;
-            gOff = off;
-            gSlot = slot;
-            gPieceW = size / 4u;
-            gLow0 = c * (N / 4u);
-            uint lowW = last ? pc.lowWords - gLow0 : N / 4u;
-            uint words = 2u + gPieceW + lowW;
-            uint L = (words + WG - 1u) / WG;
-            uint lo = min(t * L, words), hi = min(lo + L, words);
-            uint reg = 0u;
-            for (uint q = lo; q < hi; q++) reg = crcWord(reg, msgWord(q));
-            reg = shiftBytes(reg, 4u * (words - hi));
-            crc = wgXor(reg) ^ shiftBytes(0xFFFFFFFFu, 4u * words) ^ 0xFFFFFFFFu;
+        // Message words: info (the initial register folded in), offset, piece (copied on the way), low piece.
+        uint pw = size / 4u, low0 = c * (N / 4u);
+        uint lowW = last ? pc.lowWords - low0 : N / 4u;
+        uint T = 2u + pw + (pc.checksums != 0u ? lowW : 0u);
+        uint u = 0u;
+        for (uint q0 = t; q0 < T; q0 += WG * BATCH) {
+            uint wv[BATCH];
+            [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                uint q = q0 + b * WG;
+                if (q < 2u) wv[b] = q == 0u ? ~info : off;
+                else if (q < 2u + pw) wv[b] = scratch[slot + q - 2u];
+                else wv[b] = q < T ? lows[pc.lowBase + low0 + q - 2u - pw] : 0u;
+            }
+            [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                uint q = q0 + b * WG;
+                if (q >= 2u && q < 2u + pw) pieces[pc.pieceBase + off + q - 2u] = wv[b];
+                if (q < T && pc.checksums != 0u) u = shiftT(u) ^ wv[b];
+            }
         }
+        if (pc.checksums != 0u && t < T) atomicXor(sCrc, strideTerm(u, t, T));
+        barrier();
         if (t == 0u) {
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
-            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = pc.checksums != 0u ? sCrc ^ 0xFFFFFFFFu : 0u;
         }
         barrier();
     }

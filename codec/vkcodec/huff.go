@@ -21,11 +21,12 @@ import (
 // device's binding range is refused (ErrTooLarge).
 type HuffKernels struct {
 	b *Backend
-	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; DecodeWG the decoder's (lanes are decoded
-	// by its first 32 invocations, all of them write values and checksum); Batch the lane positions the decoder
-	// takes between two output rounds. Defaults 128, 64, 16; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG and
-	// VKZIP_HUFF_BATCH override them, for comparing variants on one device.
-	EncodeWG, DecodeWG, Batch uint32
+	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; DecodeWG the decoder's, 16 invocations per
+	// chunk in flight (two lanes each), clamped to the device's shared memory; DecodeGroups caps the decoder's
+	// workgroups (0: the backend's grid); Batch the loads each invocation of the kernels issues together
+	// (source, low, piece and CRC words). Defaults 128, 128, 0, 8; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG,
+	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
+	EncodeWG, DecodeWG, DecodeGroups, Batch uint32
 
 	mu    sync.Mutex
 	pipes map[huffPipeKey]*vk.Pipeline
@@ -54,9 +55,33 @@ func envU32(name string, def uint32) uint32 {
 func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 128)),
-		DecodeWG: wg(envU32("VKZIP_HUFF_DECODE_WG", 64)), Batch: min(envU32("VKZIP_HUFF_BATCH", 16), 64),
+	dwg := wg(envU32("VKZIP_HUFF_DECODE_WG", 128))
+	for dwg > layout.HuffLanes && huffDecodeShared(dwg) > b.info.Limits.MaxComputeSharedMemorySize {
+		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
+	}
+	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 128)), DecodeWG: dwg,
+		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
+}
+
+// huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.comp: TEAM).
+const huffDecodeTeam = 16
+
+// huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
+// the decode table (1024 words), the canonical order (64), lengths (32), lane counts (32), per-length counts (12)
+// and 7 flags; per workgroup the CRC tables (1024 + 17), the raw chunks' code construction's scalars (4; its
+// arrays borrow the decode tables), 32 lane sizes and a flag.
+func huffDecodeShared(wg uint32) uint32 {
+	return 4 * ((wg/huffDecodeTeam)*(1024+64+32+32+12+7) + 1024 + 17 + 4 + 32 + 1)
+}
+
+// decodeGroups is the decoder's grid for C chunks.
+func (k *HuffKernels) decodeGroups(C uint64) uint32 {
+	g := uint64(k.b.groups)
+	if k.DecodeGroups != 0 {
+		g = min(g, uint64(k.DecodeGroups))
+	}
+	return uint32(min((C+uint64(k.DecodeWG/huffDecodeTeam)-1)/uint64(k.DecodeWG/huffDecodeTeam), g))
 }
 
 // Close releases the pipelines.
@@ -85,8 +110,10 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	switch name {
 	case "huff_encode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_place":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
@@ -193,7 +220,6 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 		return nil, err
 	}
 	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0) // lane words are ORed in where segments meet
 	b.copyUp(cmd, in)
 	cmd.Barrier()
 	var pw pushWriter
@@ -287,7 +313,7 @@ func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift u
 	var pw pushWriter
 	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
 		uint32(layout.Align4(2*n)/4), 0, 0, 0, 0)
-	cmd.Dispatch(dec, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	cmd.Dispatch(dec, bd, pw.b, k.decodeGroups(C), 1, 1)
 	cmd.Barrier()
 	b.copyDown(cmd, out)
 	b.copyDown(cmd, status)
@@ -448,7 +474,6 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	last := uint32(g.ChunkLen(C - 1))
 	cmd := s.cmd
 	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	cmd.FillBuffer(scratch.buf, scratch.off, scratch.size, 0)
 	cmd.Barrier()
 	var pw pushWriter
 	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(layout.Align4(2*g.N)/4), uint32(g.LowBytes()/4),
@@ -527,7 +552,7 @@ func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.Buf
 	var pw pushWriter
 	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
 		uint32(layout.Align4(2*g.N)/4), vLows.words(), vTable.words(), vPieces.words(), vDst.words())
-	cmd.Dispatch(dec, bd, pw.b, uint32(min(C, uint64(b.groups))), 1, 1)
+	cmd.Dispatch(dec, bd, pw.b, k.decodeGroups(C), 1, 1)
 	cmd.Barrier()
 	cmd.Timestamp(op.qp, 1)
 	b.copyDown(cmd, status)

@@ -145,3 +145,80 @@ func TestHuffVulkanHostile(t *testing.T) {
 		t.Logf("checksums %v: %v", cs, classes)
 	}
 }
+
+// The kernels' variants (workgroup sizes, so every chunk position within a decode workgroup; load batches; grids
+// smaller than the chunks, so grid-stride loops in every kernel) give the reference's bytes and values, and its
+// verdict on damaged bodies, on a tensor mixing coded and raw chunks.
+func TestHuffVulkanVariants(t *testing.T) {
+	vb := openTest(t, Options{Groups: 3})
+	r := rand.New(rand.NewPCG(23, 14))
+	ctx := context.Background()
+	const shift = 12
+	p := huffPatterns(r, 1<<shift)
+	var src []byte
+	for _, name := range []string{"kv", "noise", "kv", "fib", "one", "noise", "noise", "all", "kv", "kv", "noise", "kv"} {
+		src = append(src, p[name]...)
+	}
+	src = append(src, p["kv"][:2*777]...)
+	n := uint64(len(src) / 2)
+	lim := uint32(vb.o.WorkGroup)
+	for _, cs := range []bool{true, false} {
+		body := huffRef(t, src, shift, cs)
+		for _, v := range []struct{ ewg, dwg, groups, batch uint32 }{
+			{32, 32, 1, 1}, {64, 64, 2, 3}, {128, 128, 0, 8}, {256, 128, 1, 16}, {128, 32, 3, 8},
+		} {
+			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
+			k := NewHuffKernels(vb)
+			k.EncodeWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.dwg, lim), v.groups, v.batch
+			got, err := k.Encode(ctx, src, n, shift, cs)
+			require.NoError(t, err, name)
+			require.True(t, string(body) == string(got), "%s: bytes differ at %d", name, firstDiff(body, got))
+			dst := make([]byte, 2*n)
+			bodyErr, err := k.Decode(ctx, body, n, shift, cs, dst)
+			require.NoError(t, err, name)
+			require.NoError(t, bodyErr, name)
+			require.True(t, string(src) == string(dst), "%s: values differ at byte %d", name, firstDiff(src, dst))
+			for it := 0; it < 60; it++ {
+				mod := append([]byte{}, body...)
+				bit := r.IntN(8 * len(mod))
+				mod[bit/8] ^= 1 << (bit % 8)
+				if cs && it%2 == 1 && codec.CheckHuffTable(mod, n, shift) == nil {
+					refixCRCs(mod, n, shift)
+				}
+				want := codec.DecodeHuff(make([]byte, 2*n), mod, n, shift, cs)
+				got, err := k.Decode(ctx, mod, n, shift, cs, make([]byte, 2*n))
+				require.NoError(t, err)
+				cls := func(e error) string {
+					var ce *codec.Error
+					if e == nil {
+						return "ok"
+					}
+					require.True(t, errors.As(e, &ce), "untyped %v", e)
+					return fmt.Sprintf("%v@%d", ce.Class, ce.Chunk)
+				}
+				require.Equal(t, cls(want), cls(got), "%s bit %d: %v / %v", name, bit, want, got)
+			}
+			require.NoError(t, k.Close())
+		}
+	}
+}
+
+// The default decode workgroup (8 chunks in flight) fits devices with 48 KiB of shared memory per workgroup
+// (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
+func TestHuffDecodeSharedBudget(t *testing.T) {
+	require.LessOrEqual(t, huffDecodeShared(128), uint32(48<<10))
+	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
+	vb := openTest(t, Options{})
+	k := NewHuffKernels(vb)
+	defer k.Close()
+	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
+	require.Zero(t, k.DecodeWG%huffDecodeTeam)
+	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG), vb.info.Limits.MaxComputeSharedMemorySize)
+	src := huffPatterns(rand.New(rand.NewPCG(24, 14)), 3<<12+5)["kv"]
+	n := uint64(len(src) / 2)
+	dst := make([]byte, len(src))
+	bodyErr, err := k.Decode(context.Background(), huffRef(t, src, 12, true), n, 12, true, dst)
+	require.NoError(t, err)
+	require.NoError(t, bodyErr)
+	require.True(t, string(src) == string(dst), "workgroup %d: values differ at byte %d", k.DecodeWG, firstDiff(src, dst))
+}
