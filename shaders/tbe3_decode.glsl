@@ -109,6 +109,7 @@ void main() {
     if (autoIdle(FORMAT_TBE3, pc.segFirst, pc.segChunks)) return;
 #endif
     if (pc.checksums != 0u) loadTables();
+    barrier(); // the tables are read before a chunk's first barrier (auto pieces: the entry CRC)
     uint ks = xpow(32u * (WG - 1u - t));
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
         uint c = pc.segFirst + lc;

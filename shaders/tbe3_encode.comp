@@ -70,6 +70,7 @@ void loadUnit(uint lc, uint u, uint m, out uvec4 x[4]) {
 void main() {
     uint t = gl_LocalInvocationID.x;
     if (pc.checksums != 0u) loadTables();
+    barrier(); // every invocation's share of the tables is in before any is read
     uint ks = xpow(32u * (WG - 1u - t));
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
         uint c = pc.segFirst + lc;
