@@ -163,15 +163,8 @@ void main() {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
 #if PIECES
-        uint aInfo = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-        uint aOff = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint aNext = last ? pc.piecesLen / 4u : table[pc.autoBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint fmt = aInfo >> KIND_SHIFT;
-        if ((aInfo & COUNT_MASK) != 0u || fmt >= 32u || ((pc.cands >> fmt) & 1u) == 0u) {
-            if (pc.validate != 0u && t == 0u) report(STATUS_CORRUPT, c);
-            continue;
-        }
-        if (fmt != FORMAT_SPLITZIP4) continue; // another kernel's chunk
+        uint aInfo, aOff, aNext;
+        if (!autoPiece(FORMAT_SPLITZIP4, c, last, aInfo, aOff, aNext)) continue; // another kernel's chunk, or a bad entry
         uint lcB = (((m + 1u) / 2u) + 3u) & ~3u, llB = (m + 3u) & ~3u; // the piece's code and low streams
         uint fixedB = lcB + llB + 4u * CHUNK_ENTRY_WORDS;
         uint pieceB = aNext >= aOff ? 4u * (aNext - aOff) : 0u;

@@ -118,15 +118,8 @@ void main() {
         uint pBytes = planePiece(m);
         uint smWords = (m + 3u) / 4u;
 #if PIECES
-        uint aInfo = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-        uint aOff = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint aNext = last ? pc.piecesLen / 4u : table[pc.autoBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint fmt = aInfo >> KIND_SHIFT;
-        if ((aInfo & COUNT_MASK) != 0u || fmt >= 32u || ((pc.cands >> fmt) & 1u) == 0u) {
-            if (pc.validate != 0u && t == 0u) report(STATUS_CORRUPT, c);
-            continue;
-        }
-        if (fmt != FORMAT_TBE3) continue; // another kernel's chunk
+        uint aInfo, aOff, aNext;
+        if (!autoPiece(FORMAT_TBE3, c, last, aInfo, aOff, aNext)) continue; // another kernel's chunk, or a bad entry
         uint fixedB = pBytes + 4u * smWords + 4u * CHUNK_ENTRY_WORDS; // the piece's planes, SM bytes and entry
         uint pieceB = aNext >= aOff ? 4u * (aNext - aOff) : 0u;
         if ((c == 0u && aOff != 0u) || aNext < aOff || aNext > pc.piecesLen / 4u || pieceB < fixedB

@@ -105,15 +105,8 @@ void main() {
         uint m = last ? pc.lastLen : N;
         uint gm = (m + 31u) / 32u;
 #if PIECES
-        uint aInfo = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-        uint aOff = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint aNext = last ? pc.piecesLen / 4u : table[pc.autoBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF];
-        uint fmt = aInfo >> KIND_SHIFT;
-        if ((aInfo & COUNT_MASK) != 0u || fmt >= 32u || ((pc.cands >> fmt) & 1u) == 0u) {
-            if (pc.validate != 0u && t == 0u) report(STATUS_CORRUPT, c);
-            continue;
-        }
-        if (fmt != pc.self) continue; // another kernel's chunk
+        uint aInfo, aOff, aNext;
+        if (!autoPiece(pc.self, c, last, aInfo, aOff, aNext)) continue; // another kernel's chunk, or a bad entry
         gPN = P * gm;
         gLN = (KB * m + 3u) / 4u;
         uint fixedB = 4u * (gPN + gLN + CHUNK_ENTRY_WORDS);
