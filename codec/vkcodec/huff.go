@@ -51,14 +51,19 @@ func envU32(name string, def uint32) uint32 {
 	return def
 }
 
+// fitHuffDecodeWG halves a decode workgroup size until its shared memory (8 chunks' tables at 128) fits the device.
+func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
+	for dwg > layout.HuffLanes && huffDecodeShared(dwg) > b.info.Limits.MaxComputeSharedMemorySize {
+		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
+	}
+	return dwg
+}
+
 // NewHuffKernels prepares the huff kernels on b's device (pipelines are built on first use).
 func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	dwg := wg(envU32("VKZIP_HUFF_DECODE_WG", 128))
-	for dwg > layout.HuffLanes && huffDecodeShared(dwg) > b.info.Limits.MaxComputeSharedMemorySize {
-		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
-	}
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", 128)))
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 128)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
