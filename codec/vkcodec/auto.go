@@ -152,79 +152,30 @@ func (b *Backend) checkAuto(n uint64, d layout.DType, shift uint, ids []uint8) e
 	return nil
 }
 
-// autoTBE3 is TBE-3's encode of a whole tensor into a candidate scratch body (candLayout's regions), through
-// views: the same kernels as the TBE-3 format, with their base offsets.
-type autoTBE3 struct {
-	p           tbe3Plan // geometry, workgroup, work words and block count (its staged segments are unused)
-	segs        []autoTBE3Seg
-	table, side view
-}
-
-type autoTBE3Seg struct {
-	first, count    uint64
-	src, planes, sm view
-}
-
-func (b *Backend) autoTBE3Views(s *session, src vk.BufferRange, n uint64, shift uint, l candLayout,
-	body loc) (*autoTBE3, error) {
+// autoTBE3Plan plans TBE-3's encode of a whole tensor into a candidate scratch body (candLayout's regions): the
+// TBE-3 format's own recordings over views of it.
+func (b *Backend) autoTBE3Plan(s *session, src vk.BufferRange, n uint64, shift uint, l candLayout,
+	body loc) (*tbe3Plan, error) {
 	g := layout.TBE3{N: n, Shift: shift}
 	C := g.Chunks()
-	a := &autoTBE3{p: tbe3Plan{g: g, wg: b.tbe3WG(shift), nb: (C + 63) / 64}}
+	p := &tbe3Plan{g: g, wg: b.tbe3WG(shift), nb: (C + 63) / 64}
 	sz := layout.SZ4{N: n, Shift: shift}
 	br := body.rng()
 	for first, per := uint64(0), b.segChunks(shift); first < C; first += per {
-		sg := autoTBE3Seg{first: first, count: min(per, C-first)}
+		sg := tbe3Seg{first: first, count: min(per, C-first)}
 		pl, ph := tbe3PlaneRange(g, sg.first, sg.count)
 		sl, sh := tbe3SMRange(g, sg.first, sg.count)
 		vl, vh := valueRange(sz, sg.first, sg.count)
-		sg.src = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
-		sg.planes = bufView(br, pl, ph-pl)
-		sg.sm = bufView(br, l.streams[1]+sl, sh-sl)
-		a.segs = append(a.segs, sg)
+		sg.vVals = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
+		sg.vPlanes = bufView(br, pl, ph-pl)
+		sg.vSM = bufView(br, l.streams[1]+sl, sh-sl)
+		p.segs = append(p.segs, sg)
 	}
-	a.table = bufView(br, l.table, layout.ChunkEntrySize*C)
-	a.side = bufView(br, l.side, l.max-l.side)
+	p.vTable = bufView(br, l.table, layout.ChunkEntrySize*C)
+	p.vSide = bufView(br, l.side, l.max-l.side)
 	var err error
-	a.p.work, err = s.allocOut(b, 4*(2*a.p.nb+1))
-	return a, err
-}
-
-func (b *Backend) recordAutoTBE3Encode(ctx context.Context, s *session, a *autoTBE3, checksums bool) error {
-	pipe, cs, err := b.tbe3Kernel(ctx, "tbe3_encode", &a.p)
-	if err != nil {
-		return err
-	}
-	C := a.p.g.Chunks()
-	for _, sg := range a.segs {
-		bd, err := s.bind(b, pipe, sg.src.l, sg.planes.l, sg.sm.l, a.table.l, cs, a.p.work.dev)
-		if err != nil {
-			return err
-		}
-		var pw pushWriter
-		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(a.p.g.ChunkLen(C-1)), b2u(checksums),
-			uint32(sg.src.base/16), uint32(sg.planes.base/4), uint32(sg.sm.base/4), uint32(a.table.base/4))
-		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
-	}
-	return nil
-}
-
-func (b *Backend) recordAutoTBE3Place(ctx context.Context, s *session, a *autoTBE3, checksums bool) error {
-	pipe, cs, err := b.tbe3Kernel(ctx, "tbe3_place", &a.p)
-	if err != nil {
-		return err
-	}
-	C := a.p.g.Chunks()
-	for _, sg := range a.segs {
-		bd, err := s.bind(b, pipe, sg.src.l, sg.planes.l, a.table.l, a.side.l, cs, a.p.work.dev)
-		if err != nil {
-			return err
-		}
-		var pw pushWriter
-		pw.u32(uint32(C), uint32(sg.first), uint32(sg.count), uint32(a.p.g.ChunkLen(C-1)), uint32(a.p.nb),
-			b2u(checksums), uint32(sg.src.base/16), uint32(sg.planes.base/4), uint32(a.table.base/4), uint32(a.side.base/4))
-		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
-	}
-	return nil
+	p.work, err = s.allocOut(b, 4*(2*p.nb+1))
+	return p, err
 }
 
 // autoXWViews plans an exponent-window candidate's encode of the tensor at src into its scratch body
@@ -251,7 +202,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		body loc
 		sz4  *tensorPlan
 		zf12 *zf12Plan
-		tbe3 *autoTBE3
+		tbe3 *tbe3Plan
 		xw   *xwViews
 		work staged
 		nb   uint64
@@ -276,9 +227,9 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 				c.work, c.nb = c.zf12.work, c.zf12.nb
 			}
 		case layout.FormatTBE3:
-			c.tbe3, err = b.autoTBE3Views(s, src, n, shift, c.l, c.body)
+			c.tbe3, err = b.autoTBE3Plan(s, src, n, shift, c.l, c.body)
 			if err == nil {
-				c.work, c.nb = c.tbe3.p.work, c.tbe3.p.nb
+				c.work, c.nb = c.tbe3.work, c.tbe3.nb
 			}
 		case layout.FormatXW3, layout.FormatXW2, layout.FormatXW4:
 			c.xw, err = b.autoXWViews(s, src, id, d, n, shift, c.l, c.body)
@@ -298,10 +249,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	}
 	cmd := s.cmd
 	for _, c := range cs {
-		cmd.FillBuffer(c.work.dev.buf, c.work.dev.off, c.work.dev.size, 0)
-		if c.tbe3 != nil { // fallback bytes are ORed into the side section
-			cmd.FillBuffer(c.body.buf, c.body.off+c.l.side, c.l.max-c.l.side, 0)
-		}
+		cmd.FillBuffer(c.work.dev.buf, c.work.dev.off, c.work.dev.size, 0) // tbe3_place clears its own side pieces
 	}
 	cmd.Barrier()
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
@@ -314,7 +262,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		case c.xw != nil:
 			err = b.xwKernels().recordEncode(s, c.xw)
 		default:
-			err = b.recordAutoTBE3Encode(ctx, s, c.tbe3, checksums)
+			err = b.recordTBE3Encode(ctx, s, &job, c.tbe3)
 		}
 		if err != nil {
 			return none, err
@@ -336,7 +284,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		case c.xw != nil:
 			err = b.xwKernels().recordPlace(s, c.xw, checksums)
 		default:
-			err = b.recordAutoTBE3Place(ctx, s, c.tbe3, checksums)
+			err = b.recordTBE3Place(ctx, s, &job, c.tbe3)
 		}
 		if err != nil {
 			return none, err

@@ -49,11 +49,10 @@ func checkBlockRanges(ins, outs []vk.BufferRange, inAlign, outAlign, inBytes, ou
 		return invalid("%d %ss and %d %ss: want the same number, at least one", len(ins), inWhat, len(outs), outWhat)
 	}
 	type span struct {
-		buf    *vk.Buffer
 		lo, hi uint64
 		i      int
 	}
-	spans := make([]span, len(outs))
+	spans := map[*vk.Buffer][]span{} // output ranges per buffer
 	for i := range ins {
 		if ins[i].Offset%inAlign != 0 || outs[i].Offset%outAlign != 0 {
 			return invalid("block %d: %s offset must be a multiple of %d and %s offset of %d", i, inWhat, inAlign,
@@ -65,17 +64,14 @@ func checkBlockRanges(ins, outs []vk.BufferRange, inAlign, outAlign, inBytes, ou
 		if err := within(outs[i], 0, outBytes, fmt.Sprintf("block %d %s", i, outWhat)); err != nil {
 			return err
 		}
-		spans[i] = span{outs[i].Buf, outs[i].Offset, outs[i].Offset + outBytes, i}
+		spans[outs[i].Buf] = append(spans[outs[i].Buf], span{outs[i].Offset, outs[i].Offset + outBytes, i})
 	}
-	sort.Slice(spans, func(a, c int) bool {
-		if spans[a].buf != spans[c].buf {
-			return fmt.Sprintf("%p", spans[a].buf) < fmt.Sprintf("%p", spans[c].buf)
-		}
-		return spans[a].lo < spans[c].lo
-	})
-	for k := 1; k < len(spans); k++ {
-		if spans[k].buf == spans[k-1].buf && spans[k].lo < spans[k-1].hi {
-			return invalid("blocks %d and %d: %s ranges overlap", spans[k-1].i, spans[k].i, outWhat)
+	for _, ss := range spans {
+		sort.Slice(ss, func(a, c int) bool { return ss[a].lo < ss[c].lo })
+		for k := 1; k < len(ss); k++ {
+			if ss[k].lo < ss[k-1].hi {
+				return invalid("blocks %d and %d: %s ranges overlap", ss[k-1].i, ss[k].i, outWhat)
+			}
 		}
 	}
 	return nil

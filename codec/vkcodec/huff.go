@@ -171,22 +171,15 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	nb := (C + 63) / 64
 	srcBytes := layout.Align4(2 * n)
 	pieceMax := g.MaxBodySize() - g.PieceOffset()
-	var in, lows, table, pieces, work staged
-	for _, a := range []struct {
-		p    *staged
-		n    uint64
-		isIn bool
-	}{{&in, srcBytes, true}, {&lows, g.LowBytes(), false}, {&table, layout.ChunkEntrySize * C, false},
-		{&pieces, pieceMax, false}, {&work, 4 * (2*nb + 1), false}} {
-		if a.isIn {
-			*a.p, err = s.allocIn(b, a.n)
-		} else {
-			*a.p, err = s.allocOut(b, a.n)
-		}
-		if err != nil {
-			return nil, err
-		}
+	ins, _, err := stagedViews(b, s, true, srcBytes)
+	if err != nil {
+		return nil, err
 	}
+	outs, _, err := stagedViews(b, s, false, g.LowBytes(), layout.ChunkEntrySize*C, pieceMax, 4*(2*nb+1))
+	if err != nil {
+		return nil, err
+	}
+	in, lows, table, pieces, work := ins[0], outs[0], outs[1], outs[2], outs[3]
 	scratch, err := s.dev.alloc(C << shift) // a raw piece's worth (N/4 words) per chunk
 	if err != nil {
 		return nil, err
@@ -279,22 +272,15 @@ func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift u
 	s.reset()
 	C := g.Chunks()
 	pieceLen := uint64(len(body)) - g.PieceOffset()
-	var lows, table, pieces, out, status staged
-	for _, a := range []struct {
-		p    *staged
-		n    uint64
-		isIn bool
-	}{{&lows, g.LowBytes(), true}, {&table, layout.ChunkEntrySize * C, true}, {&pieces, max(pieceLen, 4), true},
-		{&out, layout.Align4(2 * n), false}, {&status, 32, false}} {
-		if a.isIn {
-			*a.p, err = s.allocIn(b, a.n)
-		} else {
-			*a.p, err = s.allocOut(b, a.n)
-		}
-		if err != nil {
-			return nil, err
-		}
+	ins, _, err := stagedViews(b, s, true, g.LowBytes(), layout.ChunkEntrySize*C, max(pieceLen, 4))
+	if err != nil {
+		return nil, err
 	}
+	outs, _, err := stagedViews(b, s, false, layout.Align4(2*n), 4*layout.StatusWords)
+	if err != nil {
+		return nil, err
+	}
+	lows, table, pieces, out, status := ins[0], ins[1], ins[2], outs[0], outs[1]
 	copy(lows.host.bytes(), body[:g.LowBytes()])
 	copy(table.host.bytes(), body[g.TableOffset():g.PieceOffset()])
 	copy(pieces.host.bytes(), body[g.PieceOffset():])
