@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -603,6 +604,47 @@ func TestConnTransport(t *testing.T) {
 	a.Close()
 	_, err = b.Recv(ctx, make([]byte, 16))
 	assert.Equal(t, io.EOF, err)
+}
+
+// A Send that cancellation cuts off inside its message leaves the rest to the next Send, so a message sent after
+// a cancel (the Abort that says why) still reaches the peer whole and in order.
+func TestSendCutOffFinishesLater(t *testing.T) {
+	noLeaks(t)
+	ca, cb := net.Pipe() // unbuffered: a write blocks until the other end reads
+	a, b := NewConnTransport(ca), NewConnTransport(cb)
+	defer a.Close()
+	defer b.Close()
+	big := kv(1<<20, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make([]byte, 64<<10)
+	read := make(chan error, 1)
+	go func() {
+		_, err := io.ReadFull(cb, first) // read part of the message, then stop reading and cancel the sender
+		cancel()
+		read <- err
+	}()
+	err := a.Send(ctx, big[:100], big[100:])
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, <-read)
+	sent, _ := a.Counts()
+	require.Less(t, sent, int64(4+len(big)), "the cancel cut the message off")
+
+	rest := make(chan []byte, 1)
+	go func() {
+		buf := make([]byte, 4+len(big)+4+5-len(first))
+		_, err := io.ReadFull(cb, buf)
+		assert.NoError(t, err)
+		rest <- buf
+	}()
+	require.NoError(t, a.Send(context.Background(), []byte("abort")))
+	stream := append(first, <-rest...)
+	assert.Equal(t, uint32(len(big)), binary.LittleEndian.Uint32(stream))
+	assert.True(t, bytes.Equal(big, stream[4:4+len(big)]), "the cut-off message is finished first")
+	tail := stream[4+len(big):]
+	assert.Equal(t, uint32(5), binary.LittleEndian.Uint32(tail))
+	assert.Equal(t, "abort", string(tail[4:]))
+	sent, _ = a.Counts()
+	assert.Equal(t, int64(len(stream)), sent)
 }
 
 func TestPaced(t *testing.T) {

@@ -23,8 +23,9 @@ import (
 // pinned buffer per direction is enough. The pipeline never needs more than one outstanding Send and one Recv.
 type Transport interface {
 	// Send transmits the concatenation of parts as one message (a header and a payload, without copying them
-	// together). It does not keep the parts after it returns. When ctx is done it returns promptly; a message cut
-	// off half way leaves the transport broken (every later call fails).
+	// together). It does not keep the parts after it returns. When ctx is done it returns promptly. A message cut
+	// off half way may leave the transport broken (every later call fails); ConnTransport instead keeps the
+	// unwritten rest and writes it first on the next Send, so a later message (an Abort) still arrives whole.
 	Send(ctx context.Context, parts ...[]byte) error
 	// Recv receives the next message into buf[:cap(buf)] and returns it. A message longer than cap(buf) is an
 	// error (ErrTooLarge), so the caller's buffers bound memory. A peer that closed between messages gives io.EOF.
@@ -45,7 +46,10 @@ type ConnTransport struct {
 	r    *bufio.Reader
 
 	sent, received atomic.Int64
-	wbroken        atomic.Bool // a write was cut off inside a message
+	wbroken        atomic.Bool // a write failed inside a message: the stream's framing is lost
+	// wrest is what a cancelled Send left unwritten of its message (a copy: the caller's buffers are theirs
+	// again). The next Send writes it first, so an Abort after a cancel still reaches the peer as a message.
+	wrest []byte
 	rbroken        atomic.Bool // a read was cut off inside a message
 	closeOnce      sync.Once
 	closeErr       error
@@ -108,22 +112,42 @@ func (t *ConnTransport) Send(ctx context.Context, parts ...[]byte) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
+	if len(t.wrest) > 0 {
+		rest := net.Buffers{t.wrest}
+		if err := t.write(ctx, rest, int64(len(t.wrest))); err != nil {
+			return err
+		}
+	}
 	binary.LittleEndian.PutUint32(t.wlen[:], uint32(size))
 	bufs := make(net.Buffers, 0, 1+len(parts))
 	bufs = append(append(bufs, t.wlen[:]), parts...)
-	want := int64(4 + size)
+	return t.write(ctx, bufs, int64(4+size))
+}
+
+// write writes bufs (want bytes, one message or the rest of one). A write that ctx's end cuts off inside the
+// message keeps the unwritten rest in t.wrest; any other failure inside it breaks the stream for good.
+func (t *ConnTransport) write(ctx context.Context, bufs net.Buffers, want int64) error {
 	stop := interrupter(ctx, t.conn.SetWriteDeadline)
-	n, err := bufs.WriteTo(t.conn)
+	n, err := bufs.WriteTo(t.conn) // consumes bufs up to what it wrote
 	cut := stop()
 	t.sent.Add(n)
 	if err == nil {
+		t.wrest = nil
 		return nil
 	}
-	if n > 0 && n < want {
-		t.wbroken.Store(true)
-	}
+	partial := n > 0 && n < want
 	if cut {
+		if partial {
+			rest := make([]byte, 0, want-n)
+			for _, b := range bufs {
+				rest = append(rest, b...)
+			}
+			t.wrest = rest
+		}
 		return context.Cause(ctx)
+	}
+	if partial || len(t.wrest) > 0 {
+		t.wbroken.Store(true)
 	}
 	return connErr("send", err)
 }
