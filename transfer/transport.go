@@ -49,11 +49,11 @@ type ConnTransport struct {
 	wbroken        atomic.Bool // a write failed inside a message: the stream's framing is lost
 	// wrest is what a cancelled Send left unwritten of its message (a copy: the caller's buffers are theirs
 	// again). The next Send writes it first, so an Abort after a cancel still reaches the peer as a message.
-	wrest []byte
-	rbroken        atomic.Bool // a read was cut off inside a message
-	closeOnce      sync.Once
-	closeErr       error
-	wlen, rlen     [4]byte // length prefixes: Send and Recv run concurrently
+	wrest      []byte
+	rbroken    atomic.Bool // a read was cut off inside a message
+	closeOnce  sync.Once
+	closeErr   error
+	wlen, rlen [4]byte // length prefixes: Send and Recv run concurrently
 }
 
 // maxConnMessage is the largest message the 4-byte length can carry here.
