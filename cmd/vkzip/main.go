@@ -177,14 +177,18 @@ func oneLine(s string) string {
 }
 
 func printVerbs(w io.Writer) {
-	fmt.Fprint(w, `vkzip: lossless compression of BF16 LLM KV caches (SplitZip-4), on the CPU or a GPU.
+	fmt.Fprint(w, `vkzip: lossless compression of LLM KV caches (BF16, FP8, FP16, FP32), on the CPU or any Vulkan GPU.
 
 Usage: vkzip VERB [flags] [arguments]
 
 Verbs:
 `)
+	width := 0
 	for _, v := range verbs {
-		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
+		width = max(width, len(v.name))
+	}
+	for _, v := range verbs {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, v.name, v.summary)
 	}
 	fmt.Fprint(w, `
 Run 'vkzip VERB --help' (or 'vkzip help VERB') for a verb's flags and examples. Flags may be written -flag or
