@@ -225,6 +225,9 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if size < 2 || size%2 != 0 {
+		return usagef("--size %q: want an even number of bytes, at least one BF16 value", *sizeS)
+	}
 	shift := uint(0)
 	for s := uint(layout.MinChunkShift); s <= layout.MaxChunkShift; s++ {
 		if *chunk == 1<<s {

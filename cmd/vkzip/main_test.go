@@ -165,6 +165,9 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate", "--dtype", "f32", in},
 		{"demo", "--iters", "0"},
 		{"inspect"},
+		{"bench", "--size", "3"},
+		{"bench", "--size", "1MiB", "--chunk", "1000"},
+		{"bench", "--blocks", "4", "--block-size", "1001"},
 	} {
 		r := vkz(t, dir, nil, args...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
