@@ -51,6 +51,9 @@ func (b *CPUBackend) Device() string {
 }
 func (b *CPUBackend) Close() error { return nil }
 
+// Workers is the number of goroutines a call uses.
+func (b *CPUBackend) Workers() int { return b.nworkers() }
+
 func (b *CPUBackend) nworkers() int {
 	if b.workers > 0 {
 		return b.workers

@@ -83,6 +83,15 @@ func TestBenchFormats(t *testing.T) {
 			assert.Equal(t, f, out.Format)
 			assert.True(t, out.BitExact && out.MatchesCPU, "%s %s", f, b)
 			assert.Greater(t, out.Ratio, 1.25, "%s %s", f, b)
+			if b == "cpu" || out.Path != "host" {
+				// Every resident run, and the CPU, measures its copy roofline in the same invocation.
+				assert.Positive(t, out.CopyGBps, "%s %s", f, b)
+				assert.InDelta(t, out.CopyGBps*2/(2+2/out.Ratio), out.CeilingGBps, 1e-9, "%s %s", f, b)
+			}
+			if b == "cpu" {
+				assert.Equal(t, out.EncodeWallGBps, out.EncodeGBps, "the CPU's codec time is its wall time")
+				assert.Equal(t, out.DecodeWallGBps, out.DecodeGBps)
+			}
 		}
 	}
 	r := vkz(t, dir, nil, "bench", "--format", "stored", "--size", "1MiB")
