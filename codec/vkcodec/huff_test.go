@@ -101,6 +101,28 @@ func refixCRCs(body []byte, n uint64, shift uint) {
 	}
 }
 
+// flipHuffBit returns a copy of body with one random bit flipped. With checksums, every second damaged body (odd it)
+// gets its CRCs recomputed when its table still passes, so that the damage reaches the stream checks.
+func flipHuffBit(r *rand.Rand, body []byte, n uint64, shift uint, cs bool, it int) (mod []byte, bit int) {
+	mod = append([]byte{}, body...)
+	bit = r.IntN(8 * len(mod))
+	mod[bit/8] ^= 1 << (bit % 8)
+	if cs && it%2 == 1 && codec.CheckHuffTable(mod, n, shift) == nil {
+		refixCRCs(mod, n, shift)
+	}
+	return mod, bit
+}
+
+// classAt names a decode verdict by class and chunk ("ok" for none); an error of no codec class fails the test.
+func classAt(t *testing.T, e error) string {
+	var ce *codec.Error
+	if e == nil {
+		return "ok"
+	}
+	require.True(t, errors.As(e, &ce), "untyped %v", e)
+	return fmt.Sprintf("%v@%d", ce.Class, ce.Chunk)
+}
+
 // Damaged bodies get the reference's verdict, class and chunk: single bit flips anywhere, with checksums (mostly
 // checksum errors) and with CRCs recomputed after the flip (lane streams, tables, padding, choices).
 func TestHuffVulkanHostile(t *testing.T) {
@@ -117,12 +139,7 @@ func TestHuffVulkanHostile(t *testing.T) {
 		body := huffRef(t, src, shift, cs)
 		classes := map[string]int{}
 		for it := 0; it < 400; it++ {
-			mod := append([]byte{}, body...)
-			bit := r.IntN(8 * len(mod))
-			mod[bit/8] ^= 1 << (bit % 8)
-			if cs && it%2 == 1 && codec.CheckHuffTable(mod, n, shift) == nil {
-				refixCRCs(mod, n, shift)
-			}
+			mod, bit := flipHuffBit(r, body, n, shift, cs, it)
 			want := codec.DecodeHuff(make([]byte, 2*n), mod, n, shift, cs)
 			// The reference's parallel driver is what the CPU backend runs; it must agree with DecodeHuff too.
 			dj := []codec.DecodeJob{{Format: layout.FormatHuff, DType: layout.DTypeBF16, Body: mod, N: n, Shift: shift,
@@ -130,17 +147,9 @@ func TestHuffVulkanHostile(t *testing.T) {
 			require.NoError(t, codec.NewCPUBackend(2).Decode(ctx, dj))
 			got, err := k.Decode(ctx, mod, n, shift, cs, make([]byte, 2*n))
 			require.NoError(t, err)
-			cls := func(e error) string {
-				var ce *codec.Error
-				if e == nil {
-					return "ok"
-				}
-				require.True(t, errors.As(e, &ce), "untyped %v", e)
-				return fmt.Sprintf("%v@%d", ce.Class, ce.Chunk)
-			}
-			require.Equal(t, cls(want), cls(dj[0].Err), "bit %d checksums %v: %v / %v", bit, cs, want, dj[0].Err)
-			require.Equal(t, cls(want), cls(got), "bit %d checksums %v: %v / %v", bit, cs, want, got)
-			classes[cls(want)]++
+			require.Equal(t, classAt(t, want), classAt(t, dj[0].Err), "bit %d checksums %v: %v / %v", bit, cs, want, dj[0].Err)
+			require.Equal(t, classAt(t, want), classAt(t, got), "bit %d checksums %v: %v / %v", bit, cs, want, got)
+			classes[classAt(t, want)]++
 		}
 		t.Logf("checksums %v: %v", cs, classes)
 	}
@@ -181,24 +190,11 @@ func TestHuffVulkanVariants(t *testing.T) {
 			require.NoError(t, bodyErr, name)
 			require.True(t, string(src) == string(dst), "%s: values differ at byte %d", name, firstDiff(src, dst))
 			for it := 0; it < 60; it++ {
-				mod := append([]byte{}, body...)
-				bit := r.IntN(8 * len(mod))
-				mod[bit/8] ^= 1 << (bit % 8)
-				if cs && it%2 == 1 && codec.CheckHuffTable(mod, n, shift) == nil {
-					refixCRCs(mod, n, shift)
-				}
+				mod, bit := flipHuffBit(r, body, n, shift, cs, it)
 				want := codec.DecodeHuff(make([]byte, 2*n), mod, n, shift, cs)
 				got, err := k.Decode(ctx, mod, n, shift, cs, make([]byte, 2*n))
 				require.NoError(t, err)
-				cls := func(e error) string {
-					var ce *codec.Error
-					if e == nil {
-						return "ok"
-					}
-					require.True(t, errors.As(e, &ce), "untyped %v", e)
-					return fmt.Sprintf("%v@%d", ce.Class, ce.Chunk)
-				}
-				require.Equal(t, cls(want), cls(got), "%s bit %d: %v / %v", name, bit, want, got)
+				require.Equal(t, classAt(t, want), classAt(t, got), "%s bit %d: %v / %v", name, bit, want, got)
 			}
 			require.NoError(t, k.Close())
 		}
