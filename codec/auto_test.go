@@ -114,12 +114,17 @@ func replacePiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64
 	jobs := []EncodeJob{{Format: id, Src: src[2*v0 : 2*(v0+m)], N: m, Shift: shift, Codebook: cb, Checksums: crc,
 		Dst: make([]byte, f.MaxBodyOf(m, layout.DTypeBF16, shift))}}
 	require.NoError(t, NewCPUBackend(1).Encode(context.Background(), jobs))
+	return withPiece(a, ps, c, jobs[0].Out, id, crc)
+}
+
+// withPiece reassembles an auto body from its pieces ps, chunk c's piece replaced by piece in format id.
+func withPiece(a AutoGeom, ps []autoPiece, c uint64, piece []byte, id uint8, crc bool) []byte {
 	out := make([]byte, a.PieceOffset())
 	var off uint64
 	for k := range ps {
 		p, fid := ps[k].body, ps[k].f.ID
 		if uint64(k) == c {
-			p, fid = jobs[0].Out, id
+			p, fid = piece, id
 		}
 		info := uint32(fid) << layout.KindShift
 		binary.LittleEndian.PutUint32(out[12*k:], info)
@@ -405,22 +410,7 @@ func TestAutoXW(t *testing.T) {
 			pj := []EncodeJob{{Format: layout.FormatXW3, DType: d, Src: src[:d.Size()*1024], N: 1024, Shift: shift,
 				Checksums: crc, Dst: make([]byte, x3.MaxBodyOf(1024, d, shift))}}
 			require.NoError(t, NewCPUBackend(1).Encode(context.Background(), pj))
-			bad := make([]byte, a.PieceOffset())
-			var off uint64
-			for k := range ps {
-				p, id := ps[k].body, ps[k].f.ID
-				if k == 0 {
-					p, id = pj[0].Out, layout.FormatXW3
-				}
-				info := uint32(id) << layout.KindShift
-				binary.LittleEndian.PutUint32(bad[12*k:], info)
-				binary.LittleEndian.PutUint32(bad[12*k+4:], uint32(off/4))
-				if crc {
-					binary.LittleEndian.PutUint32(bad[12*k+8:], autoEntryCRC(info, uint32(off/4)))
-				}
-				bad = append(bad, p...)
-				off += uint64(len(p))
-			}
+			bad := withPiece(a, ps, 0, pj[0].Out, layout.FormatXW3, crc)
 			dec[0].Body = bad
 			dec[0].Dst = make([]byte, d.Size()*n)
 			require.NoError(t, NewCPUBackend(2).Decode(context.Background(), dec))
