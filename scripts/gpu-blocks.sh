@@ -2,10 +2,7 @@
 # H200 checks of the block API (issue #4 item 3): the vkcodec block tests, then `bench --blocks` (256 blocks of
 # 2 MiB against the 512 MiB tensor of the same run) at several depths and block sizes. Results in $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1
 (cd codec/vkcodec && timeout 120 ../../.devbin/tests/codec_vkcodec.test -test.run "${TESTS:-Block|DeviceOps|DecodeMatches|Corruption}" -test.v > "$OUT/vkcodec.log" 2>&1; echo "vkcodec tests rc=$?"; grep -E -- '^(--- |FAIL|ok|PASS)' "$OUT/vkcodec.log" | head -12)
 summ() { python3 -c "

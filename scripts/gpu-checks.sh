@@ -4,10 +4,7 @@
 #   conformance.json   the conformance report of this device (commit as conformance/reports/h200.json)
 #   checks.log         vkcodec tests (4.5 GiB tensor, 10,000 mutated payloads), vk tests, cudabridge client and tests
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1 # unpack the Vulkan loader
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 log=$OUT/checks.log; : > "$log"
 run() { echo "### $*" >> "$log"; "$@" >> "$log" 2>&1; local rc=$?; echo "### rc=$rc" >> "$log"; echo "$rc $*"; }

@@ -6,10 +6,7 @@
 # Prepare here (../shared/device/prepare.sh, or build .devbin/vkzip and .devbin/tests/codec_vkcodec.test), run with
 # carry [".gl", ".devbin"].
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1
 if [ "${MODE:-bench}" = conf ]; then
   timeout 300 .devbin/vkzip conformance --quiet --out "$OUT/h200.json" 2>&1 | grep -E 'TOTAL|verdict|FAIL' | tail -40

@@ -2,10 +2,7 @@
 # H200 checks of every format: the conformance report, the Vulkan package tests, and `bench --format` for each
 # format the binary knows (512 MiB kvlike, checksums on). Results in $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1
 timeout 200 .devbin/vkzip conformance --quiet --out "$OUT/conformance.json" 2>&1 | tail -${CONF_TAIL:-6}
 (cd codec/vkcodec && timeout 200 ../../.devbin/tests/codec_vkcodec.test -test.timeout 190s > "$OUT/vkcodec.log" 2>&1; echo "vkcodec tests rc=$?"; grep -E -- '^(--- FAIL|FAIL|ok|PASS)' "$OUT/vkcodec.log" | head -8)

@@ -2,10 +2,7 @@
 # huff kernel variants on the H200: one `vkzip bench --format huff` (512 MiB kvlike) per line of VARIANTS
 # ("ENV=V,ENV=V|bench flags", commas for spaces in flags). Profile bits: vkcodec.Options.Profile.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 for v in ${VARIANTS:-"|"}; do
   envs=${v%%|*}; flags=${v#*|}
   env ${envs//,/ } timeout 100 .devbin/vkzip bench --backend vulkan --format huff --size 512MiB --data kvlike --json \

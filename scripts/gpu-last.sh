@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # Last device call of a session: CUDA bridge diagnostics (bounded, with stack dumps on timeout) and the benchmarks.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 (cd cudabridge && VKZIP_REQUIRE_CUDA=1 timeout -s QUIT 35 ../.devbin/tests/cudabridge.test -test.v -test.run CUDA -test.timeout 30s) > "$OUT/cudago.log" 2>&1; echo "cuda go tests rc=$?"
 grep -E -- '^--- |^\s+cuda_test|ok|FAIL' "$OUT/cudago.log" | head -20

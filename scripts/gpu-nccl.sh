@@ -40,9 +40,7 @@ DEADLINE=${DEADLINE:-540}
 VKZIP=$PWD/.devbin/vkzip
 log=$OUT/nccl.log; : > "$log"; : > "$OUT/nccl.jsonl"
 
-bash .devbin/gpu.sh true >/dev/null 2>&1 # unpacks the Vulkan loader carried in .gl
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 if ! "$VKZIP" transfer-bench --help 2>/dev/null | grep -q -- '-transport'; then
   echo "gpu-nccl: $VKZIP has no --transport nccl: rebuild .devbin (../shared/device/prepare.sh) from this tree"; exit 2
 fi

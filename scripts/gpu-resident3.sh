@@ -6,10 +6,7 @@
 # Writes to $OUT: bench-resident3.jsonl (one bench JSON object per line), bench-resident3.err, vkcodec-resident3.log
 # and conformance-resident3.json. RUNS overrides the "format:dtype" list, SIZE the tensor size.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1
 RUNS=${RUNS:-"splitzip4:BF16 tbe3:BF16 xw3:F8_E5M2 xw3:F8_E4M3 xw3:F16 xw3:F32 xw2:F8_E5M2 xw2:F8_E4M3 xw2:F16 xw2:F32
 xw4:F8_E5M2 xw4:F16 xw4:F32"}

@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA real-client test (examples/cuda_client.py) and `vkzip bench --source cuda|host`, bounded.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 echo "== cuda client"
 timeout -s KILL 75 python3 -X faulthandler examples/cuda_client.py --verbose --hang-dump 50 --timeout 40 \

@@ -2,10 +2,7 @@
 # After the multi-queue change: Vulkan package tests, CUDA bridge tests and client, conformance, the bench and the
 # in-process transfer bench on the GPU backend. Bounded; results in $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 export VKZIP_REQUIRE_VULKAN=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 t() { local d=$1; shift; (cd "$d" && timeout 200 "$OLDPWD/.devbin/tests/$(echo "$d" | tr / _).test" "$@") > "$OUT/$(echo "$d" | tr / _).log" 2>&1; echo "$d rc=$?"; grep -E -- '^(--- FAIL|FAIL|ok|PASS)|compute queues|mutations through|MiB tensor' "$OUT/$(echo "$d" | tr / _).log" | head -12; }
 t vk -test.v

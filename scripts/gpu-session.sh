@@ -13,9 +13,7 @@ if [[ $what == all || $what == tests ]]; then
 fi
 if [[ $what == all || $what == bench ]]; then
   : > "$OUT/bench.jsonl"
-  bash .devbin/gpu.sh true >/dev/null 2>&1 # unpacks the Vulkan loader
-  icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  [ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+  . "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
   b() { echo "bench $*" >> "$OUT/bench.err"; .devbin/vkzip bench --backend vulkan --json "$@" 2>>"$OUT/bench.err" | tr -d '\n' >> "$OUT/bench.jsonl"; echo >> "$OUT/bench.jsonl"; }
   IFS=';' read -ra variants <<< "${BENCH_VARIANTS:---size 512MiB --data kvlike}"
   for v in "${variants[@]}"; do b $v; done

@@ -2,10 +2,7 @@
 # Kernel-variant sweep on the H200: `vkzip bench` (512 MiB kvlike) once per variant in VARIANTS (flags separated by
 # commas inside a variant, variants by spaces), one summary line each. Results in $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 i=0
 for v in ${VARIANTS:-"--wg=256"}; do
   i=$((i+1)); flags=${v//,/ }

@@ -4,10 +4,7 @@
 # libraries there) and this script unpacks them into /opt/net, with ip/tc wrappers on PATH.
 # Usage (repo root, device machine, carry .gl .devbin .net): [PAIRS="vulkan/cpu ..."] [EXTRA="--hash xxh3"] bash scripts/gpu-tcp.sh [RATES...]
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-bash .devbin/gpu.sh true >/dev/null 2>&1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+. "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
   mkdir -p /opt/net /opt/net/wrap
   for f in .net/*.deb; do dpkg -x "$f" /opt/net; done
