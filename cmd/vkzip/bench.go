@@ -482,7 +482,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 // runs on as many goroutines, and returns how long it took.
 func copyParallel(dst, src []byte, workers int) time.Duration {
 	workers = max(workers, 1)
-	piece := (len(src)/workers + 63) &^ 63
+	piece := ((len(src)+workers-1)/workers + 63) &^ 63 // never 0: fewer bytes than workers still make progress
 	var wg sync.WaitGroup
 	t0 := time.Now()
 	for lo := 0; lo < len(src); lo += piece {

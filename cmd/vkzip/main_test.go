@@ -653,3 +653,18 @@ func TestDecodeStream(t *testing.T) {
 	assert.Contains(t, r.stderr, "truncated")
 	assert.NoFileExists(t, filepath.Join(dir, "cut"))
 }
+
+// copyParallel copies every byte whatever the sizes and worker counts, fewer bytes than workers included.
+func TestCopyParallel(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 63, 64, 65, 1000, 1 << 20} {
+		for _, w := range []int{0, 1, 2, 3, 16, 128} {
+			src := make([]byte, n)
+			for i := range src {
+				src[i] = byte(i*7 + 1)
+			}
+			dst := make([]byte, n)
+			copyParallel(dst, src, w)
+			require.Equal(t, src, dst, "n %d workers %d", n, w)
+		}
+	}
+}
