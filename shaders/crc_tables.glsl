@@ -23,6 +23,30 @@ uint shiftBy(uint t, uint r) {
     return consts[b + (r & 255u)] ^ consts[b + 256u + ((r >> 8) & 255u)]
          ^ consts[b + 512u + ((r >> 16) & 255u)] ^ consts[b + 768u + (r >> 24)];
 }
+#elif defined(CRC_SHARED_HOT)
+// Only the two tables of the inner loops (M^(4T), M^(8T), consecutive in consts) are copied to shared memory; the
+// others, used a few times per chunk, are read from the consts buffer (cached). Shared memory bounds the workgroups
+// an SM holds (NVIDIA's driver gave these kernels about 100 KiB per SM), and 12 KiB fewer per workgroup admit more.
+shared uint tabs[2u * 1024u * REPL];
+
+void loadTables() {
+    for (uint i = gl_LocalInvocationID.x; i < 2u * 1024u * REPL; i += WG) {
+        tabs[i] = consts[TAB_M4T * 1024u + i / REPL];
+    }
+}
+
+// shiftBy applies table t (TAB_*) to register r.
+uint shiftBy(uint t, uint r) {
+    if (t == TAB_M4T || t == TAB_M8T) {
+        uint l = gl_LocalInvocationID.x % REPL;
+        uint b = (t - TAB_M4T) * 1024u * REPL + l;
+        return tabs[b + (r & 255u) * REPL] ^ tabs[b + (256u + ((r >> 8) & 255u)) * REPL]
+             ^ tabs[b + (512u + ((r >> 16) & 255u)) * REPL] ^ tabs[b + (768u + (r >> 24)) * REPL];
+    }
+    uint b = t * 1024u;
+    return consts[b + (r & 255u)] ^ consts[b + 256u + ((r >> 8) & 255u)]
+         ^ consts[b + 512u + ((r >> 16) & 255u)] ^ consts[b + 768u + (r >> 24)];
+}
 #else
 shared uint tabs[NTAB * 1024u * REPL];
 

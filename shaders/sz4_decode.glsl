@@ -111,6 +111,7 @@ uint gSideLen;
 #if PIECES
 #include "auto_pieces.glsl"
 #endif
+#define CRC_SHARED_HOT
 #include "crc_tables.glsl"
 
 shared uint pairExp[256]; // code byte -> exponent bits of its two values

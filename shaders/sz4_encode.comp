@@ -52,6 +52,7 @@ layout(push_constant) uniform PC {
 } pc;
 
 #include "common.glsl"
+#define CRC_SHARED_HOT
 #include "crc_tables.glsl"
 
 shared uint lut[256];       // exponent -> code, | 0x10 when escaped
