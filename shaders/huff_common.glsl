@@ -9,6 +9,10 @@ const uint N = 1u << SHIFT;
 const uint LANES = HUFF_LANES;
 const uint PMAX = N / LANES; // positions of a full chunk's lanes
 
+#ifndef HUFF_PROF_BITS
+#define HUFF_PROF_BITS 0u // profiling switches of the code construction (huff_encode's PROF); 0 in real use
+#endif
+
 // The code construction's arrays: its own, or rows of an includer's 2-D array HUFF_ARENA of HUFF_ARENA_ROWS rows of
 // 256 words (huff_decode lends its decode tables, idle while it checks raw chunks).
 #ifdef HUFF_ARENA
@@ -32,42 +36,35 @@ shared uint dep[256];  // depth of internal node k
 shared uint rc[256];   // bit-reversed code | length << 16
 shared uint sLo, sHi;
 
-uint hweight(uint x) { return x < 256u ? keys[x] >> 8 : wq[x - 256u]; }
-
-// lengthsFromKeys: one invocation. keys[0..n) holds the present symbols as count << 8 | symbol, ascending (n ≥ 1);
-// it writes their lengths into lens (absent symbols must be 0 already), sLo and sHi, and returns the longest:
-// Huffman's algorithm by two queues, a leaf winning ties against an internal node.
-uint lengthsFromKeys(uint n) {
-    if (n <= 1u) {
-        uint s = keys[0] & 255u;
-        lens[s] = 1u;
-        sLo = s;
-        sHi = s;
-        return 1u;
-    }
+// mergeQueues: one invocation. keys[0..n) holds the present symbols as count << 8 | symbol, ascending (n ≥ 2); it
+// runs Huffman's algorithm by two queues (a leaf wins ties against an internal node), writing the internal nodes'
+// weights (wq) and every node's parent (parL for leaves, parI for internal nodes; node n−2 is the root). The fronts
+// of both queues and the entries after them are kept in registers, so no pick waits for shared memory.
+void mergeQueues(uint n) {
     uint leaf = 0u, head = 0u;
+    uint kf = keys[0] >> 8, kn = keys[1] >> 8; // leaf weights at leaf, leaf+1
+    uint qf = 0u, qn = 0u;                     // internal weights at head, head+1 (where they exist)
     for (uint k = 0u; k + 1u < n; k++) {
-        uint a, b;
-        if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { a = leaf; leaf++; } else { a = 256u + head; head++; }
-        if (leaf < n && (head >= k || (keys[leaf] >> 8) <= wq[head])) { b = leaf; leaf++; } else { b = 256u + head; head++; }
-        wq[k] = hweight(a) + hweight(b);
-        if (a < 256u) parL[a] = k; else parI[a - 256u] = k;
-        if (b < 256u) parL[b] = k; else parI[b - 256u] = k;
+        uint w = 0u;
+        for (uint pick = 0u; pick < 2u; pick++) {
+            if (leaf < n && (head >= k || kf <= qf)) {
+                w += kf;
+                parL[leaf] = k;
+                leaf++;
+                kf = kn;
+                kn = leaf + 1u < n ? keys[leaf + 1u] >> 8 : 0u;
+            } else {
+                w += qf;
+                parI[head] = k;
+                head++;
+                qf = qn;
+                qn = head + 1u < k ? wq[head + 1u] : 0u;
+            }
+        }
+        wq[k] = w;
+        if (head == k) qf = w; // the internal queue was empty: its front is the new node
+        else if (head + 1u == k) qn = w;
     }
-    dep[n - 2u] = 0u;
-    for (uint k = n - 2u; k > 0u; k--) dep[k - 1u] = dep[parI[k - 1u]] + 1u;
-    uint longest = 0u, lo = 255u, hi = 0u;
-    for (uint i = 0u; i < n; i++) {
-        uint s = keys[i] & 255u;
-        uint l = dep[parL[i]] + 1u;
-        lens[s] = l;
-        longest = max(longest, l);
-        lo = min(lo, s);
-        hi = max(hi, s);
-    }
-    sLo = lo;
-    sHi = hi;
-    return longest;
 }
 
 shared uint sN, sLong;
@@ -75,7 +72,7 @@ shared uint sN, sLong;
 // buildLengthsWG: the whole workgroup, in uniform control flow. cnt holds the histogram of a chunk's exponents (at
 // least one non-zero); it writes lens, sLo and sHi: the code of §14.3, counts halved (never below 1) while a code is
 // longer than 11 bits. The present symbols are gathered and ranked by (count, symbol) in parallel (keys are
-// distinct); one invocation merges. (The loop ends through its condition: an early return from a loop of a function
+// distinct); one invocation merges the queues; depths and lengths are taken in parallel. (The loop ends through its condition: an early return from a loop of a function
 // called inside a kernel's chunk loop, or one invocation building while the others wait at a barrier, ended the
 // chunk loop on lavapipe after a few chunks.)
 void buildLengthsWG() {
@@ -91,11 +88,42 @@ void buildLengthsWG() {
         uint n = sN;
         for (uint x = t; x < n; x += WG) {
             uint key = dep[x], r = 0u;
-            for (uint y = 0u; y < n; y++) r += dep[y] < key ? 1u : 0u;
+            if ((HUFF_PROF_BITS & 32u) == 0u) {
+                for (uint y = 0u; y < n; y++) r += dep[y] < key ? 1u : 0u;
+            } else {
+                r = x; // profiling only: no ranking
+            }
             keys[r] = key;
         }
         barrier();
-        if (t == 0u) sLong = lengthsFromKeys(n);
+        if ((HUFF_PROF_BITS & 16u) != 0u) {
+            // profiling only: every present symbol 8 bits, no merge
+            for (uint x = t; x < n; x += WG) lens[keys[x] & 255u] = 8u;
+            if (t == 0u) { sLong = 8u; sLo = 0u; sHi = 255u; }
+        } else {
+            if (t == 0u) {
+                if (n > 1u) mergeQueues(n);
+                sLong = 0u;
+                sLo = 255u;
+                sHi = 0u;
+            }
+            barrier();
+            // Depth of each internal node: its hops to the root, all nodes at once.
+            for (uint k = t; k + 1u < n; k += WG) {
+                uint d = 0u;
+                for (uint x = k; x + 2u < n; x = parI[x]) d++;
+                dep[k] = d;
+            }
+            barrier();
+            for (uint x = t; x < n; x += WG) {
+                uint sym = keys[x] & 255u;
+                uint l = n > 1u ? dep[parL[x]] + 1u : 1u;
+                lens[sym] = l;
+                atomicMax(sLong, l);
+                atomicMin(sLo, sym);
+                atomicMax(sHi, sym);
+            }
+        }
         barrier();
         done = sLong <= HUFF_MAX_LEN;
         if (!done) {
@@ -106,25 +134,29 @@ void buildLengthsWG() {
     }
 }
 
-// canonical: one invocation. Canonical codes from lens over [sLo, sHi] (RFC 1951 §3.2.2), bit-reversed into rc.
-void canonical() {
-    uint bl[HUFF_MAX_LEN + 1u];
-    for (uint l = 0u; l <= HUFF_MAX_LEN; l++) bl[l] = 0u;
-    for (uint s = sLo; s <= sHi; s++) bl[min(lens[s], HUFF_MAX_LEN)]++;
-    bl[0] = 0u;
-    uint nx[HUFF_MAX_LEN + 1u];
-    uint code = 0u;
-    nx[0] = 0u;
-    for (uint l = 1u; l <= HUFF_MAX_LEN; l++) {
-        code = (code + bl[l - 1u]) << 1;
-        nx[l] = code;
+// canonicalWG: the whole workgroup, in uniform control flow (a barrier must follow before rc is read). Canonical
+// codes from lens over [sLo, sHi] (RFC 1951 §3.2.2), bit-reversed into rc: the first code of length l from the
+// per-length counts, plus the symbol's rank among the symbols of its length (smaller symbols first). One invocation
+// per symbol: a serial pass over up to 256 symbols cost more than the rest of the code construction.
+shared uint cBl[HUFF_MAX_LEN + 1u];
+void canonicalWG() {
+    uint t = gl_LocalInvocationID.x;
+    for (uint l = t; l <= HUFF_MAX_LEN; l += WG) cBl[l] = 0u;
+    barrier();
+    uint lo = sLo, hi = sHi;
+    for (uint s = lo + t; s <= hi; s += WG) {
+        uint l = min(lens[s], HUFF_MAX_LEN);
+        if (l != 0u) atomicAdd(cBl[l], 1u);
     }
-    for (uint s = sLo; s <= sHi; s++) {
+    barrier();
+    for (uint s = lo + t; s <= hi; s += WG) {
         uint l = min(lens[s], HUFF_MAX_LEN);
         rc[s] = 0u;
         if (l == 0u) continue;
-        rc[s] = (bitfieldReverse(nx[l]) >> (32u - l)) | (l << 16);
-        nx[l]++;
+        uint code = 0u;
+        for (uint k = 1u; k <= l; k++) code = (code + (k > 1u ? cBl[k - 1u] : 0u)) << 1;
+        for (uint r = lo; r < s; r++) code += lens[r] == l ? 1u : 0u;
+        rc[s] = (bitfieldReverse(code) >> (32u - l)) | (l << 16);
     }
 }
 

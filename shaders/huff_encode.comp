@@ -14,6 +14,10 @@
 
 #include "layout.glsl"
 #include "common.glsl"
+layout(constant_id = 3) const uint PROF = 0;  // profiling only (wrong bodies): 256 no histogram, 512 no code
+                                              // construction, 1024 no lane codes written, 2048 no lane sizing,
+                                              // 4096 no Huffman merge, 8192 no ranking; 0 in real use
+#define HUFF_PROF_BITS (PROF >> 8)
 #include "huff_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
@@ -40,7 +44,8 @@ const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: se
 
 const bool CACHE = SHIFT <= 15u;
 shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
-shared uint hist[8u * 128u];         // copy t % 8, two 16-bit counters per word
+shared uint hist[8u * 129u];         // copy t % 8 at word 129·(t % 8) (so the copies of a count sit in different
+                                     // banks), two 16-bit counters per word
 shared uint segBits[WG];
 shared uint headW[WG]; // a segment's bits in the first word of its lane segment when that word began earlier
 shared uint laneWords[LANES];
@@ -63,9 +68,9 @@ void main() {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint v0 = c * N;
-        for (uint i = t; i < 8u * 128u; i += WG) hist[i] = 0u;
+        for (uint i = t; i < 8u * 129u; i += WG) hist[i] = 0u;
         barrier();
-        uint W4 = (m + 3u) / 4u, hr = (t % 8u) * 128u;
+        uint W4 = (m + 3u) / 4u, hr = (t % 8u) * 129u;
         for (uint q0 = t; q0 < W4; q0 += WG * BATCH) {
             uint a[BATCH], b[BATCH];
             [[unroll]] for (uint k = 0u; k < BATCH; k++) {
@@ -83,7 +88,7 @@ void main() {
                     uint e = (v >> 7) & 255u;
                     lw |= (((v >> 8) & 0x80u) | (v & 0x7Fu)) << (8u * u);
                     ew |= e << (8u * u);
-                    atomicAdd(hist[hr + e / 2u], 1u << (16u * (e & 1u)));
+                    if ((PROF & 256u) == 0u) atomicAdd(hist[hr + e / 2u], 1u << (16u * (e & 1u)));
                 }
                 uint wi = v0 / 4u + q;
                 if (wi < pc.lowWords) lows[pc.lowBase + wi] = lw;
@@ -93,17 +98,34 @@ void main() {
         barrier();
         for (uint e = t; e < 256u; e += WG) {
             uint n = 0u;
-            for (uint r = 0u; r < 8u; r++) n += (hist[r * 128u + e / 2u] >> (16u * (e & 1u))) & 0xFFFFu;
-            cnt[e] = n;
+            for (uint r = 0u; r < 8u; r++) n += (hist[r * 129u + e / 2u] >> (16u * (e & 1u))) & 0xFFFFu;
+            cnt[e] = (PROF & 256u) == 0u ? n : (e >= 112u && e < 128u ? 1u : 0u);
         }
         barrier();
-        buildLengthsWG();
-        if (t == 0u) canonical();
+        if ((PROF & 512u) == 0u) {
+            buildLengthsWG();
+            barrier();
+            canonicalWG();
+        } else {
+            for (uint e = t; e < 256u; e += WG) {
+                bool in16 = e >= 112u && e < 128u;
+                lens[e] = in16 ? 4u : 0u;
+                rc[e] = in16 ? (bitfieldReverse(e & 15u) >> 28) | (4u << 16) : 0u;
+            }
+            if (t == 0u) {
+                sLo = 112u;
+                sHi = 127u;
+            }
+        }
         barrier();
         uint cntL = laneValues(m, l);
         uint p0 = min(sg * PS, cntL), p1 = min(p0 + PS, cntL);
         uint bits = 0u;
-        for (uint p = p0; p < p1; p++) bits += lens[expC(v0, p * LANES + l)];
+        if ((PROF & 2048u) == 0u) {
+            for (uint p = p0; p < p1; p++) bits += lens[expC(v0, p * LANES + l)];
+        } else {
+            bits = 4u * (p1 - p0);
+        }
         segBits[t] = bits;
         barrier();
         if (t < LANES) {
@@ -156,20 +178,26 @@ void main() {
             uint end = start + bits;
             uint wi = start / 32u;
             uint acc = 0u, nb = start % 32u, head = 0u;
-            for (uint p = p0; p < p1; p++) {
-                uint code = rc[expC(v0, p * LANES + l)];
-                uint len = code >> 16;
-                code &= 0xFFFFu;
-                acc |= code << nb;
-                uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
-                nb += len;
-                if (nb >= 32u) {
-                    // A word belongs to the segment holding its first bit; a first word begun by the previous
-                    // segment is handed to it (head).
-                    if (32u * wi >= start) scratch[at + wi] = acc; else head = acc;
-                    wi++;
-                    nb -= 32u;
-                    acc = spill;
+            uint pe = (PROF & 1024u) == 0u ? p1 : p0;
+            for (uint p = p0; p < pe; p += 4u) {
+                // Four codes looked up together (independent of the packing chain), then packed in order.
+                uint cs[4];
+                [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = p + u < pe ? rc[expC(v0, (p + u) * LANES + l)] : 0u;
+                [[unroll]] for (uint u = 0u; u < 4u; u++) {
+                    uint code = cs[u];
+                    uint len = code >> 16;
+                    code &= 0xFFFFu;
+                    acc |= code << nb;
+                    uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
+                    nb += len;
+                    if (nb >= 32u) {
+                        // A word belongs to the segment holding its first bit; a first word begun by the previous
+                        // segment is handed to it (head).
+                        if (32u * wi >= start) scratch[at + wi] = acc; else head = acc;
+                        wi++;
+                        nb -= 32u;
+                        acc = spill;
+                    }
                 }
             }
             // The last, partial word is ours if it begins here, completed by the next segment's head (all segments
