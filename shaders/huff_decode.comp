@@ -1,13 +1,17 @@
 #version 450
-// huff decode (docs/FORMAT.md §14), one pass. A workgroup holds K = WG/16 chunks at a time (grid-stride over groups
-// of K chunks), a team of 16 invocations per chunk, each invocation decoding two neighbouring lanes (2i, 2i+1) whole:
-// values j and j+1 of a position share one output word, so the invocation writes it directly (no staging, no
-// barriers while decoding, two independent bit readers for ILP). Per chunk, in parallel over the team: the table
-// entry against its neighbour's and the piece header (lengths parsed 8 nibbles per word, Kraft sum from per-length
-// counts), CRC-32C (strided words, Horner with a shift table, one XOR reduction), canonical order of the symbols
-// (rank among equal lengths by nibble popcounts) and the 2048-entry decode table (16-bit entries, indexed by the
-// next 11 lane bits reversed, so each code fills one contiguous range). Then the canonical rules; a raw chunk's
-// coded-or-raw choice is checked by building its code, the workgroup's chunks one after another (rare).
+// huff decode (docs/FORMAT.md §14), one pass. A workgroup holds K = WG/32 chunks at a time (grid-stride over groups
+// of K chunks), a team of 32 invocations per chunk. Per chunk, in parallel over the team: the table entry against its
+// neighbour's and the piece header (lengths parsed 8 nibbles per word, Kraft sum from per-length counts), the
+// canonical order of the symbols (rank among equal lengths by nibble popcounts) and the 2048-entry decode table
+// (16-bit entries, indexed by the next 11 lane bits reversed, so each code fills one contiguous range), and the CRC
+// of the entry and piece (four strided Horner registers per invocation, loads coalesced). Then the chunk's values go
+// in blocks of 16 positions (512 values): invocation l decodes lane l's 16 codes into the staging buffer, reading
+// the lane's words from a 16-word ring in shared memory that all lanes refill together at block starts, a block
+// ahead (see the ring's comment: the decode chain must never wait for global memory). After a barrier, invocation t
+// combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
+// 16-byte stores and folds those low words into the CRC. Shared memory is what bounds the chunks in flight
+// (NVIDIA's driver gave two workgroups of 35 KiB per SM), so a chunk keeps only its decode table, ring and one block.
+// The CRC verdict comes at the chunk's end and takes precedence over lane stream errors, as in the reference.
 // Status: flags, the lowest structurally corrupt chunk, the lowest chunk with a CRC mismatch, and the lowest chunk
 // with a stream error, as chunk<<1 | (0 corrupt lane stream, 1 non-canonical). Every index derived from payload
 // data is bounded before use.
@@ -16,19 +20,23 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-#define HUFF_CRC_STRIDE 16u
+// CRC words are taken in groups of 4 per invocation, 32 invocations: a stride of 128 words.
+#define HUFF_CRC_STRIDE 128u
 #define HUFF_ARENA dtab
-#define HUFF_ARENA_ROWS (WG / 4u) // 4 rows per chunk in flight: its decode table
+#define HUFF_ARENA_ROWS (WG / 8u > 7u ? WG / 8u : 7u) // 4 rows per chunk in flight (its decode table); 7 for the code construction
 #include "huff_common.glsl"
 
-layout(constant_id = 2) const uint BATCH = 8;  // loads issued together (low words, CRC words) before their use
+layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
 layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 1 no CRC, 2 no lane decoding,
-                                               // 4 no output stores, 8 no end-of-chunk checks; 0 in real use
+                                               // 4 no output stores, 8 no end-of-chunk checks, 16 no table lookup
+                                               // (3-bit codes), 32 no staging writes, 64 no refills; 0 in real use
 
 layout(std430, binding = 0) readonly buffer Lows { uint lows[]; };   // ≥ 1 word
+layout(std430, binding = 0) readonly buffer LowsV { uvec4 lowsv[]; };
 layout(std430, binding = 1) readonly buffer Table { uint table[]; };
 layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; // ≥ 1 word
 layout(std430, binding = 3) writeonly buffer Dst { uint dst[]; };
+layout(std430, binding = 3) writeonly buffer DstV { uvec4 dstv[]; };
 layout(std430, binding = 4) buffer Status { uint status[]; };
 
 layout(push_constant) uniform PC {
@@ -44,21 +52,31 @@ layout(push_constant) uniform PC {
     uint dstBase;
 } pc;
 
-const uint TEAM = HUFF_CRC_STRIDE; // invocations per chunk, two lanes each
+const uint TEAM = LANES;     // invocations per chunk, one lane each
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint TW = 1024u;       // decode table words: 2048 entries of 16 bits, symbol | length << 8
+const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
+const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
+const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words loaded together in the CRC pass
 
-// dtab (declared by huff_common.glsl): chunk k's decode table in rows 4k .. 4k+3; word w of it is DTAB(w).
-#define DTAB(w) dtab[TR + ((w) >> 8)][(w) & 255u]
+// dtab (declared by huff_common.glsl): chunk k's decode table in rows 4k .. 4k+3; word w of it is DTAB(w), stored at
+// w ^ (bits 5..9 of w): the bank of a lookup then follows the first 5 of the 11 lane bits (high entropy) instead of
+// bits 6..10, which on KV data are mostly equal across lanes while the first ones differ (many lanes in one bank).
+#define DSW(w) ((w) ^ (((w) >> 5) & 31u))
+#define DTAB(w) dtab[TR + (DSW(w) >> 8)][DSW(w) & 255u]
+shared uvec4 stg[K * 128u];     // staging: the block's 512 exponents (one word each), swizzled
+const uint RS = 17u;            // ring stride per lane (16 words + 1: lanes' slots spread over the banks)
+shared uint ring[K * LANES * RS]; // per lane: its words k at slot k % 16, the window the decode chain reads
 shared uint sortS[K * 64u];     // present symbols in canonical order, 4 per word
 shared uint lensP[K * 32u];     // code lengths: symbol minSym + 8w + u in nibble u of word w
 shared uint laneNW[K * LANES];  // lane word counts
 shared uint tBl[K * 12u];       // symbols per code length
 shared uint tFlag[K];           // 1: a length above 11 (corrupt); 2: non-zero table padding (non-canonical)
-shared uint tCrc[K];            // XOR of the team's CRC terms
+shared uint tCrcA[K], tCrcB[K]; // XOR of the team's CRC terms: entry and piece (or the whole message); low piece
 shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
 shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
 shared uint sAnyRaw;
+shared uint sKN;                // x^(32·N/4): moves the entry-and-piece CRC over a full low piece
 shared uint rawLW[LANES];
 
 uint pieceWord(uint i) {
@@ -70,7 +88,21 @@ uint pieceByte(uint b) { return (pieceWord(b / 4u) >> (8u * (b % 4u))) & 255u; }
 
 uint lowWord(uint i) { return pc.lowWords == 0u ? 0u : lows[pc.lowBase + min(i, pc.lowWords - 1u)]; }
 
+// lowQuad: low words i .. i+3 (i a multiple of 4), with one 16-byte load where the binding allows it.
+uvec4 lowQuad(uint i) {
+    if ((pc.lowBase & 3u) == 0u && i + 3u < pc.lowWords) return lowsv[(pc.lowBase + i) / 4u];
+    return uvec4(lowWord(i), lowWord(i + 1u), lowWord(i + 2u), lowWord(i + 3u));
+}
+
 uint tableWord(uint i) { return table[pc.tableBase + i]; }
+
+// laneQuad: words k .. k+3 of a lane of nw words starting at piece word at (0 past its end).
+uvec4 laneQuad(uint at, uint k, uint nw) {
+    return uvec4(k < nw ? pieceWord(at + k) : 0u, k + 1u < nw ? pieceWord(at + k + 1u) : 0u,
+                 k + 2u < nw ? pieceWord(at + k + 2u) : 0u, k + 3u < nw ? pieceWord(at + k + 3u) : 0u);
+}
+
+uvec4 bytes4(uint w) { return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); }
 
 // countEq is the number of nibbles of w equal to l (1 ≤ l ≤ 15).
 uint countEq(uint w, uint l) {
@@ -79,6 +111,11 @@ uint countEq(uint w, uint l) {
 }
 
 uint nibble(uint base, uint i) { return (lensP[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
+
+// stgAt: staging uvec4 L (0..127) of chunk slot g. The XOR swizzle spreads the 16-byte reads of the
+// combine step (invocation t reads 4t .. 4t+3) over all banks; the lane writes (32 consecutive words) stay
+// conflict-free.
+uint stgAt(uint g, uint L) { return g * 128u + (L ^ ((L >> 3) & 7u)); }
 
 void report(uint cls, uint v) {
     atomicOr(status[0], cls == 1u ? STATUS_CORRUPT : (cls == 2u ? STATUS_CHECKSUM : STATUS_NONCANONICAL));
@@ -89,6 +126,7 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint team = t / TEAM, i = t % TEAM;
     initStrideCRC();
+    if (t == 0u) sKN = mulmod(xpow8(N / 2u), xpow8(N / 2u));
     barrier();
     uint TR = team * 4u, SB = team * 64u, LB = team * 32u, NB = team * LANES, BB = team * 12u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
@@ -96,7 +134,8 @@ void main() {
         bool act = c < pc.chunks;
         if (i == 0u) {
             tFlag[team] = 0u;
-            tCrc[team] = 0u;
+            tCrcA[team] = 0u;
+            tCrcB[team] = 0u;
             tBad[team] = 0u;
             tRaw[team] = 0u;
         }
@@ -150,9 +189,11 @@ void main() {
                 if (((lv & (lv << 1)) & 0x88888888u) != 0u) atomicOr(tFlag[team], 1u);
                 if ((v & ~vm & bm) != 0u) atomicOr(tFlag[team], 2u);
             }
-            uint lw = pieceWord(off + tb / 4u + i);
-            laneNW[NB + 2u * i] = lw & 0xFFFFu;
-            laneNW[NB + 2u * i + 1u] = lw >> 16;
+            if (i < LANES / 2u) {
+                uint lw = pieceWord(off + tb / 4u + i);
+                laneNW[NB + 2u * i] = lw & 0xFFFFu;
+                laneNW[NB + 2u * i + 1u] = lw >> 16;
+            }
         }
         barrier();
         if (hdr && i < HUFF_MAX_LEN) {
@@ -161,7 +202,7 @@ void main() {
             tBl[BB + l] = s;
         }
         barrier();
-        uint at0 = 0u, nw0 = 0u, nw1 = 0u;
+        uint rel = 0u, nw = 0u; // the lane's first word within the piece, and its word count
         if (hdr) {
             uint kraft = 0u, used = 0u;
             for (uint l = 1u; l <= HUFF_MAX_LEN; l++) {
@@ -172,12 +213,11 @@ void main() {
             uint tot = 0u;
             for (uint l = 0u; l < LANES; l++) {
                 uint x = laneNW[NB + l];
-                if (l < 2u * i) at0 += x;
+                if (l < i) rel += x;
                 tot += x;
             }
-            nw0 = laneNW[NB + 2u * i];
-            nw1 = laneNW[NB + 2u * i + 1u];
-            at0 += off + tb / 4u + HUFF_COUNTS_WORDS;
+            nw = laneNW[NB + i];
+            rel += tb / 4u + HUFF_COUNTS_WORDS;
             if ((tFlag[team] & 1u) != 0u || f0 == 0u || fn == 0u || (used == 1u && f0 != 1u)
                 || (used > 1u && kraft != (1u << HUFF_MAX_LEN)) || tb + 4u * HUFF_COUNTS_WORDS + 4u * tot != size) {
                 corrupt = true;
@@ -202,35 +242,49 @@ void main() {
             atomicOr(status[0], STATUS_CORRUPT);
             status[4] = 1u;
         }
-        bool ncCRC = false;
         bool doCRC = !skip && pc.checksums != 0u && (PROF & 1u) == 0u;
+        bool ncCRC = !skip && pc.checksums == 0u && stored != 0u;
+        uint pw = size / 4u;
+        // Full chunks fold their low piece while decoding (the words are loaded there anyway); the last chunk folds
+        // its whole message here.
+        bool lowLater = !last;
+        uint lowW = last ? pc.lowWords - v0 / 4u : N / 4u;
         if (doCRC) {
-            // Message words q = i + TEAM·k: info (with the initial register folded in), offset, piece, low piece.
-            uint pw = size / 4u, low0 = v0 / 4u;
-            uint lowW = last ? pc.lowWords - low0 : N / 4u;
-            uint T = 2u + pw + lowW;
-            uint u = 0u;
-            for (uint q0 = i; q0 < T; q0 += TEAM * BATCH) {
-                uint wv[BATCH];
-                [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                    uint q = q0 + b * TEAM;
-                    if (q < 2u) wv[b] = q == 0u ? ~info : off;
-                    else if (q < 2u + pw) wv[b] = pieceWord(off + q - 2u);
-                    else wv[b] = q < T ? lowWord(low0 + q - 2u - pw) : 0u;
+            // Message words q: info (with the initial register folded in), offset, piece, [low piece]. Invocation i
+            // takes q ≡ 4i .. 4i+3 (mod 128): four Horner registers of stride 128, loads coalesced.
+            uint T = 2u + pw + (lowLater ? 0u : lowW);
+            uint TT = T;
+            uint u0 = 0u, u1 = 0u, u2 = 0u, u3 = 0u;
+            for (uint q0 = 4u * i; q0 < TT; q0 += HUFF_CRC_STRIDE * AB) {
+                uvec4 wv[AB];
+                [[unroll]] for (uint b = 0u; b < AB; b++) {
+                    [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                        uint q = q0 + b * HUFF_CRC_STRIDE + r;
+                        uint x = 0u;
+                        if (q < 2u) x = q == 0u ? ~info : off;
+                        else if (q < 2u + pw) x = pieceWord(off + q - 2u);
+                        else if (q < TT) x = lowWord(v0 / 4u + q - 2u - pw);
+                        wv[b][r] = x;
+                    }
                 }
-                [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                    if (q0 + b * TEAM < T) u = shiftT(u) ^ wv[b];
+                [[unroll]] for (uint b = 0u; b < AB; b++) {
+                    uint q = q0 + b * HUFF_CRC_STRIDE;
+                    if (q < T) u0 = shiftT(u0) ^ wv[b].x;
+                    if (q + 1u < T) u1 = shiftT(u1) ^ wv[b].y;
+                    if (q + 2u < T) u2 = shiftT(u2) ^ wv[b].z;
+                    if (q + 3u < T) u3 = shiftT(u3) ^ wv[b].w;
                 }
             }
-            if (i < T) atomicXor(tCrc[team], strideTerm(u, i, T));
-        } else {
-            ncCRC = pc.checksums == 0u && stored != 0u;
+            uint x = strideTerm(u0, 4u * i, T) ^ strideTerm(u1, 4u * i + 1u, T) ^ strideTerm(u2, 4u * i + 2u, T)
+                ^ strideTerm(u3, 4u * i + 3u, T);
+            if (x != 0u) atomicXor(tCrcA[team], x);
         }
-        barrier();
-        if (doCRC && (tCrc[team] ^ 0xFFFFFFFFu) != stored) {
-            if (i == 0u) report(2u, c);
-            skip = true;
-        }
+        bool dec = !skip && !raw && (PROF & 2u) == 0u;
+        // The lane's first 16 words, in flight while the decode table is built.
+        uint RB = (team * LANES + i) * RS;
+        uvec4 r0 = dec ? laneQuad(off + rel, 0u, nw) : uvec4(0u), r1 = dec ? laneQuad(off + rel, 4u, nw) : uvec4(0u);
+        uvec4 r2 = dec ? laneQuad(off + rel, 8u, nw) : uvec4(0u), r3 = dec ? laneQuad(off + rel, 12u, nw) : uvec4(0u);
+        barrier(); // the canonical order complete
         if (!skip && !raw) {
             // Decode table: code k of length l covers entries [a, a + 2^(11−l)) of the table indexed by the next 11
             // lane bits read first bit highest. Lengths ≤ 10 fill whole words; 11-bit codes come in pairs.
@@ -255,6 +309,147 @@ void main() {
                 for (uint w = TW / 2u + i; w < TW; w += TEAM) DTAB(w) = 0u; // the code 1... starts nothing
             }
         }
+        barrier(); // decode tables built
+        uint bad = 0u;
+        uint ci = laneValues(m, i);
+        bool emit = !skip;
+        bool foldLow = doCRC && lowLater;
+        // The lane's words reach the chain through its ring in shared memory. A block's 16 codes take at most 176
+        // bits, so from word k = pos/32 at the block's start they read words k .. k+7 at most; at every block's start
+        // all lanes together store the eight words loaded at the previous block's start (k' + 8 .. k' + 15) and load
+        // the next eight. Every lane loads at the same step: in SIMT a register loaded by one lane stalls the whole
+        // subgroup at its next use by any lane, so lanes fetching on their own schedules would wait at almost every
+        // step.
+        if (dec) {
+            [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                ring[RB + r] = r0[r];
+                ring[RB + 4u + r] = r1[r];
+                ring[RB + 8u + r] = r2[r];
+                ring[RB + 12u + r] = r3[r];
+            }
+        }
+        uint pos = 0u, pk = 0u; // pk: the first word of the eight in r0, r1 (none before the first block)
+        uint vt = 16u * i; // this invocation's first value in every block
+        uint l0 = 0u, l1 = 0u, l2 = 0u, l3 = 0u; // CRC registers of the low words 4i .. 4i+3 (mod 128)
+        // Low words of blocks bk .. bk+3 in lw[bk % 4]: each load is issued three blocks before its use.
+        uvec4 lw[4];
+        [[unroll]] for (uint r = 0u; r < 3u; r++) lw[r] = emit ? lowQuad(v0 / 4u + (512u * r + vt) / 4u) : uvec4(0u);
+        lw[3] = uvec4(0u);
+        for (uint blk = 0u; blk < NBLK; blk += 4u) {
+            [[unroll]] for (uint hb = 0u; hb < 4u; hb++) {
+                uint bk = blk + hb;
+                if (emit && bk + 3u < NBLK) lw[(hb + 3u) & 3u] = lowQuad(v0 / 4u + (512u * (bk + 3u) + vt) / 4u);
+                if (dec) {
+                    if (bk > 0u) {
+                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                            ring[RB + ((pk + r) & 15u)] = r0[r];
+                            ring[RB + ((pk + 4u + r) & 15u)] = r1[r];
+                        }
+                    }
+                    pk = (pos >> 5) + 8u;
+                    r0 = laneQuad(off + rel, pk, nw);
+                    r1 = laneQuad(off + rel, pk + 4u, nw);
+                    // The serial decode chain: shared memory only, the same steps in every lane.
+                    [[dont_unroll]] for (uint q = 0u; q < BP; q++) {
+                        if (bk * BP + q >= ci) break;
+                        uint k = pos >> 5, sh = pos & 31u;
+                        uint wa = (PROF & 64u) == 0u ? ring[RB + (k & 15u)] : pos;
+                        uint wb = (PROF & 64u) == 0u ? ring[RB + ((k + 1u) & 15u)] : ~pos;
+                        uint bits = (wa >> sh) | ((wb << 1) << (31u - sh));
+                        uint x = bitfieldReverse(bits) >> 21;
+                        uint d = (PROF & 16u) == 0u ? (DTAB(x >> 1) >> ((x & 1u) << 4)) & 0xFFFFu : (x & 255u) | (3u << 8);
+                        uint len = d >> 8;
+                        if (len == 0u) bad |= 1u;
+                        pos += len;
+                        if ((PROF & 32u) == 0u) stg[stgAt(team, q * 8u + i / 4u)][i & 3u] = d & 255u;
+                    }
+                }
+                barrier();
+                uint vb = 512u * bk + vt; // value index in the chunk of this invocation's 16
+                if (emit && vb < m) {
+                    uvec4 lq = lw[hb];
+                    uvec4 e0, e1, e2, e3;
+                    if (raw) {
+                        uint pb = off + vb / 4u;
+                        e0 = bytes4(pieceWord(pb));
+                        e1 = bytes4(pieceWord(pb + 1u));
+                        e2 = bytes4(pieceWord(pb + 2u));
+                        e3 = bytes4(pieceWord(pb + 3u));
+                    } else {
+                        e0 = stg[stgAt(team, 4u * i)];
+                        e1 = stg[stgAt(team, 4u * i + 1u)];
+                        e2 = stg[stgAt(team, 4u * i + 2u)];
+                        e3 = stg[stgAt(team, 4u * i + 3u)];
+                    }
+                    uvec4 o0 = uvec4(spread2(lq.x & 0xFFFFu) | (e0.x << 7) | (e0.y << 23),
+                                     spread2(lq.x >> 16) | (e0.z << 7) | (e0.w << 23),
+                                     spread2(lq.y & 0xFFFFu) | (e1.x << 7) | (e1.y << 23),
+                                     spread2(lq.y >> 16) | (e1.z << 7) | (e1.w << 23));
+                    uvec4 o1 = uvec4(spread2(lq.z & 0xFFFFu) | (e2.x << 7) | (e2.y << 23),
+                                     spread2(lq.z >> 16) | (e2.z << 7) | (e2.w << 23),
+                                     spread2(lq.w & 0xFFFFu) | (e3.x << 7) | (e3.y << 23),
+                                     spread2(lq.w >> 16) | (e3.z << 7) | (e3.w << 23));
+                    if (vb + 16u > m) {
+                        // The chunk's (the tensor's) end: nothing of the values from m on.
+                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                            uint va = vb + 2u * r, vc = vb + 8u + 2u * r;
+                            o0[r] = va >= m ? 0u : (va + 1u >= m ? o0[r] & 0xFFFFu : o0[r]);
+                            o1[r] = vc >= m ? 0u : (vc + 1u >= m ? o1[r] & 0xFFFFu : o1[r]);
+                        }
+                    }
+                    uint di = (v0 + vb) / 2u;
+                    if ((PROF & 4u) == 0u || o0.x == 0x12345678u) {
+                        if ((pc.dstBase & 3u) == 0u && di + 7u < pc.dstWords) {
+                            dstv[(pc.dstBase + di) / 4u] = o0;
+                            dstv[(pc.dstBase + di) / 4u + 1u] = o1;
+                        } else {
+                            [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                                if (di + r < pc.dstWords) dst[pc.dstBase + di + r] = o0[r];
+                                if (di + 4u + r < pc.dstWords) dst[pc.dstBase + di + 4u + r] = o1[r];
+                            }
+                        }
+                    }
+                    if (foldLow) {
+                        l0 = shiftT(l0) ^ lq.x;
+                        l1 = shiftT(l1) ^ lq.y;
+                        l2 = shiftT(l2) ^ lq.z;
+                        l3 = shiftT(l3) ^ lq.w;
+                    }
+                }
+                barrier(); // staging read before the next block writes it
+            }
+        }
+        if (foldLow) {
+            uint T = N / 4u;
+            uint x = strideTerm(l0, 4u * i, T) ^ strideTerm(l1, 4u * i + 1u, T) ^ strideTerm(l2, 4u * i + 2u, T)
+                ^ strideTerm(l3, 4u * i + 3u, T);
+            if (x != 0u) atomicXor(tCrcB[team], x);
+        }
+        if (dec) {
+            // Lane ends: enough words, no extra word, zero bits after the last code.
+            if (pos > 32u * nw) bad |= 1u;
+            else if ((pos + 31u) / 32u != nw) bad |= 2u;
+            else if ((pos & 31u) != 0u && (pieceWord(off + rel + pos / 32u) >> (pos & 31u)) != 0u) bad |= 2u;
+        }
+        if (!skip && i == 0u && (PROF & 8u) == 0u) {
+            if (ncCRC) bad |= 2u;
+            // Low-stream padding of the last chunk.
+            if (last && m % 4u != 0u && (lowWord(v0 / 4u + m / 4u) >> (8u * (m % 4u))) != 0u) bad |= 2u;
+            if (raw) {
+                if (m % 4u != 0u && (pieceWord(off + m / 4u) >> (8u * (m % 4u))) != 0u) bad |= 2u;
+            } else {
+                if ((tFlag[team] & 2u) != 0u) bad |= 2u; // table padding
+                if (size >= rawSize) bad |= 2u;
+            }
+        }
+        barrier(); // CRC terms complete
+        if (doCRC) {
+            uint crc = lowLater ? mulmod(tCrcA[team], sKN) ^ tCrcB[team] : tCrcA[team];
+            if ((crc ^ 0xFFFFFFFFu) != stored) {
+                if (i == 0u) report(2u, c);
+                skip = true;
+            }
+        }
         if (!skip && raw && i == 0u) {
             tRaw[team] = 1u;
             tOff[team] = off;
@@ -262,101 +457,9 @@ void main() {
             sAnyRaw = 1u;
         }
         barrier();
-        uint bad = 0u;
-        if (!skip) {
-            uint l0 = 2u * i;
-            uint c0 = laneValues(m, l0), c1 = laneValues(m, l0 + 1u);
-            uint at1 = at0 + nw0;
-            uint pos0 = 0u, pos1 = 0u, cw0 = 0u, cw1 = 0u;
-            uint a0 = 0u, b0 = 0u, a1 = 0u, b1 = 0u; // current and next word of each lane
-            if (!raw) {
-                a0 = nw0 > 0u ? pieceWord(at0) : 0u;
-                b0 = nw0 > 1u ? pieceWord(at0 + 1u) : 0u;
-                a1 = nw1 > 0u ? pieceWord(at1) : 0u;
-                b1 = nw1 > 1u ? pieceWord(at1 + 1u) : 0u;
-            }
-            for (uint pb = 0u; pb < c0; pb += BATCH) {
-              // Loads first, BATCH of them in flight (the decode chain between them is short).
-              uint lwv[BATCH], rwv[BATCH];
-              [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                uint j = (pb + b) * LANES + l0;
-                bool ok = pb + b < c0;
-                lwv[b] = ok ? lowWord((v0 + j) / 4u) : 0u;
-                rwv[b] = ok && raw ? pieceWord(off + j / 4u) : 0u;
-              }
-              [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                uint p = pb + b;
-                if (p >= c0) break;
-                uint j = p * LANES + l0;
-                uint e0 = 0u, e1 = 0u;
-                if ((PROF & 2u) == 0u) {
-                    if (raw) {
-                        uint x = rwv[b] >> (8u * (j % 4u));
-                        e0 = x & 255u;
-                        e1 = (x >> 8) & 255u;
-                    } else {
-                        uint sh = pos0 & 31u;
-                        uint bits = sh == 0u ? a0 : (a0 >> sh) | (b0 << (32u - sh));
-                        uint x = bitfieldReverse(bits) >> 21;
-                        uint d = (DTAB(x / 2u) >> (16u * (x & 1u))) & 0xFFFFu;
-                        uint len = d >> 8;
-                        e0 = d & 255u;
-                        if (len == 0u) bad |= 1u;
-                        pos0 += len;
-                        if ((pos0 >> 5) != cw0) {
-                            cw0++;
-                            a0 = b0;
-                            b0 = cw0 + 1u < nw0 ? pieceWord(at0 + cw0 + 1u) : 0u;
-                        }
-                        if (p < c1) {
-                            sh = pos1 & 31u;
-                            bits = sh == 0u ? a1 : (a1 >> sh) | (b1 << (32u - sh));
-                            x = bitfieldReverse(bits) >> 21;
-                            d = (DTAB(x / 2u) >> (16u * (x & 1u))) & 0xFFFFu;
-                            len = d >> 8;
-                            e1 = d & 255u;
-                            if (len == 0u) bad |= 1u;
-                            pos1 += len;
-                            if ((pos1 >> 5) != cw1) {
-                                cw1++;
-                                a1 = b1;
-                                b1 = cw1 + 1u < nw1 ? pieceWord(at1 + cw1 + 1u) : 0u;
-                            }
-                        }
-                    }
-                }
-                uint lw = lwv[b] >> (8u * (j % 4u));
-                uint ov = ((lw & 0x80u) << 8) | (e0 << 7) | (lw & 0x7Fu);
-                if (p < c1) ov |= ((lw & 0x8000u) | (e1 << 7) | ((lw >> 8) & 0x7Fu)) << 16;
-                uint di = (v0 + j) / 2u;
-                if (di < pc.dstWords && ((PROF & 4u) == 0u || ov == 0x12345678u)) dst[pc.dstBase + di] = ov;
-              }
-            }
-            if (!raw && (PROF & 2u) == 0u) {
-                // Lane ends: enough words, no extra word, zero bits after the last code.
-                if (pos0 > 32u * nw0) bad |= 1u;
-                else if ((pos0 + 31u) / 32u != nw0) bad |= 2u;
-                else if ((pos0 & 31u) != 0u && (pieceWord(at0 + pos0 / 32u) >> (pos0 & 31u)) != 0u) bad |= 2u;
-                if (pos1 > 32u * nw1) bad |= 1u;
-                else if ((pos1 + 31u) / 32u != nw1) bad |= 2u;
-                else if ((pos1 & 31u) != 0u && (pieceWord(at1 + pos1 / 32u) >> (pos1 & 31u)) != 0u) bad |= 2u;
-            }
-            if (i == 0u && (PROF & 8u) == 0u) {
-                if (ncCRC) bad |= 2u;
-                // Low-stream padding of the last chunk.
-                if (last && m % 4u != 0u && (lowWord(v0 / 4u + m / 4u) >> (8u * (m % 4u))) != 0u) bad |= 2u;
-                if (raw) {
-                    if (m % 4u != 0u && (pieceWord(off + m / 4u) >> (8u * (m % 4u))) != 0u) bad |= 2u;
-                } else {
-                    if ((tFlag[team] & 2u) != 0u) bad |= 2u; // table padding
-                    if (size >= rawSize) bad |= 2u;
-                }
-            }
-        }
         if (sAnyRaw != 0u) {
             // A raw chunk is canonical only if vkzip's code would not make its piece smaller. The code is built in
-            // the decode tables' rows: every chunk of the workgroup must be decoded first.
-            barrier();
+            // the decode tables' rows, idle now that every chunk of the workgroup is decoded.
             for (uint r = 0u; r < K; r++) {
                 if (tRaw[r] != 0u) {
                     uint ro = tOff[r], rm = tM[r];
@@ -381,7 +484,7 @@ void main() {
                 }
             }
         }
-        if (bad != 0u) atomicOr(tBad[team], bad);
+        if (!skip && bad != 0u) atomicOr(tBad[team], bad);
         barrier();
         uint tbad = tBad[team];
         if (!skip && i == 0u && tbad != 0u) report(3u, (c << 1) | ((tbad & 1u) != 0u ? 0u : 1u));

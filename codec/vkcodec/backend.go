@@ -31,7 +31,11 @@ type Options struct {
 	MemoryBudget uint64
 	// Profile switches parts of the SplitZip-4 encode and decode kernels off, for measuring what each costs
 	// (results are wrong: benchmarks only; 0 in every real use). Bits: 1 in-loop CRC (encode: all of it),
-	// 2 escapes, 8 decode CRC epilogue, 16 decode escape staging, 32 code lookups, 64 stores, 128 loads.
+	// 2 escapes, 8 decode CRC epilogue, 16 decode escape staging, 32 code lookups, 64 stores, 128 loads. The huff
+	// kernels read the same word with their own bits: decode 1 CRC, 2 lane decoding, 4 stores, 8 end-of-chunk
+	// checks, 16 table lookups, 32 staging writes, 64 refills; encode 256 histogram, 512 code construction, 1024
+	// lane codes written, 2048 lane sizing, 4096 Huffman merge, 8192 ranking (so that one kernel's switches never
+	// hand the other a body it rejects).
 	Profile uint32
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
 	DebugBounds bool
@@ -550,6 +554,20 @@ func (b *Backend) KernelStats() map[string][]string {
 		name := fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift)
 		for _, s := range st {
 			out[name] = append(out[name], s.String())
+		}
+	}
+	if h := b.huff; h != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for k, p := range h.pipes {
+			st, err := p.Statistics()
+			if err != nil {
+				continue
+			}
+			name := fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift)
+			for _, s := range st {
+				out[name] = append(out[name], s.String())
+			}
 		}
 	}
 	return out

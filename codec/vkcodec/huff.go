@@ -21,12 +21,13 @@ import (
 // device's binding range is refused (ErrTooLarge).
 type HuffKernels struct {
 	b *Backend
-	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; DecodeWG the decoder's, 16 invocations per
-	// chunk in flight (two lanes each), clamped to the device's shared memory; DecodeGroups caps the decoder's
-	// workgroups (0: the backend's grid); Batch the loads each invocation of the kernels issues together
-	// (source, low, piece and CRC words). Defaults 128, 128, 0, 8; VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_DECODE_WG,
+	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
+	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
+	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); Batch the loads each invocation of the
+	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 64, 0, 8 (the fastest on an
+	// H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
 	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
-	EncodeWG, DecodeWG, DecodeGroups, Batch uint32
+	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
 
 	mu    sync.Mutex
 	pipes map[huffPipeKey]*vk.Pipeline
@@ -51,7 +52,7 @@ func envU32(name string, def uint32) uint32 {
 	return def
 }
 
-// fitHuffDecodeWG halves a decode workgroup size until its shared memory (8 chunks' tables at 128) fits the device.
+// fitHuffDecodeWG halves a decode workgroup size until its shared memory (2 chunks' at 64) fits the device.
 func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
 	for dwg > layout.HuffLanes && huffDecodeShared(dwg) > b.info.Limits.MaxComputeSharedMemorySize {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
@@ -63,21 +64,24 @@ func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
 func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", 128)))
-	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 128)), DecodeWG: dwg,
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", 64)))
+	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
+		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
-// huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.comp: TEAM).
-const huffDecodeTeam = 16
+// huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.comp: TEAM, one lane each).
+const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
-// the decode table (1024 words), the canonical order (64), lengths (32), lane counts (32), per-length counts (12)
-// and 7 flags; per workgroup the CRC tables (1024 + 17), the raw chunks' code construction's scalars (4; its
-// arrays borrow the decode tables), 32 lane sizes and a flag.
+// the staging buffer of 512 exponents, the lanes' rings (32 × 17), the canonical order (64), lengths (32), lane
+// counts (32), per-length counts (12) and 7 flags; the decode tables (256-word rows, 4 per chunk and at least the 7 the raw chunks' code
+// construction borrows); per workgroup the CRC tables (1024 + 129), the code construction's codes (256) and scalars
+// (4), a flag, x^(8N) and 32 lane sizes.
 func huffDecodeShared(wg uint32) uint32 {
-	return 4 * ((wg/huffDecodeTeam)*(1024+64+32+32+12+7) + 1024 + 17 + 4 + 32 + 1)
+	k := wg / huffDecodeTeam
+	return 4 * (k*(512+544+64+32+32+12+7) + max(wg/8, 7)*256 + 1024 + 129 + 256 + 4 + 1 + 1 + 32)
 }
 
 // decodeGroups is the decoder's grid for C chunks.
@@ -111,11 +115,12 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	if err != nil {
 		return nil, err
 	}
-	desc := vk.PipelineDesc{Name: name, SPIRV: code, Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: 1, Value: key.shift}}}
+	desc := vk.PipelineDesc{Name: name, SPIRV: code, CaptureStatistics: true,
+		Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: 1, Value: key.shift}}}
 	switch name {
 	case "huff_encode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
 	case "huff_place":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
@@ -191,7 +196,7 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	if err != nil {
 		return nil, err
 	}
-	place, err := k.pipeline("huff_place", k.EncodeWG, shift)
+	place, err := k.pipeline("huff_place", k.PlaceWG, shift)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +443,7 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	if err != nil {
 		return err
 	}
-	place, err := k.pipeline("huff_place", k.EncodeWG, g.Shift)
+	place, err := k.pipeline("huff_place", k.PlaceWG, g.Shift)
 	if err != nil {
 		return err
 	}

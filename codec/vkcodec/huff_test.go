@@ -179,7 +179,8 @@ func TestHuffVulkanVariants(t *testing.T) {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
 			// The device's limits bound the variant (lavapipe: 32 KiB of shared memory, too little for 128).
-			k.EncodeWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), vb.fitHuffDecodeWG(min(v.dwg, lim)),
+			k.EncodeWG, k.PlaceWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.ewg, lim),
+				vb.fitHuffDecodeWG(min(v.dwg, lim)),
 				v.groups, v.batch
 			got, err := k.Encode(ctx, src, n, shift, cs)
 			require.NoError(t, err, name)
@@ -201,7 +202,7 @@ func TestHuffVulkanVariants(t *testing.T) {
 	}
 }
 
-// The default decode workgroup (8 chunks in flight) fits devices with 48 KiB of shared memory per workgroup
+// The default decode workgroup (4 chunks in flight) fits devices with 48 KiB of shared memory per workgroup
 // (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
 func TestHuffDecodeSharedBudget(t *testing.T) {
 	require.LessOrEqual(t, huffDecodeShared(128), uint32(48<<10))
