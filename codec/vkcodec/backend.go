@@ -547,30 +547,27 @@ func (b *Backend) KernelStats() map[string][]string {
 	defer b.mu.Unlock()
 	out := map[string][]string{}
 	for k, p := range b.pipes {
-		st, err := p.Statistics()
-		if err != nil {
-			continue
-		}
-		name := fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift)
-		for _, s := range st {
-			out[name] = append(out[name], s.String())
-		}
+		addStats(out, fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift), p)
 	}
 	if h := b.huff; h != nil {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for k, p := range h.pipes {
-			st, err := p.Statistics()
-			if err != nil {
-				continue
-			}
-			name := fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift)
-			for _, s := range st {
-				out[name] = append(out[name], s.String())
-			}
+			addStats(out, fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift), p)
 		}
 	}
 	return out
+}
+
+// addStats records a pipeline's compiler statistics under name (none where the driver gives none).
+func addStats(out map[string][]string, name string, p *vk.Pipeline) {
+	st, err := p.Statistics()
+	if err != nil {
+		return
+	}
+	for _, s := range st {
+		out[name] = append(out[name], s.String())
+	}
 }
 
 // ValidationMessages returns what the Khronos validation layers reported, when they are on ($VKZIP_VALIDATE=1 or
