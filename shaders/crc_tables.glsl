@@ -15,51 +15,39 @@
 #define CONST_XPOW (NTAB * 1024u + 2u * WG)
 #define CONST_XINV (NTAB * 1024u + 2u * WG + 32u)
 
+// shiftConsts applies table t (TAB_*) to register r, read from the consts buffer (cached).
+uint shiftConsts(uint t, uint r) {
+    uint b = t * 1024u;
+    return consts[b + (r & 255u)] ^ consts[b + 256u + ((r >> 8) & 255u)]
+         ^ consts[b + 512u + ((r >> 16) & 255u)] ^ consts[b + 768u + (r >> 24)];
+}
+
 #ifdef NO_SHARED_TABLES
-// Kernels that shift only a few registers per chunk read the tables straight from the consts buffer (cached):
-// loading 20 KiB into shared memory per workgroup would cost more than it saves.
-uint shiftBy(uint t, uint r) {
-    uint b = t * 1024u;
-    return consts[b + (r & 255u)] ^ consts[b + 256u + ((r >> 8) & 255u)]
-         ^ consts[b + 512u + ((r >> 16) & 255u)] ^ consts[b + 768u + (r >> 24)];
-}
-#elif defined(CRC_SHARED_HOT)
-// Only the two tables of the inner loops (M^(4T), M^(8T), consecutive in consts) are copied to shared memory; the
-// others, used a few times per chunk, are read from the consts buffer (cached). Shared memory bounds the workgroups
-// an SM holds (NVIDIA's driver gave these kernels about 100 KiB per SM), and 12 KiB fewer per workgroup admit more.
-shared uint tabs[2u * 1024u * REPL];
-
-void loadTables() {
-    for (uint i = gl_LocalInvocationID.x; i < 2u * 1024u * REPL; i += WG) {
-        tabs[i] = consts[TAB_M4T * 1024u + i / REPL];
-    }
-}
-
-// shiftBy applies table t (TAB_*) to register r.
-uint shiftBy(uint t, uint r) {
-    if (t == TAB_M4T || t == TAB_M8T) {
-        uint l = gl_LocalInvocationID.x % REPL;
-        uint b = (t - TAB_M4T) * 1024u * REPL + l;
-        return tabs[b + (r & 255u) * REPL] ^ tabs[b + (256u + ((r >> 8) & 255u)) * REPL]
-             ^ tabs[b + (512u + ((r >> 16) & 255u)) * REPL] ^ tabs[b + (768u + (r >> 24)) * REPL];
-    }
-    uint b = t * 1024u;
-    return consts[b + (r & 255u)] ^ consts[b + 256u + ((r >> 8) & 255u)]
-         ^ consts[b + 512u + ((r >> 16) & 255u)] ^ consts[b + 768u + (r >> 24)];
-}
+// Kernels that shift only a few registers per chunk read the tables straight from the consts buffer: loading
+// 20 KiB into shared memory per workgroup would cost more than it saves.
+uint shiftBy(uint t, uint r) { return shiftConsts(t, r); }
 #else
-shared uint tabs[NTAB * 1024u * REPL];
+#ifdef CRC_SHARED_HOT
+// Only the two tables of the inner loops (M^(4T), M^(8T), consecutive in consts) are copied to shared memory; the
+// others, used a few times per chunk, are read from the consts buffer. Shared memory bounds the workgroups an SM
+// holds (NVIDIA's driver gave these kernels about 100 KiB per SM), and 12 KiB fewer per workgroup admit more.
+const uint TAB_FIRST = TAB_M4T, TAB_SHARED = 2u;
+#else
+const uint TAB_FIRST = 0u, TAB_SHARED = NTAB;
+#endif
+shared uint tabs[TAB_SHARED * 1024u * REPL]; // tables TAB_FIRST .. TAB_FIRST + TAB_SHARED - 1
 
 void loadTables() {
-    for (uint i = gl_LocalInvocationID.x; i < NTAB * 1024u * REPL; i += WG) {
-        tabs[i] = consts[i / REPL];
+    for (uint i = gl_LocalInvocationID.x; i < TAB_SHARED * 1024u * REPL; i += WG) {
+        tabs[i] = consts[TAB_FIRST * 1024u + i / REPL];
     }
 }
 
 // shiftBy applies table t (TAB_*) to register r.
 uint shiftBy(uint t, uint r) {
+    if (t < TAB_FIRST || t >= TAB_FIRST + TAB_SHARED) return shiftConsts(t, r);
     uint l = gl_LocalInvocationID.x % REPL;
-    uint b = t * 1024u * REPL + l;
+    uint b = (t - TAB_FIRST) * 1024u * REPL + l;
     return tabs[b + (r & 255u) * REPL] ^ tabs[b + (256u + ((r >> 8) & 255u)) * REPL]
          ^ tabs[b + (512u + ((r >> 16) & 255u)) * REPL] ^ tabs[b + (768u + (r >> 24)) * REPL];
 }

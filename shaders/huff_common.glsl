@@ -72,9 +72,10 @@ shared uint sN, sLong;
 // buildLengthsWG: the whole workgroup, in uniform control flow. cnt holds the histogram of a chunk's exponents (at
 // least one non-zero); it writes lens, sLo and sHi: the code of §14.3, counts halved (never below 1) while a code is
 // longer than 11 bits. The present symbols are gathered and ranked by (count, symbol) in parallel (keys are
-// distinct); one invocation merges the queues; depths and lengths are taken in parallel. (The loop ends through its condition: an early return from a loop of a function
-// called inside a kernel's chunk loop, or one invocation building while the others wait at a barrier, ended the
-// chunk loop on lavapipe after a few chunks.)
+// distinct); one invocation merges the queues; depths and lengths are taken in parallel. It ends after a barrier.
+// (The loop ends through its condition: an early return from a loop of a function called inside a kernel's chunk
+// loop, or one invocation building while the others wait at a barrier, ended the chunk loop on lavapipe after a few
+// chunks.)
 void buildLengthsWG() {
     uint t = gl_LocalInvocationID.x;
     for (bool done = false; !done;) {

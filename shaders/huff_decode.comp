@@ -23,13 +23,15 @@
 // CRC words are taken in groups of 4 per invocation, 32 invocations: a stride of 128 words.
 #define HUFF_CRC_STRIDE 128u
 #define HUFF_ARENA dtab
-#define HUFF_ARENA_ROWS (WG / 8u > 7u ? WG / 8u : 7u) // 4 rows per chunk in flight (its decode table); 7 for the code construction
+// 4 rows per chunk in flight (its decode table), at least the 7 of the code construction
+#define HUFF_ARENA_ROWS (WG / 8u > 7u ? WG / 8u : 7u)
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
 layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 1 no CRC, 2 no lane decoding,
                                                // 4 no output stores, 8 no end-of-chunk checks, 16 no table lookup
-                                               // (3-bit codes), 32 no staging writes, 64 no refills; 0 in real use
+                                               // (3-bit codes), 32 no staging writes, 64 no ring reads; 0 in real
+                                               // use
 
 layout(std430, binding = 0) readonly buffer Lows { uint lows[]; };   // ≥ 1 word
 layout(std430, binding = 0) readonly buffer LowsV { uvec4 lowsv[]; };
@@ -253,9 +255,8 @@ void main() {
             // Message words q: info (with the initial register folded in), offset, piece, [low piece]. Invocation i
             // takes q ≡ 4i .. 4i+3 (mod 128): four Horner registers of stride 128, loads coalesced.
             uint T = 2u + pw + (lowLater ? 0u : lowW);
-            uint TT = T;
             uint u0 = 0u, u1 = 0u, u2 = 0u, u3 = 0u;
-            for (uint q0 = 4u * i; q0 < TT; q0 += HUFF_CRC_STRIDE * AB) {
+            for (uint q0 = 4u * i; q0 < T; q0 += HUFF_CRC_STRIDE * AB) {
                 uvec4 wv[AB];
                 [[unroll]] for (uint b = 0u; b < AB; b++) {
                     [[unroll]] for (uint r = 0u; r < 4u; r++) {
@@ -263,7 +264,7 @@ void main() {
                         uint x = 0u;
                         if (q < 2u) x = q == 0u ? ~info : off;
                         else if (q < 2u + pw) x = pieceWord(off + q - 2u);
-                        else if (q < TT) x = lowWord(v0 / 4u + q - 2u - pw);
+                        else if (q < T) x = lowWord(v0 / 4u + q - 2u - pw);
                         wv[b][r] = x;
                     }
                 }
@@ -357,7 +358,8 @@ void main() {
                         uint wb = (PROF & 64u) == 0u ? ring[RB + ((k + 1u) & 15u)] : ~pos;
                         uint bits = (wa >> sh) | ((wb << 1) << (31u - sh));
                         uint x = bitfieldReverse(bits) >> 21;
-                        uint d = (PROF & 16u) == 0u ? (DTAB(x >> 1) >> ((x & 1u) << 4)) & 0xFFFFu : (x & 255u) | (3u << 8);
+                        uint d = (PROF & 16u) == 0u ? (DTAB(x >> 1) >> ((x & 1u) << 4)) & 0xFFFFu
+                                                    : (x & 255u) | (3u << 8);
                         uint len = d >> 8;
                         if (len == 0u) bad |= 1u;
                         pos += len;

@@ -104,7 +104,6 @@ void main() {
         barrier();
         if ((PROF & 512u) == 0u) {
             buildLengthsWG();
-            barrier();
             canonicalWG();
         } else {
             for (uint e = t; e < 256u; e += WG) {

@@ -76,9 +76,9 @@ const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
 // the staging buffer of 512 exponents, the lanes' rings (32 × 17), the canonical order (64), lengths (32), lane
-// counts (32), per-length counts (12) and 7 flags; the decode tables (256-word rows, 4 per chunk and at least the 7 the raw chunks' code
-// construction borrows); per workgroup the CRC tables (1024 + 129), the code construction's codes (256) and scalars
-// (4), a flag, x^(8N) and 32 lane sizes.
+// counts (32), per-length counts (12) and 7 flags; the decode tables (256-word rows, 4 per chunk and at least the 7
+// the raw chunks' code construction borrows); per workgroup the CRC tables (1024 + 129), the code construction's
+// codes (256) and scalars (4), a flag, x^(8N) and 32 lane sizes.
 func huffDecodeShared(wg uint32) uint32 {
 	k := wg / huffDecodeTeam
 	return 4 * (k*(512+544+64+32+32+12+7) + max(wg/8, 7)*256 + 1024 + 129 + 256 + 4 + 1 + 1 + 32)
