@@ -183,21 +183,85 @@ func huffCodedSize(hc *huffCode, lb *[layout.HuffLanes]uint32) uint64 {
 // huffScratch holds a chunk's exponent bytes between the passes of encode and decode.
 var huffScratch = sync.Pool{New: func() any { return new([1 << layout.HuffMaxShift]byte) }}
 
-// huffSplit writes the low bytes of m values (src: 2m bytes) to low and their exponents to exps.
-func huffSplit(src []byte, m int, low, exps []byte) {
+// huffSplitCount writes the low bytes of m values (src: 2m bytes) to low and their exponents to exps, and counts
+// the exponents in 8 histograms (value i in h[i%8], summed by the caller) so that runs of equal exponents do not
+// chain one counter's increments.
+func huffSplitCount(src []byte, m int, low, exps []byte, h *[8][256]uint32) {
+	*h = [8][256]uint32{}
 	i := 0
 	for ; i+8 <= m; i += 8 {
 		x := binary.LittleEndian.Uint64(src[2*i:])
 		y := binary.LittleEndian.Uint64(src[2*i+8:])
 		binary.LittleEndian.PutUint64(low[i:], uint64(lows4(x))|uint64(lows4(y))<<32)
-		e := exps[i : i+8 : i+8]
-		e[0], e[1], e[2], e[3] = uint8(x>>7), uint8(x>>23), uint8(x>>39), uint8(x>>55)
-		e[4], e[5], e[6], e[7] = uint8(y>>7), uint8(y>>23), uint8(y>>39), uint8(y>>55)
+		e0, e1, e2, e3 := uint8(x>>7), uint8(x>>23), uint8(x>>39), uint8(x>>55)
+		e4, e5, e6, e7 := uint8(y>>7), uint8(y>>23), uint8(y>>39), uint8(y>>55)
+		binary.LittleEndian.PutUint64(exps[i:], uint64(e0)|uint64(e1)<<8|uint64(e2)<<16|uint64(e3)<<24|
+			uint64(e4)<<32|uint64(e5)<<40|uint64(e6)<<48|uint64(e7)<<56)
+		h[0][e0]++
+		h[1][e1]++
+		h[2][e2]++
+		h[3][e3]++
+		h[4][e4]++
+		h[5][e5]++
+		h[6][e6]++
+		h[7][e7]++
 	}
 	for ; i < m; i++ {
 		v := binary.LittleEndian.Uint16(src[2*i:])
-		low[i], exps[i] = lowByte(v), uint8(v>>7)
+		e := uint8(v >> 7)
+		low[i], exps[i] = lowByte(v), e
+		h[0][e]++
 	}
+}
+
+// huffLaneMaxWords bounds a lane's words: 2^16/32 positions of at most 11 bits.
+const huffLaneMaxWords = (1 << layout.HuffMaxShift) / layout.HuffLanes * layout.HuffMaxLen / 32
+
+// huffEncScratch is the encoder's per-call state beyond the exponents: histograms and every lane's words, packed
+// before the piece's layout is known (so no pass over the exponents only to size the lanes).
+type huffEncScratch struct {
+	hist  [8][256]uint32
+	lanes [layout.HuffLanes][4 * huffLaneMaxWords]byte
+}
+
+var huffEncPool = sync.Pool{New: func() any { return new(huffEncScratch) }}
+
+// huffPackLane writes the codes of lane l (exps: the chunk's m exponents) to w and returns its word count. Two codes
+// are joined (at most 22 bits) before they enter the bit buffer, so a word is tested for once per two codes.
+func huffPackLane(exps []byte, m, l int, code *[256]uint32, w []byte) int {
+	const L = layout.HuffLanes
+	var acc uint64
+	var nb uint
+	wi := 0
+	j := l
+	for ; j+L < m; j += 2 * L {
+		c0, c1 := code[exps[j]], code[exps[j+L]]
+		l0 := uint(c0 >> 16)
+		acc |= (uint64(c0&0xFFFF) | uint64(c1&0xFFFF)<<(l0&63)) << (nb & 63)
+		nb += l0 + uint(c1>>16)
+		if nb >= 32 { // nb ≤ 31 + 22: one word at most
+			binary.LittleEndian.PutUint32(w[4*wi:], uint32(acc))
+			wi++
+			acc >>= 32
+			nb -= 32
+		}
+	}
+	if j < m {
+		c := code[exps[j]]
+		acc |= uint64(c&0xFFFF) << (nb & 63)
+		nb += uint(c >> 16)
+		if nb >= 32 {
+			binary.LittleEndian.PutUint32(w[4*wi:], uint32(acc))
+			wi++
+			acc >>= 32
+			nb -= 32
+		}
+	}
+	if nb > 0 {
+		binary.LittleEndian.PutUint32(w[4*wi:], uint32(acc))
+		wi++
+	}
+	return wi
 }
 
 // huffEncodeChunk encodes m values (src holds 2m bytes) into the chunk's low piece (padding included) and its
@@ -205,16 +269,30 @@ func huffSplit(src []byte, m int, low, exps []byte) {
 func huffEncodeChunk(src []byte, m int, low, piece []byte) (info uint32, pieceLen int) {
 	sc := huffScratch.Get().(*[1 << layout.HuffMaxShift]byte)
 	defer huffScratch.Put(sc)
+	es := huffEncPool.Get().(*huffEncScratch)
+	defer huffEncPool.Put(es)
 	exps := sc[:m]
-	huffSplit(src, m, low, exps)
+	huffSplitCount(src, m, low, exps, &es.hist)
 	clear(low[m:])
 	var h [256]uint32
-	for _, e := range exps {
-		h[e]++
+	for s := range h {
+		hs := &es.hist
+		h[s] = hs[0][s] + hs[1][s] + hs[2][s] + hs[3][s] + hs[4][s] + hs[5][s] + hs[6][s] + hs[7][s]
 	}
 	hc := huffLengths(&h)
-	lb := huffLaneBits(exps, &hc.lens)
-	size := huffCodedSize(&hc, &lb)
+	rev := huffCanonical(&hc.lens)
+	// code[e] is e's bit-reversed code in the low 16 bits and its length above.
+	var code [256]uint32
+	for s := hc.lo; s <= hc.hi; s++ {
+		code[s] = uint32(rev[s]) | uint32(hc.lens[s])<<16
+	}
+	tb := huffTableBytes(&hc)
+	var nw [layout.HuffLanes]int
+	size := tb + layout.HuffCountsBytes
+	for l := range nw {
+		nw[l] = huffPackLane(exps, m, l, &code, es.lanes[l][:])
+		size += 4 * uint64(nw[l])
+	}
 	raw := layout.HuffRawPiece(uint64(m))
 	if size >= raw {
 		copy(piece, exps)
@@ -222,41 +300,16 @@ func huffEncodeChunk(src []byte, m int, low, piece []byte) (info uint32, pieceLe
 		return layout.ChunkRaw << layout.KindShift, int(raw)
 	}
 	p := piece[:size]
-	tb := huffTableBytes(&hc)
 	clear(p[:tb])
 	p[0], p[1] = uint8(hc.lo), uint8(hc.hi)
 	for s := hc.lo; s <= hc.hi; s++ {
 		i := s - hc.lo
 		p[2+i/2] |= hc.lens[s] << (4 * (i & 1))
 	}
-	rev := huffCanonical(&hc.lens)
-	// code[e] is e's bit-reversed code in the low 16 bits and its length above.
-	var code [256]uint32
-	for s := hc.lo; s <= hc.hi; s++ {
-		code[s] = uint32(rev[s]) | uint32(hc.lens[s])<<16
-	}
 	out := tb + layout.HuffCountsBytes
-	for l := 0; l < layout.HuffLanes; l++ {
-		words := (lb[l] + 31) / 32
-		binary.LittleEndian.PutUint16(p[tb+2*uint64(l):], uint16(words))
-		var acc uint64
-		var nb uint
-		w := p[out : out+4*uint64(words)]
-		for j := l; j < m; j += layout.HuffLanes {
-			c := code[exps[j]]
-			acc |= uint64(c&0xFFFF) << (nb & 63)
-			nb += uint(c >> 16)
-			if nb >= 32 {
-				binary.LittleEndian.PutUint32(w, uint32(acc))
-				w = w[4:]
-				acc >>= 32
-				nb -= 32
-			}
-		}
-		if nb > 0 {
-			binary.LittleEndian.PutUint32(w, uint32(acc))
-		}
-		out += 4 * uint64(words)
+	for l, n := range nw {
+		binary.LittleEndian.PutUint16(p[tb+2*uint64(l):], uint16(n))
+		out += uint64(copy(p[out:], es.lanes[l][:4*n]))
 	}
 	return layout.ChunkCoded<<layout.KindShift | uint32(size/4), int(size)
 }
@@ -364,56 +417,131 @@ func (r *huffLane) refill() {
 // used is the number of bits consumed so far.
 func (r *huffLane) used() uint64 { return 32*uint64(r.wp) - uint64(r.nb) }
 
-// huffDecodeLanes decodes lanes a and b (counts ca ≥ cb ≥ ca-1) into outA[0], outA[32], … and outB[0], …: two
-// independent chains of table lookups interleaved, two codes per refill, the readers' state in locals (registers)
-// while they run. ok is false when a bit pattern is no code.
-func huffDecodeLanes(a, b *huffLane, t *[1 << layout.HuffMaxLen]uint16, outA, outB []byte, ca, cb int) (ok bool) {
-	const mask = 1<<layout.HuffMaxLen - 1
-	accA, nbA, wpA, wA := a.acc, a.nb, a.wp, a.words
-	accB, nbB, wpB, wB := b.acc, b.nb, b.wp, b.words
-	var bad uint16
-	i := 0
-	for ; i+2 <= cb; i += 2 {
-		if nbA < 32 {
-			if 4*wpA+4 <= len(wA) {
-				accA |= uint64(binary.LittleEndian.Uint32(wA[4*wpA:])) << (nbA & 63)
-			}
-			wpA++
-			nbA += 32
+// seek puts the reader at bit pos of its lane, as if the bits before it had been taken.
+func (r *huffLane) seek(pos uint) {
+	r.wp, r.acc, r.nb = int(pos>>5), 0, 0
+	if s := pos & 31; s != 0 {
+		var w uint32
+		if r.wp < r.nw {
+			w = binary.LittleEndian.Uint32(r.words[4*r.wp:])
 		}
-		if nbB < 32 {
-			if 4*wpB+4 <= len(wB) {
-				accB |= uint64(binary.LittleEndian.Uint32(wB[4*wpB:])) << (nbB & 63)
-			}
-			wpB++
-			nbB += 32
-		}
-		ea0 := t[accA&mask]
-		eb0 := t[accB&mask]
-		accA >>= (ea0 >> 8) & 63
-		accB >>= (eb0 >> 8) & 63
-		ea1 := t[accA&mask]
-		eb1 := t[accB&mask]
-		accA >>= (ea1 >> 8) & 63
-		accB >>= (eb1 >> 8) & 63
-		nbA -= uint(ea0>>8 + ea1>>8)
-		nbB -= uint(eb0>>8 + eb1>>8)
-		// A length of 0 (no code) leaves the reader where it was; it is reported once the lanes are done.
-		bad |= (ea0 - 1) | (ea1 - 1) | (eb0 - 1) | (eb1 - 1)
-		o := layout.HuffLanes * i
-		outA[o], outA[o+layout.HuffLanes] = uint8(ea0), uint8(ea1)
-		outB[o], outB[o+layout.HuffLanes] = uint8(eb0), uint8(eb1)
+		r.acc, r.nb = uint64(w>>s), 32-s
+		r.wp++
 	}
-	a.acc, a.nb, a.wp = accA, nbA, wpA
-	b.acc, b.nb, b.wp = accB, nbB, wpB
-	ok = bad&0x8000 == 0
-	for j := i; j < ca; j++ {
-		ok = a.next(t, outA[layout.HuffLanes*j:]) && ok
+}
+
+// huffMultiBits is the peek of the fast reader's table: 9 bits hold about three codes of KV exponents (2.8 bits on
+// average), and 512 entries are cheap to build for every chunk (all 2048 cost a quarter of the decode); a longer
+// first code goes to the full table.
+const huffMultiBits = 9
+
+// huffMultiTable builds the fast reader's table from the decoder's table t: for the next huffMultiBits lane bits,
+// as many codes as lie wholly inside them, up to three: symbols in bits 6-13, 14-21 and 22-29, their count in bits
+// 4-5 and their total length in bits 0-3 (bit 31 stays clear). Entry 0: the first code is longer than
+// huffMultiBits, or no code starts there.
+func huffMultiTable(t *[1 << layout.HuffMaxLen]uint16, mt *[1 << huffMultiBits]uint32) {
+	const bits, mask = huffMultiBits, 1<<huffMultiBits - 1
+	// Branch-free: a code is taken when it ends within the bits looked at (its entry, from the zero-filled rest,
+	// is then right). t is indexed by 11 bits; a shorter pattern, zero-extended, is a valid index.
+	for x := range uint(len(mt)) {
+		e1 := uint32(t[x])
+		l1 := e1 >> 8
+		ok1 := b2u32(l1 != 0 && l1 <= bits)
+		e2 := uint32(t[(x>>(l1&15))&mask])
+		l2 := l1 + e2>>8
+		ok2 := ok1 & b2u32(e2>>8 != 0 && l2 <= bits)
+		e3 := uint32(t[(x>>(l2&15))&mask])
+		l3 := l2 + e3>>8
+		ok3 := ok2 & b2u32(e3>>8 != 0 && l3 <= bits)
+		l := l1 + ok2*(e2>>8) + ok3*(e3>>8)
+		v := (e1&0xFF)<<6 | ok2*(e2&0xFF)<<14 | ok3*(e3&0xFF)<<22 | (1+ok2+ok3)<<4 | l
+		mt[x] = v * ok1
 	}
-	for j := i; j < cb; j++ {
-		ok = b.next(t, outB[layout.HuffLanes*j:]) && ok
+}
+
+// huffMultiAt is the fast table's entry for the bits of x, or for a first code longer than huffMultiBits, a
+// one-code entry from the full table (length 0 where no code starts).
+func huffMultiAt(x uint64, mt *[1 << huffMultiBits]uint32, t *[1 << layout.HuffMaxLen]uint16) uint32 {
+	e := mt[x&(1<<huffMultiBits-1)]
+	if e == 0 {
+		// No code at all gives one code of length 0: the lane moves on (no loop can stall on corrupt bits) and the
+		// caller sees the length.
+		f := uint32(t[x&(1<<layout.HuffMaxLen-1)])
+		e = (f&0xFF)<<6 | 1<<4 | f>>8
 	}
-	return ok
+	return e
+}
+
+func b2u32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// huffDecodeFast decodes the first codes of lanes a and a+1 (a even), with ca and cb codes, which start at byte
+// offsets sa and sb of buf, into exps[32j+a] and exps[32j+a+1]: four lookups of up to three codes each (mt, see
+// huffMultiTable) per unaligned 64-bit load (≥ 57 bits from the lane's bit position; four lookups take ≤ 44). It
+// stops while at least 12 codes are left in each lane (the symbols written past a lookup's codes land on codes yet to
+// come) or before a load would pass buf's end; the exact reader finishes the lanes. It returns the codes decoded
+// and the bit position of each lane, and false when a bit pattern was no code. Bits past a lane's end come from the
+// next lane or piece here and are zero in the exact reader; a code is decided by its own bits only, so both decode
+// the same, and a lane that needs more bits than it has is corrupt either way.
+func huffDecodeFast(buf []byte, sa, sb int, t *[1 << layout.HuffMaxLen]uint16, mt *[1 << huffMultiBits]uint32,
+	exps *[1 << layout.HuffMaxShift]byte, a, ca, cb int) (ia, ib int, pa, pb uint, ok bool) {
+	limA, limB := (len(buf)-8-sa)*8, (len(buf)-8-sb)*8
+	var bad uint32
+	// Output index of each lane's next code, and its bound: 12 codes before the lane's end.
+	oa, ob := a, a+1
+	endA, endB := a+layout.HuffLanes*(ca-12), a+1+layout.HuffLanes*(cb-12)
+	for oa <= endA && ob <= endB && int(pa) <= limA && int(pb) <= limB {
+		xa := binary.LittleEndian.Uint64(buf[sa+int(pa>>3):]) >> (pa & 7)
+		xb := binary.LittleEndian.Uint64(buf[sb+int(pb>>3):]) >> (pb & 7)
+		var ea, eb uint32
+		// Four lookups, written out (a loop of four costs a branch per lookup).
+		ea, eb = huffMultiAt(xa, mt, t), huffMultiAt(xb, mt, t)
+		xa >>= ea & 15
+		xb >>= eb & 15
+		pa += uint(ea & 15)
+		pb += uint(eb & 15)
+		bad |= (ea&15 - 1) | (eb&15 - 1) // a length of 0 (no code) sets bit 31
+		exps[uint16(oa)], exps[uint16(oa+32)], exps[uint16(oa+64)] = uint8(ea>>6), uint8(ea>>14), uint8(ea>>22)
+		exps[uint16(ob)], exps[uint16(ob+32)], exps[uint16(ob+64)] = uint8(eb>>6), uint8(eb>>14), uint8(eb>>22)
+		oa += 32 * int(ea>>4&3)
+		ob += 32 * int(eb>>4&3)
+		ea, eb = huffMultiAt(xa, mt, t), huffMultiAt(xb, mt, t)
+		xa >>= ea & 15
+		xb >>= eb & 15
+		pa += uint(ea & 15)
+		pb += uint(eb & 15)
+		bad |= (ea&15 - 1) | (eb&15 - 1) // a length of 0 (no code) sets bit 31
+		exps[uint16(oa)], exps[uint16(oa+32)], exps[uint16(oa+64)] = uint8(ea>>6), uint8(ea>>14), uint8(ea>>22)
+		exps[uint16(ob)], exps[uint16(ob+32)], exps[uint16(ob+64)] = uint8(eb>>6), uint8(eb>>14), uint8(eb>>22)
+		oa += 32 * int(ea>>4&3)
+		ob += 32 * int(eb>>4&3)
+		ea, eb = huffMultiAt(xa, mt, t), huffMultiAt(xb, mt, t)
+		xa >>= ea & 15
+		xb >>= eb & 15
+		pa += uint(ea & 15)
+		pb += uint(eb & 15)
+		bad |= (ea&15 - 1) | (eb&15 - 1) // a length of 0 (no code) sets bit 31
+		exps[uint16(oa)], exps[uint16(oa+32)], exps[uint16(oa+64)] = uint8(ea>>6), uint8(ea>>14), uint8(ea>>22)
+		exps[uint16(ob)], exps[uint16(ob+32)], exps[uint16(ob+64)] = uint8(eb>>6), uint8(eb>>14), uint8(eb>>22)
+		oa += 32 * int(ea>>4&3)
+		ob += 32 * int(eb>>4&3)
+		ea, eb = huffMultiAt(xa, mt, t), huffMultiAt(xb, mt, t)
+		xa >>= ea & 15
+		xb >>= eb & 15
+		pa += uint(ea & 15)
+		pb += uint(eb & 15)
+		bad |= (ea&15 - 1) | (eb&15 - 1) // a length of 0 (no code) sets bit 31
+		exps[uint16(oa)], exps[uint16(oa+32)], exps[uint16(oa+64)] = uint8(ea>>6), uint8(ea>>14), uint8(ea>>22)
+		exps[uint16(ob)], exps[uint16(ob+32)], exps[uint16(ob+64)] = uint8(eb>>6), uint8(eb>>14), uint8(eb>>22)
+		oa += 32 * int(ea>>4&3)
+		ob += 32 * int(eb>>4&3)
+	}
+	ia, ib = (oa-a)/layout.HuffLanes, (ob-a-1)/layout.HuffLanes
+	return ia, ib, pa, pb, bad&0x80000000 == 0
 }
 
 // next decodes one code into out[0]; false when the bits are no code.
@@ -452,18 +580,31 @@ func huffDecodeChunk(dst []byte, m int, info uint32, low, piece []byte) error {
 		hc, tb, _ := huffParseTable(piece)
 		var t [1 << layout.HuffMaxLen]uint16
 		huffDecodeTable(&hc, &t)
+		var mt [1 << huffMultiBits]uint32
+		huffMultiTable(&t, &mt)
 		var lanes [layout.HuffLanes]huffLane
+		var start [layout.HuffLanes]int
 		off := tb + layout.HuffCountsBytes
 		for l := range lanes {
 			nw := uint64(binary.LittleEndian.Uint16(piece[tb+2*uint64(l):]))
 			lanes[l] = newHuffLane(piece[off : off+4*nw])
+			start[l] = int(off)
 			off += 4 * nw
 		}
 		var used [layout.HuffLanes]uint64
 		for l := 0; l < layout.HuffLanes; l += 2 {
 			ca := int(layout.HuffLaneValues(uint64(m), uint(l)))
 			cb := int(layout.HuffLaneValues(uint64(m), uint(l+1)))
-			ok := huffDecodeLanes(&lanes[l], &lanes[l+1], &t, exps[min(l, m):], exps[min(l+1, m):], ca, cb)
+			// Most codes through the fast reader; the lane ends through the exact one, from where it stopped.
+			ia, ib, pa, pb, ok := huffDecodeFast(piece, start[l], start[l+1], &t, &mt, sc, l, ca, cb)
+			lanes[l].seek(pa)
+			lanes[l+1].seek(pb)
+			for j := ia; j < ca; j++ {
+				ok = lanes[l].next(&t, exps[layout.HuffLanes*j+l:]) && ok
+			}
+			for j := ib; j < cb; j++ {
+				ok = lanes[l+1].next(&t, exps[layout.HuffLanes*j+l+1:]) && ok
+			}
 			if !ok {
 				return errorf(ErrCorrupt, "lane %d or %d holds a bit pattern that is no code", l, l+1)
 			}

@@ -422,3 +422,31 @@ func BenchmarkHuffDecode(b *testing.B) {
 		}
 	}
 }
+
+// A single-exponent chunk's code is one bit, 0; a 1 where a code starts is no code. Bit positions early (the fast
+// reader) and late (the exact reader) in one lane and in both lanes of a pair (read together) must each give a
+// corrupt error, not a hang or a panic.
+func TestHuffNoCodeBits(t *testing.T) {
+	const n = 4096
+	src := make([]byte, 2*n)
+	for i := range n {
+		binary.LittleEndian.PutUint16(src[2*i:], 0x3F80|uint16(i&0x7F)) // exponent 127, mantissas vary
+	}
+	body := encHuff(t, src, 12, false)
+	g := layout.Huff{N: n, Shift: 12}
+	piece := body[g.PieceOffset():]
+	_, tb, err := huffParseTable(piece)
+	require.NoError(t, err)
+	lanes := tb + layout.HuffCountsBytes
+	require.Equal(t, uint64(len(piece))-lanes, uint64(layout.HuffLanes*4*4), "128 one-bit codes: 4 words per lane")
+	dst := make([]byte, 2*n)
+	for _, bit := range []uint64{0, 5, 31, 32, 77, 127} {
+		for _, set := range [][]uint64{{0}, {17}, {31}, {0, 1}, {30, 31}} {
+			b := bytes.Clone(body)
+			for _, lane := range set {
+				b[g.PieceOffset()+lanes+lane*16+bit/8] |= 1 << (bit % 8)
+			}
+			require.ErrorIs(t, DecodeHuff(dst, b, n, 12, false), ErrCorrupt, "lanes %v bit %d", set, bit)
+		}
+	}
+}
