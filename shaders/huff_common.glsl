@@ -13,17 +13,18 @@ const uint PMAX = N / LANES; // positions of a full chunk's lanes
 #define HUFF_PROF_BITS 0u // profiling switches of the code construction (huff_encode's PROF); 0 in real use
 #endif
 
-// The code construction's arrays: its own, or rows of an includer's 2-D array HUFF_ARENA of HUFF_ARENA_ROWS rows of
-// 256 words (huff_decode lends its decode tables, idle while it checks raw chunks).
+// The code construction's arrays (A_cnt(i) … A_dep(i)): its own, or rows 0..6 of an includer's 1-D shared array
+// HUFF_ARENA of HUFF_ARENA_ROWS × 256 words (huff_decode lends its decode tables and rings, idle while it checks raw
+// chunks).
 #ifdef HUFF_ARENA
-shared uint HUFF_ARENA[HUFF_ARENA_ROWS][256];
-#define cnt HUFF_ARENA[0]
-#define lens HUFF_ARENA[1]
-#define keys HUFF_ARENA[2]
-#define wq HUFF_ARENA[3]
-#define parL HUFF_ARENA[4]
-#define parI HUFF_ARENA[5]
-#define dep HUFF_ARENA[6]
+shared uint HUFF_ARENA[HUFF_ARENA_ROWS * 256u];
+#define A_cnt(i) HUFF_ARENA[(i)]
+#define A_lens(i) HUFF_ARENA[256u + (i)]
+#define A_keys(i) HUFF_ARENA[512u + (i)]
+#define A_wq(i) HUFF_ARENA[768u + (i)]
+#define A_parL(i) HUFF_ARENA[1024u + (i)]
+#define A_parI(i) HUFF_ARENA[1280u + (i)]
+#define A_dep(i) HUFF_ARENA[1536u + (i)]
 #else
 shared uint cnt[256];  // histogram (the length limiter halves it in place)
 shared uint lens[256]; // code lengths, 0 for absent symbols
@@ -32,6 +33,13 @@ shared uint wq[256];   // internal node weights, in creation order
 shared uint parL[256]; // parent (internal node) of leaf i
 shared uint parI[256]; // parent of internal node k
 shared uint dep[256];  // depth of internal node k
+#define A_cnt(i) cnt[i]
+#define A_lens(i) lens[i]
+#define A_keys(i) keys[i]
+#define A_wq(i) wq[i]
+#define A_parL(i) parL[i]
+#define A_parI(i) parI[i]
+#define A_dep(i) dep[i]
 #endif
 shared uint rc[256];   // bit-reversed code | length << 16
 shared uint sLo, sHi;
@@ -42,26 +50,26 @@ shared uint sLo, sHi;
 // of both queues and the entries after them are kept in registers, so no pick waits for shared memory.
 void mergeQueues(uint n) {
     uint leaf = 0u, head = 0u;
-    uint kf = keys[0] >> 8, kn = keys[1] >> 8; // leaf weights at leaf, leaf+1
+    uint kf = A_keys(0) >> 8, kn = A_keys(1) >> 8; // leaf weights at leaf, leaf+1
     uint qf = 0u, qn = 0u;                     // internal weights at head, head+1 (where they exist)
     for (uint k = 0u; k + 1u < n; k++) {
         uint w = 0u;
         for (uint pick = 0u; pick < 2u; pick++) {
             if (leaf < n && (head >= k || kf <= qf)) {
                 w += kf;
-                parL[leaf] = k;
+                A_parL(leaf) = k;
                 leaf++;
                 kf = kn;
-                kn = leaf + 1u < n ? keys[leaf + 1u] >> 8 : 0u;
+                kn = leaf + 1u < n ? A_keys(leaf + 1u) >> 8 : 0u;
             } else {
                 w += qf;
-                parI[head] = k;
+                A_parI(head) = k;
                 head++;
                 qf = qn;
-                qn = head + 1u < k ? wq[head + 1u] : 0u;
+                qn = head + 1u < k ? A_wq(head + 1u) : 0u;
             }
         }
-        wq[k] = w;
+        A_wq(k) = w;
         if (head == k) qf = w; // the internal queue was empty: its front is the new node
         else if (head + 1u == k) qn = w;
     }
@@ -82,24 +90,24 @@ void buildLengthsWG() {
         if (t == 0u) sN = 0u;
         barrier();
         for (uint s = t; s < 256u; s += WG) {
-            lens[s] = 0u;
-            if (cnt[s] != 0u) dep[atomicAdd(sN, 1u)] = (cnt[s] << 8) | s;
+            A_lens(s) = 0u;
+            if (A_cnt(s) != 0u) A_dep(atomicAdd(sN, 1u)) = (A_cnt(s) << 8) | s;
         }
         barrier();
         uint n = sN;
         for (uint x = t; x < n; x += WG) {
-            uint key = dep[x], r = 0u;
+            uint key = A_dep(x), r = 0u;
             if ((HUFF_PROF_BITS & 32u) == 0u) {
-                for (uint y = 0u; y < n; y++) r += dep[y] < key ? 1u : 0u;
+                for (uint y = 0u; y < n; y++) r += A_dep(y) < key ? 1u : 0u;
             } else {
                 r = x; // profiling only: no ranking
             }
-            keys[r] = key;
+            A_keys(r) = key;
         }
         barrier();
         if ((HUFF_PROF_BITS & 16u) != 0u) {
             // profiling only: every present symbol 8 bits, no merge
-            for (uint x = t; x < n; x += WG) lens[keys[x] & 255u] = 8u;
+            for (uint x = t; x < n; x += WG) A_lens(A_keys(x) & 255u) = 8u;
             if (t == 0u) { sLong = 8u; sLo = 0u; sHi = 255u; }
         } else {
             if (t == 0u) {
@@ -112,14 +120,14 @@ void buildLengthsWG() {
             // Depth of each internal node: its hops to the root, all nodes at once.
             for (uint k = t; k + 1u < n; k += WG) {
                 uint d = 0u;
-                for (uint x = k; x + 2u < n; x = parI[x]) d++;
-                dep[k] = d;
+                for (uint x = k; x + 2u < n; x = A_parI(x)) d++;
+                A_dep(k) = d;
             }
             barrier();
             for (uint x = t; x < n; x += WG) {
-                uint sym = keys[x] & 255u;
-                uint l = n > 1u ? dep[parL[x]] + 1u : 1u;
-                lens[sym] = l;
+                uint sym = A_keys(x) & 255u;
+                uint l = n > 1u ? A_dep(A_parL(x)) + 1u : 1u;
+                A_lens(sym) = l;
                 atomicMax(sLong, l);
                 atomicMin(sLo, sym);
                 atomicMax(sHi, sym);
@@ -129,7 +137,7 @@ void buildLengthsWG() {
         done = sLong <= HUFF_MAX_LEN;
         if (!done) {
             for (uint s = t; s < 256u; s += WG) {
-                if (cnt[s] != 0u) cnt[s] = max(1u, cnt[s] >> 1);
+                if (A_cnt(s) != 0u) A_cnt(s) = max(1u, A_cnt(s) >> 1);
             }
         }
     }
@@ -146,17 +154,17 @@ void canonicalWG() {
     barrier();
     uint lo = sLo, hi = sHi;
     for (uint s = lo + t; s <= hi; s += WG) {
-        uint l = min(lens[s], HUFF_MAX_LEN);
+        uint l = min(A_lens(s), HUFF_MAX_LEN);
         if (l != 0u) atomicAdd(cBl[l], 1u);
     }
     barrier();
     for (uint s = lo + t; s <= hi; s += WG) {
-        uint l = min(lens[s], HUFF_MAX_LEN);
+        uint l = min(A_lens(s), HUFF_MAX_LEN);
         rc[s] = 0u;
         if (l == 0u) continue;
         uint code = 0u;
         for (uint k = 1u; k <= l; k++) code = (code + (k > 1u ? cBl[k - 1u] : 0u)) << 1;
-        for (uint r = lo; r < s; r++) code += lens[r] == l ? 1u : 0u;
+        for (uint r = lo; r < s; r++) code += A_lens(r) == l ? 1u : 0u;
         rc[s] = (bitfieldReverse(code) >> (32u - l)) | (l << 16);
     }
 }

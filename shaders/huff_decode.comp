@@ -2,15 +2,16 @@
 // huff decode (docs/FORMAT.md §14), one pass. A workgroup holds K = WG/32 chunks at a time (grid-stride over groups
 // of K chunks), a team of 32 invocations per chunk. Per chunk, in parallel over the team: the table entry against its
 // neighbour's and the piece header (lengths parsed 8 nibbles per word, Kraft sum from per-length counts), the
-// canonical order of the symbols (rank among equal lengths by nibble popcounts) and the 2048-entry decode table
-// (16-bit entries, indexed by the next 11 lane bits reversed, so each code fills one contiguous range), and the CRC
+// canonical order of the symbols (rank among equal lengths by nibble popcounts) and the two-level decode tables (see
+// dtab below), and the CRC
 // of the entry and piece (four strided Horner registers per invocation, loads coalesced). Then the chunk's values go
 // in blocks of 16 positions (512 values): invocation l decodes lane l's 16 codes into the staging buffer, reading
 // the lane's words from a 16-word ring in shared memory that all lanes refill together at block starts, a block
 // ahead (see the ring's comment: the decode chain must never wait for global memory). After a barrier, invocation t
 // combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
 // 16-byte stores and folds those low words into the CRC. Shared memory is what bounds the chunks in flight
-// (NVIDIA's driver gave two workgroups of 35 KiB per SM), so a chunk keeps only its decode table, ring and one block.
+// (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB) and
+// one block (2 KiB), the first two in an arena that the raw chunks' code construction borrows.
 // The CRC verdict comes at the chunk's end and takes precedence over lane stream errors, as in the reference.
 // Status: flags, the lowest structurally corrupt chunk, the lowest chunk with a CRC mismatch, and the lowest chunk
 // with a stream error, as chunk<<1 | (0 corrupt lane stream, 1 non-canonical). Every index derived from payload
@@ -23,8 +24,10 @@
 // CRC words are taken in groups of 4 per invocation, 32 invocations: a stride of 128 words.
 #define HUFF_CRC_STRIDE 128u
 #define HUFF_ARENA dtab
-// 4 rows per chunk in flight (its decode table), at least the 7 of the code construction
-#define HUFF_ARENA_ROWS (WG / 8u > 7u ? WG / 8u : 7u)
+// Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
+// construction, which borrows them once the workgroup's chunks are decoded.
+#define CHW (512u + 32u * 17u)
+#define HUFF_ARENA_ROWS ((WG / 32u) * CHW / 256u + 1u > 7u ? (WG / 32u) * CHW / 256u + 1u : 7u)
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
@@ -56,25 +59,33 @@ layout(push_constant) uniform PC {
 
 const uint TEAM = LANES;     // invocations per chunk, one lane each
 const uint K = WG / TEAM;    // chunks per workgroup
-const uint TW = 1024u;       // decode table words: 2048 entries of 16 bits, symbol | length << 8
+const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
 const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
 const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words loaded together in the CRC pass
 
-// dtab (declared by huff_common.glsl): chunk k's decode table in rows 4k .. 4k+3; word w of it is DTAB(w), stored at
-// w ^ (bits 5..9 of w): the bank of a lookup then follows the first 5 of the 11 lane bits (high entropy) instead of
-// bits 6..10, which on KV data are mostly equal across lanes while the first ones differ (many lanes in one bank).
-#define DSW(w) ((w) ^ (((w) >> 5) & 31u))
-#define DTAB(w) dtab[TR + (DSW(w) >> 8)][DSW(w) & 255u]
+// dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1,
+// then the rings of all chunks' lanes. The decode tables are two levels of 16-bit entries (symbol | length << 8), for the next 11 lane
+// bits x read first bit highest: the first level, 512 entries, is indexed by x >> 2 and covers every code of at
+// most 9 bits; from B (the first longer code, a multiple of 4, 2048 when there is none) it holds LONG, and those
+// indices look up x − B in the second (at most 510 entries: Kraft with 256 symbols). 4 KiB of 11-bit table per chunk
+// became 2 KiB, and with the rings in the arena too more chunks fit an SM (shared memory bounds them). First-level
+// word w is stored at w ^ (bits 3..7 of w): the bank of a lookup then follows the first lane bits (high entropy)
+// rather than bits 3..7 of x, which on KV data are mostly equal across lanes.
+#define DSW(w) ((w) ^ (((w) >> 3) & 31u))
+#define FTAB(w) dtab[TR + DSW(w)]
+#define TTAB(w) dtab[TR + 256u + (w)]
+#define RING(j) dtab[RB + (j)]
 shared uvec4 stg[K * 128u];     // staging: the block's 512 exponents (one word each), swizzled
 const uint RS = 17u;            // ring stride per lane (16 words + 1: lanes' slots spread over the banks)
-shared uint ring[K * LANES * RS]; // per lane: its words k at slot k % 16, the window the decode chain reads
+// ring (in the arena, RING): per lane its words k at slot k % 16, the window the decode chain reads
 shared uint sortS[K * 64u];     // present symbols in canonical order, 4 per word
 shared uint lensP[K * 32u];     // code lengths: symbol minSym + 8w + u in nibble u of word w
 shared uint laneNW[K * LANES];  // lane word counts
 shared uint tBl[K * 12u];       // symbols per code length
 shared uint tFlag[K];           // 1: a length above 11 (corrupt); 2: non-zero table padding (non-canonical)
 shared uint tCrcA[K], tCrcB[K]; // XOR of the team's CRC terms: entry and piece (or the whole message); low piece
+shared uint tB[K];             // the chunk's first long-code index (decode tables)
 shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
 shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
 shared uint sAnyRaw;
@@ -130,7 +141,7 @@ void main() {
     initStrideCRC();
     if (t == 0u) sKN = mulmod(xpow8(N / 2u), xpow8(N / 2u));
     barrier();
-    uint TR = team * 4u, SB = team * 64u, LB = team * 32u, NB = team * LANES, BB = team * 12u;
+    uint TR = team * 512u, SB = team * 64u, LB = team * 32u, NB = team * LANES, BB = team * 12u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
         uint c = base + team;
         bool act = c < pc.chunks;
@@ -282,35 +293,57 @@ void main() {
         }
         bool dec = !skip && !raw && (PROF & 2u) == 0u;
         // The lane's first 16 words, in flight while the decode table is built.
-        uint RB = (team * LANES + i) * RS;
+        uint RB = K * 512u + (team * LANES + i) * RS;
         uvec4 r0 = dec ? laneQuad(off + rel, 0u, nw) : uvec4(0u), r1 = dec ? laneQuad(off + rel, 4u, nw) : uvec4(0u);
         uvec4 r2 = dec ? laneQuad(off + rel, 8u, nw) : uvec4(0u), r3 = dec ? laneQuad(off + rel, 12u, nw) : uvec4(0u);
         barrier(); // the canonical order complete
         if (!skip && !raw) {
-            // Decode table: code k of length l covers entries [a, a + 2^(11−l)) of the table indexed by the next 11
-            // lane bits read first bit highest. Lengths ≤ 10 fill whole words; 11-bit codes come in pairs.
+            // Decode tables: code k of length l covers indices [a, a + 2^(11−l)) of x. Codes of at most 8 bits
+            // fill whole first-level words; 9-bit codes, and 11-bit codes in the second level, come in pairs of
+            // entries sharing a word (a complete code has an even number of each); a 10-bit code fills a
+            // second-level word.
             uint used = 0u;
             for (uint l = 1u; l <= HUFF_MAX_LEN; l++) used += tBl[BB + l];
-            uint a = 0u;
+            uint a = 0u, B = 2048u;
             for (uint k = 0u; k < used; k++) {
                 uint s = (sortS[SB + k / 4u] >> (8u * (k % 4u))) & 255u;
                 uint l = nibble(LB, s - lo);
                 uint e = s | (l << 8);
-                if (l < HUFF_MAX_LEN) {
-                    uint w0 = a / 2u, w1 = w0 + (1u << (HUFF_MAX_LEN - l - 1u));
-                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) DTAB(w) = e | (e << 16);
-                } else if ((a & 1u) == 0u && (a / 2u) % TEAM == i) {
-                    uint k2 = min(k + 1u, 255u);
-                    uint s2 = (sortS[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
-                    DTAB(a / 2u) = e | ((s2 | (HUFF_MAX_LEN << 8)) << 16);
+                if (l <= 8u) {
+                    uint w0 = a / 8u, w1 = w0 + (1u << (8u - l));
+                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) FTAB(w) = e | (e << 16);
+                } else if (l == 9u) {
+                    if ((a & 4u) == 0u && (a / 8u) % TEAM == i) {
+                        // The other half: the next 9-bit code, or the start of the long codes.
+                        uint k2 = min(k + 1u, 255u);
+                        uint s2 = (sortS[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
+                        uint e2 = k + 1u < used && nibble(LB, s2 - lo) == 9u ? s2 | (9u << 8) : LONG;
+                        FTAB(a / 8u) = e | (e2 << 16);
+                    }
+                } else {
+                    B = min(B, a);
+                    uint t = a - B;
+                    if (l == 10u) {
+                        if ((t / 2u) % TEAM == i) TTAB(t / 2u) = e | (e << 16);
+                    } else if ((t & 1u) == 0u && (t / 2u) % TEAM == i) {
+                        uint k2 = min(k + 1u, 255u);
+                        uint s2 = (sortS[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
+                        TTAB(t / 2u) = e | ((s2 | (HUFF_MAX_LEN << 8)) << 16);
+                    }
                 }
                 a += 1u << (HUFF_MAX_LEN - l);
             }
+            // From B on, the first level points to the second; a single code (0) leaves indices 1... without one.
+            uint w0 = (B + 7u) / 8u;
+            for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < 256u; w += TEAM)
+                FTAB(w) = used == 1u ? 0u : LONG | (LONG << 16);
             if (used == 1u) {
-                for (uint w = TW / 2u + i; w < TW; w += TEAM) DTAB(w) = 0u; // the code 1... starts nothing
+                for (uint w = 128u + i; w < 256u; w += TEAM) FTAB(w) = 0u;
             }
+            if (i == 0u) tB[team] = B;
         }
         barrier(); // decode tables built
+        uint B = tB[team];
         uint bad = 0u;
         uint ci = laneValues(m, i);
         bool emit = !skip;
@@ -323,13 +356,22 @@ void main() {
         // step.
         if (dec) {
             [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                ring[RB + r] = r0[r];
-                ring[RB + 4u + r] = r1[r];
-                ring[RB + 8u + r] = r2[r];
-                ring[RB + 12u + r] = r3[r];
+                RING(r) = r0[r];
+                RING(4u + r) = r1[r];
+                RING(8u + r) = r2[r];
+                RING(12u + r) = r3[r];
             }
         }
         uint pos = 0u, pk = 0u; // pk: the first word of the eight in r0, r1 (none before the first block)
+        // The chain's window in registers: lane words kw and kw+1 in c0 and c1 (sh bits of c0 taken), kw+2 in nx,
+        // loaded from the ring a step before it can be needed (after a word is passed, the next 32 bits take at
+        // least two codes), so no step waits for a ring read.
+        uint c0 = 0u, c1 = 0u, nx = 0u, sh = 0u, kw = 0u;
+        if (dec && (PROF & 64u) == 0u) {
+            c0 = RING(0u);
+            c1 = RING(1u);
+            nx = RING(2u);
+        }
         uint vt = 16u * i; // this invocation's first value in every block
         uint l0 = 0u, l1 = 0u, l2 = 0u, l3 = 0u; // CRC registers of the low words 4i .. 4i+3 (mod 128)
         // Low words of blocks bk .. bk+3 in lw[bk % 4]: each load is issued three blocks before its use.
@@ -343,27 +385,38 @@ void main() {
                 if (dec) {
                     if (bk > 0u) {
                         [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                            ring[RB + ((pk + r) & 15u)] = r0[r];
-                            ring[RB + ((pk + 4u + r) & 15u)] = r1[r];
+                            RING((pk + r) & 15u) = r0[r];
+                            RING((pk + 4u + r) & 15u) = r1[r];
                         }
                     }
                     pk = (pos >> 5) + 8u;
                     r0 = laneQuad(off + rel, pk, nw);
                     r1 = laneQuad(off + rel, pk + 4u, nw);
-                    // The serial decode chain: shared memory only, the same steps in every lane.
+                    // The serial decode chain: registers and the table lookups only, the same steps in every lane.
                     [[dont_unroll]] for (uint q = 0u; q < BP; q++) {
                         if (bk * BP + q >= ci) break;
-                        uint k = pos >> 5, sh = pos & 31u;
-                        uint wa = (PROF & 64u) == 0u ? ring[RB + (k & 15u)] : pos;
-                        uint wb = (PROF & 64u) == 0u ? ring[RB + ((k + 1u) & 15u)] : ~pos;
-                        uint bits = (wa >> sh) | ((wb << 1) << (31u - sh));
+                        uint bits = (c0 >> sh) | ((c1 << 1) << (31u - sh));
                         uint x = bitfieldReverse(bits) >> 21;
-                        uint d = (PROF & 16u) == 0u ? (DTAB(x >> 1) >> ((x & 1u) << 4)) & 0xFFFFu
-                                                    : (x & 255u) | (3u << 8);
+                        uint d = (x & 255u) | (3u << 8);
+                        if ((PROF & 16u) == 0u) {
+                            // Both levels are read at once (the second's index wraps to its end below B): a
+                            // branch for the rare long codes made the whole subgroup wait whenever one lane had one.
+                            uint y = min(x - B, 511u);
+                            uint f = (FTAB(x >> 3) >> (((x >> 2) & 1u) << 4)) & 0xFFFFu;
+                            uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
+                            d = f == LONG ? g : f;
+                        }
                         uint len = d >> 8;
                         if (len == 0u) bad |= 1u;
                         pos += len;
                         if ((PROF & 32u) == 0u) stg[stgAt(team, q * 8u + i / 4u)][i & 3u] = d & 255u;
+                        sh += len; // ≤ 31 + 11
+                        bool cr = sh >= 32u;
+                        c0 = cr ? c1 : c0;
+                        c1 = cr ? nx : c1;
+                        sh -= cr ? 32u : 0u;
+                        kw += cr ? 1u : 0u;
+                        nx = (PROF & 64u) == 0u ? RING((kw + 2u) & 15u) : ~pos;
                     }
                 }
                 barrier();
@@ -465,15 +518,15 @@ void main() {
             for (uint r = 0u; r < K; r++) {
                 if (tRaw[r] != 0u) {
                     uint ro = tOff[r], rm = tM[r];
-                    for (uint x = t; x < 256u; x += WG) cnt[x] = 0u;
+                    for (uint x = t; x < 256u; x += WG) A_cnt(x) = 0u;
                     barrier();
-                    for (uint j = t; j < rm; j += WG) atomicAdd(cnt[pieceByte(4u * ro + j)], 1u);
+                    for (uint j = t; j < rm; j += WG) atomicAdd(A_cnt(pieceByte(4u * ro + j)), 1u);
                     barrier();
                     buildLengthsWG();
                     barrier();
                     for (uint l = t; l < LANES; l += WG) {
                         uint lb = 0u;
-                        for (uint p = 0u; p < laneValues(rm, l); p++) lb += lens[pieceByte(4u * ro + p * LANES + l)];
+                        for (uint p = 0u; p < laneValues(rm, l); p++) lb += A_lens(pieceByte(4u * ro + p * LANES + l));
                         rawLW[l] = (lb + 31u) / 32u;
                     }
                     barrier();

@@ -99,7 +99,7 @@ void main() {
         for (uint e = t; e < 256u; e += WG) {
             uint n = 0u;
             for (uint r = 0u; r < 8u; r++) n += (hist[r * 129u + e / 2u] >> (16u * (e & 1u))) & 0xFFFFu;
-            cnt[e] = (PROF & 256u) == 0u ? n : (e >= 112u && e < 128u ? 1u : 0u);
+            A_cnt(e) = (PROF & 256u) == 0u ? n : (e >= 112u && e < 128u ? 1u : 0u);
         }
         barrier();
         if ((PROF & 512u) == 0u) {
@@ -108,7 +108,7 @@ void main() {
         } else {
             for (uint e = t; e < 256u; e += WG) {
                 bool in16 = e >= 112u && e < 128u;
-                lens[e] = in16 ? 4u : 0u;
+                A_lens(e) = in16 ? 4u : 0u;
                 rc[e] = in16 ? (bitfieldReverse(e & 15u) >> 28) | (4u << 16) : 0u;
             }
             if (t == 0u) {
@@ -121,7 +121,7 @@ void main() {
         uint p0 = min(sg * PS, cntL), p1 = min(p0 + PS, cntL);
         uint bits = 0u;
         if ((PROF & 2048u) == 0u) {
-            for (uint p = p0; p < p1; p++) bits += lens[expC(v0, p * LANES + l)];
+            for (uint p = p0; p < p1; p++) bits += A_lens(expC(v0, p * LANES + l));
         } else {
             bits = 4u * (p1 - p0);
         }
@@ -158,8 +158,8 @@ void main() {
                         else if (b == 1u) v = hi;
                         else {
                             uint i = 2u * (b - 2u);
-                            if (lo + i <= hi) v = lens[lo + i];
-                            if (lo + i + 1u <= hi) v |= lens[lo + i + 1u] << 4;
+                            if (lo + i <= hi) v = A_lens(lo + i);
+                            if (lo + i + 1u <= hi) v |= A_lens(lo + i + 1u) << 4;
                         }
                         w |= v << (8u * u);
                     }

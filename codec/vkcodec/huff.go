@@ -24,7 +24,7 @@ type HuffKernels struct {
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
 	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
 	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); Batch the loads each invocation of the
-	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 64, 0, 8 (the fastest on an
+	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 128, 0, 8 (the fastest on an
 	// H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
 	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
@@ -52,7 +52,7 @@ func envU32(name string, def uint32) uint32 {
 	return def
 }
 
-// fitHuffDecodeWG halves a decode workgroup size until its shared memory (2 chunks' at 64) fits the device.
+// fitHuffDecodeWG halves a decode workgroup size until its shared memory (4 chunks' at 128) fits the device.
 func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
 	for dwg > layout.HuffLanes && huffDecodeShared(dwg) > b.info.Limits.MaxComputeSharedMemorySize {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
@@ -64,7 +64,7 @@ func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
 func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", 64)))
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", 128)))
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
 		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
@@ -75,13 +75,14 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
-// the staging buffer of 512 exponents, the lanes' rings (32 × 17), the canonical order (64), lengths (32), lane
-// counts (32), per-length counts (12) and 7 flags; the decode tables (256-word rows, 4 per chunk and at least the 7
-// the raw chunks' code construction borrows); per workgroup the CRC tables (1024 + 129), the code construction's
-// codes (256) and scalars (4), a flag, x^(8N) and 32 lane sizes.
+// the staging buffer of 512 exponents, the canonical order (64), lengths (32), lane counts (32), per-length counts
+// (12) and 8 flags; an arena of 256-word rows holding every chunk's two decode-table rows and its lanes' rings
+// (32 × 17), at least the 7 rows the raw chunks' code construction borrows; per workgroup the CRC tables
+// (1024 + 129), the code construction's codes (256) and scalars (4), a flag, x^(8N) and 32 lane sizes.
 func huffDecodeShared(wg uint32) uint32 {
 	k := wg / huffDecodeTeam
-	return 4 * (k*(512+544+64+32+32+12+7) + max(wg/8, 7)*256 + 1024 + 129 + 256 + 4 + 1 + 1 + 32)
+	rows := max(k*(512+32*17)/256+1, 7)
+	return 4 * (k*(512+64+32+32+12+8) + rows*256 + 1024 + 129 + 256 + 4 + 1 + 1 + 32)
 }
 
 // decodeGroups is the decoder's grid for C chunks.
