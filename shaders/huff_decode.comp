@@ -65,15 +65,15 @@ const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
 const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words loaded together in the CRC pass
 
 // dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1,
-// then the rings of all chunks' lanes. The decode tables are two levels of 16-bit entries (symbol | length << 8), for the next 11 lane
-// bits x read first bit highest: the first level, 512 entries, is indexed by x >> 2 and covers every code of at
-// most 9 bits; from B (the first longer code, a multiple of 4, 2048 when there is none) it holds LONG, and those
-// indices look up x − B in the second (at most 510 entries: Kraft with 256 symbols). 4 KiB of 11-bit table per chunk
-// became 2 KiB, and with the rings in the arena too more chunks fit an SM (shared memory bounds them). First-level
-// word w is stored at w ^ (bits 3..7 of w): the bank of a lookup then follows the first lane bits (high entropy)
-// rather than bits 3..7 of x, which on KV data are mostly equal across lanes.
-#define DSW(w) ((w) ^ (((w) >> 3) & 31u))
-#define FTAB(w) dtab[TR + DSW(w)]
+// then the rings of all chunks' lanes. The decode tables are two levels of 16-bit entries (symbol | length << 8).
+// With x the next 11 lane bits read first bit highest, each code covers one contiguous range of x; from B (the first
+// code longer than 9 bits, a multiple of 4, 2048 when there is none) the second level holds the 10- and 11-bit
+// codes at x − B (at most 510 entries: Kraft with 256 symbols). The first level holds the codes of at most 9 bits
+// and LONG from B on, indexed by the next 9 lane bits as they come (first bit lowest, no reversal on the chain): it
+// is built by ranges of x >> 2 in the staging buffer (FREV), then permuted. 4 KiB of 11-bit table per chunk became
+// 2 KiB, and with the rings in the arena too more chunks fit an SM (shared memory bounds them).
+#define FTAB(w) dtab[TR + (w)]
+#define FREV(w) stg[team * 128u + ((w) >> 2)][(w) & 3u]
 #define TTAB(w) dtab[TR + 256u + (w)]
 #define RING(j) dtab[RB + (j)]
 shared uvec4 stg[K * 128u];     // staging: the block's 512 exponents (one word each), swizzled
@@ -311,14 +311,14 @@ void main() {
                 uint e = s | (l << 8);
                 if (l <= 8u) {
                     uint w0 = a / 8u, w1 = w0 + (1u << (8u - l));
-                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) FTAB(w) = e | (e << 16);
+                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) FREV(w) = e | (e << 16);
                 } else if (l == 9u) {
                     if ((a & 4u) == 0u && (a / 8u) % TEAM == i) {
                         // The other half: the next 9-bit code, or the start of the long codes.
                         uint k2 = min(k + 1u, 255u);
                         uint s2 = (sortS[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
                         uint e2 = k + 1u < used && nibble(LB, s2 - lo) == 9u ? s2 | (9u << 8) : LONG;
-                        FTAB(a / 8u) = e | (e2 << 16);
+                        FREV(a / 8u) = e | (e2 << 16);
                     }
                 } else {
                     B = min(B, a);
@@ -336,11 +336,21 @@ void main() {
             // From B on, the first level points to the second; a single code (0) leaves indices 1... without one.
             uint w0 = (B + 7u) / 8u;
             for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < 256u; w += TEAM)
-                FTAB(w) = used == 1u ? 0u : LONG | (LONG << 16);
+                FREV(w) = used == 1u ? 0u : LONG | (LONG << 16);
             if (used == 1u) {
-                for (uint w = 128u + i; w < 256u; w += TEAM) FTAB(w) = 0u;
+                for (uint w = 128u + i; w < 256u; w += TEAM) FREV(w) = 0u;
             }
             if (i == 0u) tB[team] = B;
+        }
+        barrier();
+        if (!skip && !raw) {
+            // First level by lane bits as they come: entry p is entry reverse9(p) of the table by ranges.
+            for (uint w = i; w < 256u; w += TEAM) {
+                uint pa = bitfieldReverse(2u * w) >> 23, pb = bitfieldReverse(2u * w + 1u) >> 23;
+                uint ea = (FREV(pa >> 1) >> ((pa & 1u) << 4)) & 0xFFFFu;
+                uint eb = (FREV(pb >> 1) >> ((pb & 1u) << 4)) & 0xFFFFu;
+                FTAB(w) = ea | (eb << 16);
+            }
         }
         barrier(); // decode tables built
         uint B = tB[team];
@@ -401,8 +411,8 @@ void main() {
                         if ((PROF & 16u) == 0u) {
                             // Both levels are read at once (the second's index wraps to its end below B): a
                             // branch for the rare long codes made the whole subgroup wait whenever one lane had one.
-                            uint y = min(x - B, 511u);
-                            uint f = (FTAB(x >> 3) >> (((x >> 2) & 1u) << 4)) & 0xFFFFu;
+                            uint y = min(x - B, 511u), p = bits & 511u;
+                            uint f = (FTAB(p >> 1) >> ((p & 1u) << 4)) & 0xFFFFu;
                             uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
                             d = f == LONG ? g : f;
                         }
