@@ -45,42 +45,126 @@ shared uint rc[256];   // bit-reversed code | length << 16
 shared uint sLo, sHi;
 
 // mergeQueues: one invocation. keys[0..n) holds the present symbols as count << 8 | symbol, ascending (n ≥ 2); it
-// runs Huffman's algorithm by two queues (a leaf wins ties against an internal node), writing the internal nodes'
-// weights (wq) and every node's parent (parL for leaves, parI for internal nodes; node n−2 is the root). The fronts
-// of both queues and the entries after them are kept in registers, so no pick waits for shared memory.
-void mergeQueues(uint n) {
+// runs Huffman's algorithm by two queues (a leaf wins ties against an internal node), writing the internal nodes as
+// weight << 8 | height (wq) and every node's parent (parL for leaves, parI for internal nodes; node n−2 is the
+// root), and returns the root's height: the longest code, known without walking the tree. The fronts of both
+// queues and the two leaves after the front are kept in registers, so no pick waits for shared memory.
+uint mergeQueues(uint n) {
     uint leaf = 0u, head = 0u;
-    uint kf = A_keys(0) >> 8, kn = A_keys(1) >> 8; // leaf weights at leaf, leaf+1
-    uint qf = 0u, qn = 0u;                     // internal weights at head, head+1 (where they exist)
+    uint kf = A_keys(0) >> 8, kn = A_keys(1) >> 8; // leaf weights at leaf, leaf+1, leaf+2
+    uint kn2 = n > 2u ? A_keys(2) >> 8 : 0u;
+    uint qf = 0u, qn = 0u;                         // internal nodes at head, head+1 (where they exist)
+    uint node = 0u;
     for (uint k = 0u; k + 1u < n; k++) {
-        uint w = 0u;
+        uint w = 0u, h = 0u;
         for (uint pick = 0u; pick < 2u; pick++) {
-            if (leaf < n && (head >= k || kf <= qf)) {
+            if (leaf < n && (head >= k || kf <= (qf >> 8))) {
                 w += kf;
                 A_parL(leaf) = k;
                 leaf++;
                 kf = kn;
-                kn = leaf + 1u < n ? A_keys(leaf + 1u) >> 8 : 0u;
+                kn = kn2;
+                kn2 = leaf + 2u < n ? A_keys(leaf + 2u) >> 8 : 0u;
             } else {
-                w += qf;
+                w += qf >> 8;
+                h = max(h, qf & 255u);
                 A_parI(head) = k;
                 head++;
                 qf = qn;
                 qn = head + 1u < k ? A_wq(head + 1u) : 0u;
             }
         }
-        A_wq(k) = w;
-        if (head == k) qf = w; // the internal queue was empty: its front is the new node
-        else if (head + 1u == k) qn = w;
+        node = (w << 8) | (h + 1u); // weights ≤ 2^16: 24 bits
+        A_wq(k) = node;
+        if (head == k) qf = node; // the internal queue was empty: its front is the new node
+        else if (head + 1u == k) qn = node;
     }
+    return node & 255u;
 }
 
 shared uint sN, sLong;
 
+#ifdef HUFF_PROBE
+// Halving rounds found at once (the encoder defines HUFF_PROBE(i), 2·HUFF_PROBES·HUFF_PROBE_N words of shared memory
+// it does not need while a code is built). Round r of §14.3's loop builds the code of the counts max(1, c >> r), so
+// the trees of rounds 0 .. HUFF_PROBES−1 are independent: their heights are taken at once, one merge per subgroup
+// on weights alone (the height depends on the ascending weights only), and the loop starts at the first round
+// whose code is short enough. KV chunks take three to five rounds, each a serial merge between barriers.
+const uint HUFF_PROBES = 8u, HUFF_PROBE_N = 64u;
+shared uint probeH[HUFF_PROBES];
+
+// mergeHeight: one invocation; the n ≥ 2 ascending weights at HUFF_PROBE(b ..), internal nodes (weight << 8 |
+// height) after them; returns the root's height.
+uint mergeHeight(uint b, uint n) {
+    uint leaf = 0u, head = 0u, node = 0u;
+    uint q = b + n; // internal node k at q + k
+    for (uint k = 0u; k + 1u < n; k++) {
+        uint w = 0u, h = 0u;
+        for (uint pick = 0u; pick < 2u; pick++) {
+            uint kf = leaf < n ? HUFF_PROBE(b + leaf) : 0u;
+            uint qf = head < k ? HUFF_PROBE(q + head) : 0u;
+            if (leaf < n && (head >= k || kf <= (qf >> 8))) {
+                w += kf;
+                leaf++;
+            } else {
+                w += qf >> 8;
+                h = max(h, qf & 255u);
+                head++;
+            }
+        }
+        node = (w << 8) | (h + 1u);
+        HUFF_PROBE(q + k) = node;
+    }
+    return node & 255u;
+}
+
+// probeRounds: the whole workgroup, in uniform control flow, before buildLengthsWG: halves cnt as many times as the
+// first HUFF_PROBES rounds would (all of them when none gives a short enough code); nothing for more than
+// HUFF_PROBE_N symbols. It ends after a barrier (and has no early return: see buildLengthsWG).
+void probeRounds() {
+    uint t = gl_LocalInvocationID.x;
+    if (t == 0u) sN = 0u;
+    barrier();
+    for (uint s = t; s < 256u; s += WG) {
+        if (A_cnt(s) != 0u) A_dep(atomicAdd(sN, 1u)) = (A_cnt(s) << 8) | s;
+    }
+    barrier();
+    uint n = sN;
+    if (n >= 2u && n <= HUFF_PROBE_N) { // uniform; a single symbol takes one round anyway
+    // Round r's weights, ranked by (count, symbol) as the merge takes them.
+    for (uint j = t; j < HUFF_PROBES * n; j += WG) {
+        uint r = j / n, x = j % n;
+        uint kx = A_dep(x), cx = max(1u, (kx >> 8) >> r), rank = 0u;
+        for (uint y = 0u; y < n; y++) {
+            uint ky = A_dep(y), cy = max(1u, (ky >> 8) >> r);
+            rank += cy < cx || (cy == cx && (ky & 255u) < (kx & 255u)) ? 1u : 0u;
+        }
+        HUFF_PROBE(2u * HUFF_PROBE_N * r + rank) = cx;
+    }
+    barrier();
+    // One merge per subgroup-sized slice of the workgroup, so the serial merges run side by side.
+    uint per = max(WG / HUFF_PROBES, 1u);
+    for (uint r = t / per; t % per == 0u && r < HUFF_PROBES; r += WG / per) {
+        probeH[r] = mergeHeight(2u * HUFF_PROBE_N * r, n);
+    }
+    barrier();
+    uint first = HUFF_PROBES;
+    for (uint r = HUFF_PROBES; r > 0u; r--) {
+        if (probeH[r - 1u] <= HUFF_MAX_LEN) first = r - 1u;
+    }
+    for (uint s = t; s < 256u; s += WG) {
+        if (A_cnt(s) != 0u) A_cnt(s) = max(1u, A_cnt(s) >> first);
+    }
+    }
+    barrier();
+}
+#endif
+
 // buildLengthsWG: the whole workgroup, in uniform control flow. cnt holds the histogram of a chunk's exponents (at
 // least one non-zero); it writes lens, sLo and sHi: the code of §14.3, counts halved (never below 1) while a code is
 // longer than 11 bits. The present symbols are gathered and ranked by (count, symbol) in parallel (keys are
-// distinct); one invocation merges the queues; depths and lengths are taken in parallel. It ends after a barrier.
+// distinct); one invocation merges the queues, which gives the longest code; only a code that needs no more halving
+// has its depths and lengths taken (in parallel): KV chunks take three to five rounds. It ends after a barrier.
 // (The loop ends through its condition: an early return from a loop of a function called inside a kernel's chunk
 // loop, or one invocation building while the others wait at a barrier, ended the chunk loop on lavapipe after a few
 // chunks.)
@@ -111,26 +195,25 @@ void buildLengthsWG() {
             if (t == 0u) { sLong = 8u; sLo = 0u; sHi = 255u; }
         } else {
             if (t == 0u) {
-                if (n > 1u) mergeQueues(n);
-                sLong = 0u;
+                sLong = n > 1u ? mergeQueues(n) : 1u;
                 sLo = 255u;
                 sHi = 0u;
             }
             barrier();
-            // Depth of each internal node: its hops to the root, all nodes at once.
-            for (uint k = t; k + 1u < n; k += WG) {
-                uint d = 0u;
-                for (uint x = k; x + 2u < n; x = A_parI(x)) d++;
-                A_dep(k) = d;
-            }
-            barrier();
-            for (uint x = t; x < n; x += WG) {
-                uint sym = A_keys(x) & 255u;
-                uint l = n > 1u ? A_dep(A_parL(x)) + 1u : 1u;
-                A_lens(sym) = l;
-                atomicMax(sLong, l);
-                atomicMin(sLo, sym);
-                atomicMax(sHi, sym);
+            if (sLong <= HUFF_MAX_LEN) { // uniform: read by all after the barrier
+                // Depth of each internal node: its hops to the root, all nodes at once.
+                for (uint k = t; k + 1u < n; k += WG) {
+                    uint d = 0u;
+                    for (uint x = k; x + 2u < n; x = A_parI(x)) d++;
+                    A_dep(k) = d;
+                }
+                barrier();
+                for (uint x = t; x < n; x += WG) {
+                    uint sym = A_keys(x) & 255u;
+                    A_lens(sym) = n > 1u ? A_dep(A_parL(x)) + 1u : 1u;
+                    atomicMin(sLo, sym);
+                    atomicMax(sHi, sym);
+                }
             }
         }
         barrier();

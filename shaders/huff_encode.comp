@@ -18,6 +18,10 @@ layout(constant_id = 3) const uint PROF = 0;  // profiling only (wrong bodies): 
                                               // construction, 1024 no lane codes written, 2048 no lane sizing,
                                               // 4096 no Huffman merge, 8192 no ranking; 0 in real use
 #define HUFF_PROF_BITS (PROF >> 8)
+shared uint hist[8u * 129u]; // copy t % 8 at word 129·(t % 8) (so the copies of a count sit in different banks),
+                             // two 16-bit counters per word
+// The halving-round probe works in the histogram copies, idle once the counts are summed.
+#define HUFF_PROBE(i) hist[(i)]
 #include "huff_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
@@ -44,8 +48,6 @@ const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: se
 
 const bool CACHE = SHIFT <= 15u;
 shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
-shared uint hist[8u * 129u];         // copy t % 8 at word 129·(t % 8) (so the copies of a count sit in different
-                                     // banks), two 16-bit counters per word
 shared uint segBits[WG];
 shared uint headW[WG]; // a segment's bits in the first word of its lane segment when that word began earlier
 shared uint laneWords[LANES];
@@ -103,6 +105,7 @@ void main() {
         }
         barrier();
         if ((PROF & 512u) == 0u) {
+            if ((PROF & (8192u | 4096u)) == 0u) probeRounds();
             buildLengthsWG();
             canonicalWG();
         } else {
