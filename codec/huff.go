@@ -275,8 +275,8 @@ func huffEncodeChunk(src []byte, m int, low, piece []byte) (info uint32, pieceLe
 	huffSplitCount(src, m, low, exps, &es.hist)
 	clear(low[m:])
 	var h [256]uint32
+	hs := &es.hist
 	for s := range h {
-		hs := &es.hist
 		h[s] = hs[0][s] + hs[1][s] + hs[2][s] + hs[3][s] + hs[4][s] + hs[5][s] + hs[6][s] + hs[7][s]
 	}
 	hc := huffLengths(&h)

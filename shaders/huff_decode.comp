@@ -333,10 +333,10 @@ void main() {
                 }
                 a += 1u << (HUFF_MAX_LEN - l);
             }
-            // From B on, the first level points to the second; a single code (0) leaves indices 1... without one.
+            // From B on, the first level points to the second (B = 2048, nothing, without long codes); a single
+            // code (0) leaves indices 1... without one.
             uint w0 = (B + 7u) / 8u;
-            for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < 256u; w += TEAM)
-                FREV(w) = used == 1u ? 0u : LONG | (LONG << 16);
+            for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < 256u; w += TEAM) FREV(w) = LONG | (LONG << 16);
             if (used == 1u) {
                 for (uint w = 128u + i; w < 256u; w += TEAM) FREV(w) = 0u;
             }
@@ -359,9 +359,9 @@ void main() {
         bool emit = !skip;
         bool foldLow = doCRC && lowLater;
         // The lane's words reach the chain through its ring in shared memory. A block's 16 codes take at most 176
-        // bits, so from word k = pos/32 at the block's start they read words k .. k+7 at most; at every block's start
-        // all lanes together store the eight words loaded at the previous block's start (k' + 8 .. k' + 15) and load
-        // the next eight. Every lane loads at the same step: in SIMT a register loaded by one lane stalls the whole
+        // bits, so from word k = pos/32 at the block's start the chain's window (below) reads words k .. k+8 at most;
+        // at every block's start all lanes together store the eight words loaded at the previous block's start
+        // (k' + 8 .. k' + 15, so the ring holds k .. k' + 15 ⊇ k .. k+8, since k ≤ k' + 6) and load the next eight. Every lane loads at the same step: in SIMT a register loaded by one lane stalls the whole
         // subgroup at its next use by any lane, so lanes fetching on their own schedules would wait at almost every
         // step.
         if (dec) {
