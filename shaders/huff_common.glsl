@@ -13,11 +13,11 @@ const uint PMAX = N / LANES; // positions of a full chunk's lanes
 #define HUFF_PROF_BITS 0u // profiling switches of the code construction (huff_encode's PROF); 0 in real use
 #endif
 
-// The code construction's arrays (A_cnt(i) … A_dep(i)): its own, or rows 0..6 of an includer's 1-D shared array
-// HUFF_ARENA of HUFF_ARENA_ROWS × 256 words (huff_decode lends its decode tables and rings, idle while it checks raw
-// chunks).
+// The code construction's arrays (A_cnt(i) … A_dep(i)): its own, or the first 7 × 256 words of an includer's 1-D
+// shared array HUFF_ARENA of HUFF_ARENA_WORDS ≥ 1792 words (huff_decode lends its decode tables and rings, idle
+// while it checks raw chunks).
 #ifdef HUFF_ARENA
-shared uint HUFF_ARENA[HUFF_ARENA_ROWS * 256u];
+shared uint HUFF_ARENA[HUFF_ARENA_WORDS];
 #define A_cnt(i) HUFF_ARENA[(i)]
 #define A_lens(i) HUFF_ARENA[256u + (i)]
 #define A_keys(i) HUFF_ARENA[512u + (i)]

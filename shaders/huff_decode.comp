@@ -10,8 +10,9 @@
 // ahead (see the ring's comment: the decode chain must never wait for global memory). After a barrier, invocation t
 // combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
 // 16-byte stores and folds those low words into the CRC. Shared memory is what bounds the chunks in flight
-// (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB) and
-// one block (2 KiB), the first two in an arena that the raw chunks' code construction borrows.
+// (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB, the
+// header's arrays and the tables' staging until the ring is filled) and one block's exponents (576 bytes), the first
+// two in an arena that the raw chunks' code construction borrows.
 // The CRC verdict comes at the chunk's end and takes precedence over lane stream errors, as in the reference.
 // Status: flags, the lowest structurally corrupt chunk, the lowest chunk with a CRC mismatch, and the lowest chunk
 // with a stream error, as chunk<<1 | (0 corrupt lane stream, 1 non-canonical). Every index derived from payload
@@ -27,7 +28,7 @@
 // Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
 // construction, which borrows them once the workgroup's chunks are decoded.
 #define CHW (512u + 32u * 17u)
-#define HUFF_ARENA_ROWS ((WG / 32u) * CHW / 256u + 1u > 7u ? (WG / 32u) * CHW / 256u + 1u : 7u)
+#define HUFF_ARENA_WORDS ((WG / 32u) * CHW > 1792u ? (WG / 32u) * CHW : 1792u)
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
@@ -70,19 +71,23 @@ const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words 
 // code longer than 9 bits, a multiple of 4, 2048 when there is none) the second level holds the 10- and 11-bit
 // codes at x − B (at most 510 entries: Kraft with 256 symbols). The first level holds the codes of at most 9 bits
 // and LONG from B on, indexed by the next 9 lane bits as they come (first bit lowest, no reversal on the chain): it
-// is built by ranges of x >> 2 in the staging buffer (FREV), then permuted. 4 KiB of 11-bit table per chunk became
+// is built by ranges of x >> 2 in the chunk's ring area (FREV), then permuted. 4 KiB of 11-bit table per chunk became
 // 2 KiB, and with the rings in the arena too more chunks fit an SM (shared memory bounds them).
 #define FTAB(w) dtab[TR + (w)]
-#define FREV(w) stg[team * 128u + ((w) >> 2)][(w) & 3u]
+#define FREV(w) dtab[RA + (w)]
 #define TTAB(w) dtab[TR + 256u + (w)]
 #define RING(j) dtab[RB + (j)]
-shared uvec4 stg[K * 128u];     // staging: the block's 512 exponents (one word each), swizzled
+// Staging: the block's 512 exponents, 4 per word, a row of 36 words per group of 4 positions: lane l's word of
+// positions 4g .. 4g+3 at word 36g + l (the decode chain stores one word per 4 codes). The combine step's reads
+// (16 consecutive words per invocation) are 16-byte loads without bank conflicts: 36 spreads the rows over the banks.
+shared uvec4 stg[K * 36u];
 const uint RS = 17u;            // ring stride per lane (16 words + 1: lanes' slots spread over the banks)
 // ring (in the arena, RING): per lane its words k at slot k % 16, the window the decode chain reads
-shared uint sortS[K * 64u];     // present symbols in canonical order, 4 per word
-shared uint lensP[K * 32u];     // code lengths: symbol minSym + 8w + u in nibble u of word w
-shared uint laneNW[K * LANES];  // lane word counts
-shared uint tBl[K * 12u];       // symbols per code length
+// Until the chunk's decode tables are built, its ring area (RA) holds their staging and the header's arrays:
+// FREV (256 words, below), from word 256 the present symbols in canonical order (64 words, 4 per word), from 320 the
+// code lengths (32: symbol minSym + 8w + u in nibble u of word w), from 352 the lane word counts (32), from 384 the
+// symbols per code length (12). Shared memory bounds the chunks an SM holds: with these in the ring area and the
+// staging packed, a workgroup of 128 takes 23.5 KiB, so an SM holds four (16 chunks) instead of three.
 shared uint tFlag[K];           // 1: a length above 11 (corrupt); 2: non-zero table padding (non-canonical)
 shared uint tCrcA[K], tCrcB[K]; // XOR of the team's CRC terms: entry and piece (or the whole message); low piece
 shared uint tB[K];             // the chunk's first long-code index (decode tables)
@@ -123,12 +128,8 @@ uint countEq(uint w, uint l) {
     return 8u - uint(bitCount((x | (x >> 1) | (x >> 2) | (x >> 3)) & 0x11111111u));
 }
 
-uint nibble(uint base, uint i) { return (lensP[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
+uint nibble(uint base, uint i) { return (dtab[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
 
-// stgAt: staging uvec4 L (0..127) of chunk slot g. The XOR swizzle spreads the 16-byte reads of the
-// combine step (invocation t reads 4t .. 4t+3) over all banks; the lane writes (32 consecutive words) stay
-// conflict-free.
-uint stgAt(uint g, uint L) { return g * 128u + (L ^ ((L >> 3) & 7u)); }
 
 void report(uint cls, uint v) {
     atomicOr(status[0], cls == 1u ? STATUS_CORRUPT : (cls == 2u ? STATUS_CHECKSUM : STATUS_NONCANONICAL));
@@ -141,7 +142,8 @@ void main() {
     initStrideCRC();
     if (t == 0u) sKN = mulmod(xpow8(N / 2u), xpow8(N / 2u));
     barrier();
-    uint TR = team * 512u, SB = team * 64u, LB = team * 32u, NB = team * LANES, BB = team * 12u;
+    uint TR = team * 512u, RA = K * 512u + team * LANES * RS;
+    uint SB = RA + 256u, LB = RA + 320u, NB = RA + 352u, BB = RA + 384u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
         uint c = base + team;
         bool act = c < pc.chunks;
@@ -152,7 +154,7 @@ void main() {
             tBad[team] = 0u;
             tRaw[team] = 0u;
         }
-        for (uint w = i; w < 64u; w += TEAM) sortS[SB + w] = 0u;
+        for (uint w = i; w < 64u; w += TEAM) dtab[SB + w] = 0u;
         if (t == 0u) sAnyRaw = 0u;
         barrier();
         bool last = c == pc.chunks - 1u;
@@ -198,38 +200,38 @@ void main() {
                 uint nb = tb > b0 ? min(tb - b0, 4u) : 0u;
                 uint bm = nb == 4u ? ~0u : (1u << (8u * nb)) - 1u;
                 uint lv = v & vm;
-                if (nq < 32u) lensP[LB + nq] = lv;
+                if (nq < 32u) dtab[LB + nq] = lv;
                 if (((lv & (lv << 1)) & 0x88888888u) != 0u) atomicOr(tFlag[team], 1u);
                 if ((v & ~vm & bm) != 0u) atomicOr(tFlag[team], 2u);
             }
             if (i < LANES / 2u) {
                 uint lw = pieceWord(off + tb / 4u + i);
-                laneNW[NB + 2u * i] = lw & 0xFFFFu;
-                laneNW[NB + 2u * i + 1u] = lw >> 16;
+                dtab[NB + 2u * i] = lw & 0xFFFFu;
+                dtab[NB + 2u * i + 1u] = lw >> 16;
             }
         }
         barrier();
         if (hdr && i < HUFF_MAX_LEN) {
             uint l = i + 1u, s = 0u;
-            for (uint w = 0u; w < (n + 7u) / 8u; w++) s += countEq(lensP[LB + w], l);
-            tBl[BB + l] = s;
+            for (uint w = 0u; w < (n + 7u) / 8u; w++) s += countEq(dtab[LB + w], l);
+            dtab[BB + l] = s;
         }
         barrier();
         uint rel = 0u, nw = 0u; // the lane's first word within the piece, and its word count
         if (hdr) {
             uint kraft = 0u, used = 0u;
             for (uint l = 1u; l <= HUFF_MAX_LEN; l++) {
-                kraft += tBl[BB + l] << (HUFF_MAX_LEN - l);
-                used += tBl[BB + l];
+                kraft += dtab[BB + l] << (HUFF_MAX_LEN - l);
+                used += dtab[BB + l];
             }
             uint f0 = nibble(LB, 0u), fn = nibble(LB, n - 1u);
             uint tot = 0u;
             for (uint l = 0u; l < LANES; l++) {
-                uint x = laneNW[NB + l];
+                uint x = dtab[NB + l];
                 if (l < i) rel += x;
                 tot += x;
             }
-            nw = laneNW[NB + i];
+            nw = dtab[NB + i];
             rel += tb / 4u + HUFF_COUNTS_WORDS;
             if ((tFlag[team] & 1u) != 0u || f0 == 0u || fn == 0u || (used == 1u && f0 != 1u)
                 || (used > 1u && kraft != (1u << HUFF_MAX_LEN)) || tb + 4u * HUFF_COUNTS_WORDS + 4u * tot != size) {
@@ -237,14 +239,14 @@ void main() {
             } else {
                 // Canonical order: lengths ascending, then symbols; position = symbols of shorter lengths + rank.
                 for (uint nq = i; nq < (n + 7u) / 8u; nq += TEAM) {
-                    uint lw = lensP[LB + nq];
+                    uint lw = dtab[LB + nq];
                     for (uint u = 0u; u < 8u; u++) {
                         uint l = (lw >> (4u * u)) & 15u;
                         if (l == 0u) continue;
                         uint pos = countEq(lw & ((1u << (4u * u)) - 1u), l);
-                        for (uint w = 0u; w < nq; w++) pos += countEq(lensP[LB + w], l);
-                        for (uint k = 1u; k < l; k++) pos += tBl[BB + k];
-                        atomicOr(sortS[SB + pos / 4u], (lo + 8u * nq + u) << (8u * (pos % 4u)));
+                        for (uint w = 0u; w < nq; w++) pos += countEq(dtab[LB + w], l);
+                        for (uint k = 1u; k < l; k++) pos += dtab[BB + k];
+                        atomicOr(dtab[SB + pos / 4u], (lo + 8u * nq + u) << (8u * (pos % 4u)));
                     }
                 }
             }
@@ -293,7 +295,7 @@ void main() {
         }
         bool dec = !skip && !raw && (PROF & 2u) == 0u;
         // The lane's first 16 words, in flight while the decode table is built.
-        uint RB = K * 512u + (team * LANES + i) * RS;
+        uint RB = RA + i * RS;
         uvec4 r0 = dec ? laneQuad(off + rel, 0u, nw) : uvec4(0u), r1 = dec ? laneQuad(off + rel, 4u, nw) : uvec4(0u);
         uvec4 r2 = dec ? laneQuad(off + rel, 8u, nw) : uvec4(0u), r3 = dec ? laneQuad(off + rel, 12u, nw) : uvec4(0u);
         barrier(); // the canonical order complete
@@ -303,10 +305,10 @@ void main() {
             // entries sharing a word (a complete code has an even number of each); a 10-bit code fills a
             // second-level word.
             uint used = 0u;
-            for (uint l = 1u; l <= HUFF_MAX_LEN; l++) used += tBl[BB + l];
+            for (uint l = 1u; l <= HUFF_MAX_LEN; l++) used += dtab[BB + l];
             uint a = 0u, B = 2048u;
             for (uint k = 0u; k < used; k++) {
-                uint s = (sortS[SB + k / 4u] >> (8u * (k % 4u))) & 255u;
+                uint s = (dtab[SB + k / 4u] >> (8u * (k % 4u))) & 255u;
                 uint l = nibble(LB, s - lo);
                 uint e = s | (l << 8);
                 if (l <= 8u) {
@@ -316,7 +318,7 @@ void main() {
                     if ((a & 4u) == 0u && (a / 8u) % TEAM == i) {
                         // The other half: the next 9-bit code, or the start of the long codes.
                         uint k2 = min(k + 1u, 255u);
-                        uint s2 = (sortS[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
+                        uint s2 = (dtab[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
                         uint e2 = k + 1u < used && nibble(LB, s2 - lo) == 9u ? s2 | (9u << 8) : LONG;
                         FREV(a / 8u) = e | (e2 << 16);
                     }
@@ -327,7 +329,7 @@ void main() {
                         if ((t / 2u) % TEAM == i) TTAB(t / 2u) = e | (e << 16);
                     } else if ((t & 1u) == 0u && (t / 2u) % TEAM == i) {
                         uint k2 = min(k + 1u, 255u);
-                        uint s2 = (sortS[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
+                        uint s2 = (dtab[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
                         TTAB(t / 2u) = e | ((s2 | (HUFF_MAX_LEN << 8)) << 16);
                     }
                 }
@@ -372,6 +374,7 @@ void main() {
                 RING(12u + r) = r3[r];
             }
         }
+        uint acc = 0u;          // the codes of the current group of 4 positions, staged when complete
         uint pos = 0u, pk = 0u; // pk: the first word of the eight in r0, r1 (none before the first block)
         // The chain's window in registers: lane words kw and kw+1 in c0 and c1 (sh bits of c0 taken), kw+2 in nx,
         // loaded from the ring a step before it can be needed (after a word is passed, the next 32 bits take at
@@ -419,7 +422,10 @@ void main() {
                         uint len = d >> 8;
                         if (len == 0u) bad |= 1u;
                         pos += len;
-                        if ((PROF & 32u) == 0u) stg[stgAt(team, q * 8u + i / 4u)][i & 3u] = d & 255u;
+                        uint qb = 8u * (q & 3u);
+                        acc = qb == 0u ? d & 255u : acc | ((d & 255u) << qb);
+                        if ((PROF & 32u) == 0u && (qb == 24u || bk * BP + q + 1u >= ci))
+                            stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = acc;
                         sh += len; // ≤ 31 + 11
                         bool cr = sh >= 32u;
                         c0 = cr ? c1 : c0;
@@ -441,10 +447,12 @@ void main() {
                         e2 = bytes4(pieceWord(pb + 2u));
                         e3 = bytes4(pieceWord(pb + 3u));
                     } else {
-                        e0 = stg[stgAt(team, 4u * i)];
-                        e1 = stg[stgAt(team, 4u * i + 1u)];
-                        e2 = stg[stgAt(team, 4u * i + 2u)];
-                        e3 = stg[stgAt(team, 4u * i + 3u)];
+                        // Values 16i .. 16i+15: position i/2, lanes 16(i%2) .. +15.
+                        uint sb = team * 36u + 9u * (i >> 3) + 4u * (i & 1u), es = 8u * ((i >> 1) & 3u);
+                        e0 = (stg[sb] >> es) & 255u;
+                        e1 = (stg[sb + 1u] >> es) & 255u;
+                        e2 = (stg[sb + 2u] >> es) & 255u;
+                        e3 = (stg[sb + 3u] >> es) & 255u;
                     }
                     uvec4 o0 = uvec4(spread2(lq.x & 0xFFFFu) | (e0.x << 7) | (e0.y << 23),
                                      spread2(lq.x >> 16) | (e0.z << 7) | (e0.w << 23),

@@ -75,14 +75,15 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
-// the staging buffer of 512 exponents, the canonical order (64), lengths (32), lane counts (32), per-length counts
-// (12) and 8 flags; an arena of 256-word rows holding every chunk's two decode-table rows and its lanes' rings
-// (32 × 17), at least the 7 rows the raw chunks' code construction borrows; per workgroup the CRC tables
-// (1024 + 129), the code construction's codes (256) and scalars (4), a flag, x^(8N) and 32 lane sizes.
+// the staging of one block's exponents (4 rows of 36 words) and 8 flags; an arena holding every chunk's two
+// decode-table rows and its lanes' rings (32 × 17 words, the header's arrays until the ring is filled), at least the
+// 7 × 256 words the raw chunks' code construction borrows; per workgroup the CRC tables (1024 + 129), the code
+// construction's codes (256, unused by the decoder: an upper bound) and scalars (4), a flag, x^(8N) and 32 lane
+// sizes.
 func huffDecodeShared(wg uint32) uint32 {
 	k := wg / huffDecodeTeam
-	rows := max(k*(512+32*17)/256+1, 7)
-	return 4 * (k*(512+64+32+32+12+8) + rows*256 + 1024 + 129 + 256 + 4 + 1 + 1 + 32)
+	arena := max(k*(512+32*17), 7*256)
+	return 4 * (k*(144+8) + arena + 1024 + 129 + 256 + 4 + 1 + 1 + 32)
 }
 
 // decodeGroups is the decoder's grid for C chunks.
