@@ -131,6 +131,36 @@ uint countEq(uint w, uint l) {
 uint nibble(uint base, uint i) { return (dtab[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
 
 
+// decodeStep decodes the next code of a lane: its symbol. The lane's window is c0, c1 (its words kw, kw+1, sh bits
+// of c0 taken) and nx (word kw+2, read from the ring at rb a step before it can be needed: after a word is passed,
+// the next 32 bits take at least two codes), so no step waits for a ring read; pos counts the lane's bits, bad gets
+// 1 for a pattern that starts no code. Registers and the table lookups only: the same steps in every lane.
+uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint kw, inout uint pos,
+                inout uint bad, uint B, uint TR, uint RB) {
+    uint bits = (c0 >> sh) | ((c1 << 1) << (31u - sh));
+    uint x = bitfieldReverse(bits) >> 21;
+    uint d = (x & 255u) | (3u << 8);
+    if ((PROF & 16u) == 0u) {
+        // Both levels are read at once (the second's index wraps to its end below B): a branch for the rare long
+        // codes made the whole subgroup wait whenever one lane had one.
+        uint y = min(x - B, 511u), p = bits & 511u;
+        uint f = (FTAB(p >> 1) >> ((p & 1u) << 4)) & 0xFFFFu;
+        uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
+        d = f == LONG ? g : f;
+    }
+    uint len = d >> 8;
+    if (len == 0u) bad |= 1u;
+    pos += len;
+    sh += len; // ≤ 31 + 11
+    bool cr = sh >= 32u;
+    c0 = cr ? c1 : c0;
+    c1 = cr ? nx : c1;
+    sh -= cr ? 32u : 0u;
+    kw += cr ? 1u : 0u;
+    nx = (PROF & 64u) == 0u ? RING((kw + 2u) & 15u) : ~pos;
+    return d & 255u;
+}
+
 void report(uint cls, uint v) {
     atomicOr(status[0], cls == 1u ? STATUS_CORRUPT : (cls == 2u ? STATUS_CHECKSUM : STATUS_NONCANONICAL));
     atomicMin(status[cls], v);
@@ -374,11 +404,8 @@ void main() {
                 RING(12u + r) = r3[r];
             }
         }
-        uint acc = 0u;          // the codes of the current group of 4 positions, staged when complete
         uint pos = 0u, pk = 0u; // pk: the first word of the eight in r0, r1 (none before the first block)
-        // The chain's window in registers: lane words kw and kw+1 in c0 and c1 (sh bits of c0 taken), kw+2 in nx,
-        // loaded from the ring a step before it can be needed (after a word is passed, the next 32 bits take at
-        // least two codes), so no step waits for a ring read.
+        // The chain's window in registers (decodeStep).
         uint c0 = 0u, c1 = 0u, nx = 0u, sh = 0u, kw = 0u;
         if (dec && (PROF & 64u) == 0u) {
             c0 = RING(0u);
@@ -405,34 +432,26 @@ void main() {
                     pk = (pos >> 5) + 8u;
                     r0 = laneQuad(off + rel, pk, nw);
                     r1 = laneQuad(off + rel, pk + 4u, nw);
-                    // The serial decode chain: registers and the table lookups only, the same steps in every lane.
-                    [[dont_unroll]] for (uint q = 0u; q < BP; q++) {
-                        if (bk * BP + q >= ci) break;
-                        uint bits = (c0 >> sh) | ((c1 << 1) << (31u - sh));
-                        uint x = bitfieldReverse(bits) >> 21;
-                        uint d = (x & 255u) | (3u << 8);
-                        if ((PROF & 16u) == 0u) {
-                            // Both levels are read at once (the second's index wraps to its end below B): a
-                            // branch for the rare long codes made the whole subgroup wait whenever one lane had one.
-                            uint y = min(x - B, 511u), p = bits & 511u;
-                            uint f = (FTAB(p >> 1) >> ((p & 1u) << 4)) & 0xFFFFu;
-                            uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
-                            d = f == LONG ? g : f;
+                    // The serial decode chain, four codes to a staging word. A full block (every lane of every full
+                    // chunk) is unrolled: no position checks, constant shifts.
+                    uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
+                    if (lim == BP) {
+                        [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
+                            uint a = decodeStep(c0, c1, nx, sh, kw, pos, bad, B, TR, RB);
+                            a |= decodeStep(c0, c1, nx, sh, kw, pos, bad, B, TR, RB) << 8;
+                            a |= decodeStep(c0, c1, nx, sh, kw, pos, bad, B, TR, RB) << 16;
+                            a |= decodeStep(c0, c1, nx, sh, kw, pos, bad, B, TR, RB) << 24;
+                            if ((PROF & 32u) == 0u) stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
                         }
-                        uint len = d >> 8;
-                        if (len == 0u) bad |= 1u;
-                        pos += len;
-                        uint qb = 8u * (q & 3u);
-                        acc = qb == 0u ? d & 255u : acc | ((d & 255u) << qb);
-                        if ((PROF & 32u) == 0u && (qb == 24u || bk * BP + q + 1u >= ci))
-                            stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = acc;
-                        sh += len; // ≤ 31 + 11
-                        bool cr = sh >= 32u;
-                        c0 = cr ? c1 : c0;
-                        c1 = cr ? nx : c1;
-                        sh -= cr ? 32u : 0u;
-                        kw += cr ? 1u : 0u;
-                        nx = (PROF & 64u) == 0u ? RING((kw + 2u) & 15u) : ~pos;
+                    } else {
+                        uint a = 0u;
+                        [[dont_unroll]] for (uint q = 0u; q < lim; q++) {
+                            a |= decodeStep(c0, c1, nx, sh, kw, pos, bad, B, TR, RB) << (8u * (q & 3u));
+                            if ((PROF & 32u) == 0u && ((q & 3u) == 3u || q + 1u == lim)) {
+                                stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = a;
+                                a = 0u;
+                            }
+                        }
                     }
                 }
                 barrier();
