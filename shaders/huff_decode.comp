@@ -430,8 +430,14 @@ void main() {
                         }
                     }
                     pk = (pos >> 5) + 8u;
-                    r0 = laneQuad(off + rel, pk, nw);
-                    r1 = laneQuad(off + rel, pk + 4u, nw);
+                    if (pk + 8u <= nw) { // the lane's words, inside the piece by the structure checks
+                        uint pa = pc.pieceBase + off + rel + pk;
+                        r0 = uvec4(pieces[pa], pieces[pa + 1u], pieces[pa + 2u], pieces[pa + 3u]);
+                        r1 = uvec4(pieces[pa + 4u], pieces[pa + 5u], pieces[pa + 6u], pieces[pa + 7u]);
+                    } else {
+                        r0 = laneQuad(off + rel, pk, nw);
+                        r1 = laneQuad(off + rel, pk + 4u, nw);
+                    }
                     // The serial decode chain, four codes to a staging word. A full block (every lane of every full
                     // chunk) is unrolled: no position checks, constant shifts.
                     uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
