@@ -130,9 +130,8 @@ uint countEq(uint w, uint l) {
 
 uint nibble(uint base, uint i) { return (dtab[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
 
-
 // decodeStep decodes the next code of a lane: its symbol. The lane's window is c0, c1 (its words kw, kw+1, sh bits
-// of c0 taken) and nx (word kw+2, read from the ring at rb a step before it can be needed: after a word is passed,
+// of c0 taken) and nx (word kw+2, read from the lane's ring at RB a step before it can be needed: after a word is passed,
 // the next 32 bits take at least two codes), so no step waits for a ring read; pos counts the lane's bits, bad gets
 // 1 for a pattern that starts no code. Registers and the table lookups only: the same steps in every lane.
 uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint kw, inout uint pos,
