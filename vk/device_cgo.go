@@ -130,6 +130,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 		exts = append(exts, "VK_KHR_external_semaphore_fd")
 		feats.ExternalSemaphoreFD = true
 	}
+	feats.ShaderInt64 = fresh.ShaderInt64
 	if fresh.PipelineExecutableInfo {
 		exts = append(exts, extPipelineExecProps)
 		feats.PipelineStatistics = true
@@ -143,6 +144,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	o.enableFullSubgroups = C.uint32_t(b2u(feats.ComputeFullSubgroups))
 	o.enableTimeline = C.uint32_t(b2u(feats.TimelineSemaphore))
 	o.enableExecProps = C.uint32_t(b2u(feats.PipelineStatistics))
+	o.enableInt64 = C.uint32_t(b2u(feats.ShaderInt64))
 	o.extensionCount = C.uint32_t(len(exts))
 	for i, e := range exts {
 		cs := C.CString(e)

@@ -494,6 +494,7 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 		info.Limits.MaxComputeWorkGroupSize[i] = uint32(lim.maxComputeWorkGroupSize[i])
 	}
 	info.RobustBufferAccessAvailable = p.features.robustBufferAccess != 0
+	info.ShaderInt64 = p.features.rest[C.VKZ_FEATURE_SHADER_INT64-1] != 0
 
 	if p.haveProps2 != 0 {
 		info.SubgroupSize = uint32(p.subgroup.subgroupSize)

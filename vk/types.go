@@ -157,6 +157,7 @@ type DeviceInfo struct {
 
 	Extensions                  []string // sorted device extension names
 	RobustBufferAccessAvailable bool
+	ShaderInt64                 bool // 64-bit integers in shaders (core feature shaderInt64)
 	TimelineSemaphore           bool // feature available
 	ExternalMemoryFD            bool // VK_KHR_external_memory_fd available
 	ExternalSemaphoreFD         bool // VK_KHR_external_semaphore_fd available
@@ -351,8 +352,10 @@ type EnabledFeatures struct {
 	SubgroupSizeControl  bool
 	ComputeFullSubgroups bool
 	TimelineSemaphore    bool
-	ExternalMemoryFD     bool
-	ExternalSemaphoreFD  bool
+	// ShaderInt64: the shaderInt64 feature is enabled, so kernels may use 64-bit integers.
+	ShaderInt64         bool
+	ExternalMemoryFD    bool
+	ExternalSemaphoreFD bool
 	// PipelineStatistics: VK_KHR_pipeline_executable_properties and its
 	// pipelineExecutableInfo feature are enabled, so pipelines created
 	// with PipelineDesc.CaptureStatistics report Pipeline.Statistics.

@@ -1231,6 +1231,16 @@ func TestPipelineStatConversion(t *testing.T) {
 	}
 }
 
+// shaderInt64 is enabled wherever the device has it (vkzip's kernels pick 64-bit variants by it); lavapipe has it.
+func TestShaderInt64Feature(t *testing.T) {
+	dev := vktest.OpenTestDevice(t)
+	info, feats := dev.Info(), dev.Features()
+	assert.Equal(t, info.ShaderInt64, feats.ShaderInt64)
+	if strings.Contains(info.Name, "llvmpipe") {
+		assert.True(t, info.ShaderInt64, "lavapipe supports shaderInt64")
+	}
+}
+
 // TestPipelineStatisticsUnsupported covers devices without
 // VK_KHR_pipeline_executable_properties (lavapipe) and the error paths
 // every device shares.

@@ -158,7 +158,7 @@ func TestHuffVulkanHostile(t *testing.T) {
 }
 
 // The kernels' variants (workgroup sizes, so every chunk position within a decode workgroup; load batches; grids
-// smaller than the chunks, so grid-stride loops in every kernel) give the reference's bytes and values, and its
+// smaller than the chunks, so grid-stride loops in every kernel; the decoder with and without 64-bit integers) give the reference's bytes and values, and its
 // verdict on damaged bodies, on a tensor mixing coded and raw chunks.
 func TestHuffVulkanVariants(t *testing.T) {
 	vb := openTest(t, Options{Groups: 3})
@@ -175,8 +175,12 @@ func TestHuffVulkanVariants(t *testing.T) {
 	lim := uint32(vb.o.WorkGroup)
 	for _, cs := range []bool{true, false} {
 		body := huffRef(t, src, shift, cs)
-		for _, v := range []struct{ ewg, dwg, groups, batch uint32 }{
-			{32, 32, 1, 1}, {64, 64, 2, 3}, {128, 128, 0, 8}, {256, 128, 1, 16}, {128, 32, 3, 8},
+		for _, v := range []struct {
+			ewg, dwg, groups, batch uint32
+			i64                     bool
+		}{
+			{32, 32, 1, 1, false}, {64, 64, 2, 3, true}, {128, 128, 0, 8, false}, {128, 128, 0, 8, true},
+			{256, 128, 1, 16, true}, {128, 32, 3, 8, false},
 		} {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
@@ -184,6 +188,7 @@ func TestHuffVulkanVariants(t *testing.T) {
 			k.EncodeWG, k.PlaceWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.ewg, lim),
 				vb.fitHuffDecodeWG(min(v.dwg, lim)),
 				v.groups, v.batch
+			k.Int64 = v.i64 && vb.dev.Features().ShaderInt64
 			got, err := k.Encode(ctx, src, n, shift, cs)
 			require.NoError(t, err, name)
 			require.True(t, string(body) == string(got), "%s: bytes differ at %d", name, firstDiff(body, got))
@@ -207,11 +212,13 @@ func TestHuffVulkanVariants(t *testing.T) {
 // The default decode workgroup (4 chunks in flight) fits devices with 48 KiB of shared memory per workgroup
 // (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
 func TestHuffDecodeSharedBudget(t *testing.T) {
+	t.Setenv("VKZIP_HUFF_INT64", "")
 	require.LessOrEqual(t, huffDecodeShared(128), uint32(48<<10))
 	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
 	defer k.Close()
+	require.Equal(t, vb.dev.Features().ShaderInt64, k.Int64, "the 64-bit decoder wherever the device has it")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
 	require.Zero(t, k.DecodeWG%huffDecodeTeam)
 	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG), vb.info.Limits.MaxComputeSharedMemorySize)

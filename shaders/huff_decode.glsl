@@ -1,0 +1,600 @@
+// huff decode (docs/FORMAT.md §14), one pass. A workgroup holds K = WG/32 chunks at a time (grid-stride over groups
+// of K chunks), a team of 32 invocations per chunk. Per chunk, in parallel over the team: the table entry against its
+// neighbour's and the piece header (lengths parsed 8 nibbles per word, Kraft sum from per-length counts), the
+// canonical order of the symbols (rank among equal lengths by nibble popcounts) and the two-level decode tables (see
+// dtab below), and the CRC
+// of the entry and piece (four strided Horner registers per invocation, loads coalesced). Then the chunk's values go
+// in blocks of 16 positions (512 values): invocation l decodes lane l's 16 codes into the staging buffer, reading
+// the lane's words from a 16-word ring in shared memory that all lanes refill together at block starts, a block
+// ahead (see the ring's comment: the decode chain must never wait for global memory). After a barrier, invocation t
+// combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
+// 16-byte stores and folds those low words into the CRC. Shared memory is what bounds the chunks in flight
+// (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB, the
+// header's arrays and the tables' staging until the ring is filled) and one block's exponents (576 bytes), the first
+// two in an arena that the raw chunks' code construction borrows.
+// The CRC verdict comes at the chunk's end and takes precedence over lane stream errors, as in the reference.
+// Status: flags, the lowest structurally corrupt chunk, the lowest chunk with a CRC mismatch, and the lowest chunk
+// with a stream error, as chunk<<1 | (0 corrupt lane stream, 1 non-canonical). Every index derived from payload
+// data is bounded before use.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#if HUFF_INT64
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+
+#include "layout.glsl"
+#include "common.glsl"
+// CRC words are taken in groups of 4 per invocation, 32 invocations: a stride of 128 words.
+#define HUFF_CRC_STRIDE 128u
+#define HUFF_ARENA dtab
+// Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
+// construction, which borrows them once the workgroup's chunks are decoded.
+#define CHW (512u + 32u * 17u)
+#define HUFF_ARENA_WORDS ((WG / 32u) * CHW > 1792u ? (WG / 32u) * CHW : 1792u)
+#include "huff_common.glsl"
+
+layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
+layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 1 no CRC, 2 no lane decoding,
+                                               // 4 no output stores, 8 no end-of-chunk checks, 16 no table lookup
+                                               // (3-bit codes), 32 no staging writes, 64 no ring reads; 0 in real
+                                               // use
+
+layout(std430, binding = 0) readonly buffer Lows { uint lows[]; };   // ≥ 1 word
+layout(std430, binding = 0) readonly buffer LowsV { uvec4 lowsv[]; };
+layout(std430, binding = 1) readonly buffer Table { uint table[]; };
+layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; // ≥ 1 word
+layout(std430, binding = 3) writeonly buffer Dst { uint dst[]; };
+layout(std430, binding = 3) writeonly buffer DstV { uvec4 dstv[]; };
+layout(std430, binding = 4) buffer Status { uint status[]; };
+
+layout(push_constant) uniform PC {
+    uint chunks;
+    uint lastLen;
+    uint checksums;
+    uint pieceLen;  // bytes in the piece section
+    uint lowWords;
+    uint dstWords;  // words of the output (ceil(N/2))
+    uint lowBase;   // words from each binding's start to its data (device-resident buffers at any offset)
+    uint tableBase;
+    uint pieceBase;
+    uint dstBase;
+} pc;
+
+const uint TEAM = LANES;     // invocations per chunk, one lane each
+const uint K = WG / TEAM;    // chunks per workgroup
+const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
+const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
+const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
+const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words loaded together in the CRC pass
+
+// dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1,
+// then the rings of all chunks' lanes. The decode tables are two levels of 16-bit entries (symbol | length << 8).
+// With x the next 11 lane bits read first bit highest, each code covers one contiguous range of x; from B (the first
+// code longer than 9 bits, a multiple of 4, 2048 when there is none) the second level holds the 10- and 11-bit
+// codes at x − B (at most 510 entries: Kraft with 256 symbols). The first level holds the codes of at most 9 bits
+// and LONG from B on, indexed by the next 9 lane bits as they come (first bit lowest, no reversal on the chain): it
+// is built by ranges of x >> 2 in the chunk's ring area (FREV), then permuted. 4 KiB of 11-bit table per chunk became
+// 2 KiB, and with the rings in the arena too more chunks fit an SM (shared memory bounds them).
+#define FTAB(w) dtab[TR + (w)]
+#define FREV(w) dtab[RA + (w)]
+#define TTAB(w) dtab[TR + 256u + (w)]
+#define RING(j) dtab[RB + (j)]
+// Staging: the block's 512 exponents, 4 per word, a row of 36 words per group of 4 positions: lane l's word of
+// positions 4g .. 4g+3 at word 36g + l (the decode chain stores one word per 4 codes). The combine step's reads
+// (16 consecutive words per invocation) are 16-byte loads without bank conflicts: 36 spreads the rows over the banks.
+shared uvec4 stg[K * 36u];
+const uint RS = 17u;            // ring stride per lane (16 words + 1: lanes' slots spread over the banks)
+// ring (in the arena, RING): per lane its words k at slot k % 16, the window the decode chain reads
+// Until the chunk's decode tables are built, its ring area (RA) holds their staging and the header's arrays:
+// FREV (256 words, below), from word 256 the present symbols in canonical order (64 words, 4 per word), from 320 the
+// code lengths (32: symbol minSym + 8w + u in nibble u of word w), from 352 the lane word counts (32), from 384 the
+// symbols per code length (12). Shared memory bounds the chunks an SM holds: with these in the ring area and the
+// staging packed, a workgroup of 128 takes 23.5 KiB, so an SM holds four (16 chunks) instead of three.
+shared uint tFlag[K];           // 1: a length above 11 (corrupt); 2: non-zero table padding (non-canonical)
+shared uint tCrcA[K], tCrcB[K]; // XOR of the team's CRC terms: entry and piece (or the whole message); low piece
+shared uint tB[K];             // the chunk's first long-code index (decode tables)
+shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
+shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
+shared uint sAnyRaw;
+shared uint sKN;                // x^(32·N/4): moves the entry-and-piece CRC over a full low piece
+shared uint rawLW[LANES];
+
+uint pieceWord(uint i) {
+    uint w = pc.pieceLen / 4u;
+    return w == 0u ? 0u : pieces[pc.pieceBase + min(i, w - 1u)];
+}
+
+uint pieceByte(uint b) { return (pieceWord(b / 4u) >> (8u * (b % 4u))) & 255u; }
+
+uint lowWord(uint i) { return pc.lowWords == 0u ? 0u : lows[pc.lowBase + min(i, pc.lowWords - 1u)]; }
+
+// lowQuad: low words i .. i+3 (i a multiple of 4), with one 16-byte load where the binding allows it.
+uvec4 lowQuad(uint i) {
+    if ((pc.lowBase & 3u) == 0u && i + 3u < pc.lowWords) return lowsv[(pc.lowBase + i) / 4u];
+    return uvec4(lowWord(i), lowWord(i + 1u), lowWord(i + 2u), lowWord(i + 3u));
+}
+
+uint tableWord(uint i) { return table[pc.tableBase + i]; }
+
+// laneQuad: words k .. k+3 of a lane of nw words starting at piece word at (0 past its end).
+uvec4 laneQuad(uint at, uint k, uint nw) {
+    return uvec4(k < nw ? pieceWord(at + k) : 0u, k + 1u < nw ? pieceWord(at + k + 1u) : 0u,
+                 k + 2u < nw ? pieceWord(at + k + 2u) : 0u, k + 3u < nw ? pieceWord(at + k + 3u) : 0u);
+}
+
+uvec4 bytes4(uint w) { return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); }
+
+// countEq is the number of nibbles of w equal to l (1 ≤ l ≤ 15).
+uint countEq(uint w, uint l) {
+    uint x = w ^ (l * 0x11111111u);
+    return 8u - uint(bitCount((x | (x >> 1) | (x >> 2) | (x >> 3)) & 0x11111111u));
+}
+
+uint nibble(uint base, uint i) { return (dtab[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
+
+// decodeStep decodes the next code of a lane: its symbol. The lane's window is c0, c1 (its words k2−2, k2−1, sh
+// bits of c0 taken: the lane's bit position is 32·(k2−2) + sh) and nx (word k2, read from the lane's ring at RB a step
+// before it can be needed: after a word is passed, the next 32 bits take at least two codes), so no step waits for a
+// ring read. With check, bad gets 1 for a pattern that starts no code (only a single-symbol code has those).
+// Registers and the table lookups only: the same steps in every lane.
+uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, inout uint bad, uint B,
+                uint TR, uint RB, bool check) {
+#if HUFF_INT64
+    uint bits = uint(packUint2x32(uvec2(c0, c1)) >> sh); // a funnel shift: 5 % faster on the H200
+#else
+    uint bits = (c0 >> sh) | ((c1 << 1) << (31u - sh));
+#endif
+    uint x = bitfieldReverse(bits) >> 21;
+    uint d = (x & 255u) | (3u << 8);
+    if ((PROF & 16u) == 0u) {
+        // Both levels are read at once (the second's index wraps to its end below B): a branch for the rare long
+        // codes made the whole subgroup wait whenever one lane had one.
+        uint y = min(x - B, 511u), p = bits & 511u;
+        uint f = (FTAB(p >> 1) >> ((p & 1u) << 4)) & 0xFFFFu;
+        uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
+        d = f == LONG ? g : f;
+    }
+    uint len = d >> 8;
+    if (check && len == 0u) bad |= 1u;
+    sh += len; // ≤ 31 + 11
+    bool cr = sh >= 32u;
+    c0 = cr ? c1 : c0;
+    c1 = cr ? nx : c1;
+    sh -= cr ? 32u : 0u;
+    k2 += cr ? 1u : 0u;
+    nx = (PROF & 64u) == 0u ? RING(k2 & 15u) : ~sh;
+    return d & 255u;
+}
+
+void report(uint cls, uint v) {
+    atomicOr(status[0], cls == 1u ? STATUS_CORRUPT : (cls == 2u ? STATUS_CHECKSUM : STATUS_NONCANONICAL));
+    atomicMin(status[cls], v);
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint team = t / TEAM, i = t % TEAM;
+    initStrideCRC();
+    if (t == 0u) sKN = mulmod(xpow8(N / 2u), xpow8(N / 2u));
+    barrier();
+    uint TR = team * 512u, RA = K * 512u + team * LANES * RS;
+    uint SB = RA + 256u, LB = RA + 320u, NB = RA + 352u, BB = RA + 384u;
+    for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
+        uint c = base + team;
+        bool act = c < pc.chunks;
+        if (i == 0u) {
+            tFlag[team] = 0u;
+            tCrcA[team] = 0u;
+            tCrcB[team] = 0u;
+            tBad[team] = 0u;
+            tRaw[team] = 0u;
+        }
+        for (uint w = i; w < 64u; w += TEAM) dtab[SB + w] = 0u;
+        if (t == 0u) sAnyRaw = 0u;
+        barrier();
+        bool last = c == pc.chunks - 1u;
+        uint m = last ? pc.lastLen : N;
+        uint v0 = c * N;
+        uint info = 0u, off = 0u, stored = 0u, expect = 0u;
+        if (act) {
+            info = tableWord(c * CHUNK_ENTRY_WORDS + ENTRY_INFO);
+            off = tableWord(c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF); // words
+            stored = tableWord(c * CHUNK_ENTRY_WORDS + ENTRY_CRC);
+            if (c > 0u) {
+                uint pinfo = tableWord((c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_INFO);
+                expect = tableWord((c - 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF)
+                    + ((pinfo >> KIND_SHIFT) == CHUNK_RAW ? N / 4u : (pinfo & HUFF_PIECE_MASK));
+            }
+        }
+        uint kind = info >> KIND_SHIFT;
+        bool raw = kind == CHUNK_RAW;
+        uint rawSize = (m + 3u) & ~3u;
+        uint size = raw ? rawSize : 4u * (info & HUFF_PIECE_MASK);
+        uint words = pc.pieceLen / 4u;
+        // Structure (§14.4): the entry, its offset against the running sum (the previous entry's offset and size:
+        // when that entry is itself wrong, the lower chunk is reported anyway), the piece inside the section, the
+        // piece header; the section's end after the last chunk (no chunk: status[4]).
+        bool corrupt = kind > CHUNK_RAW || (raw && (info & HUFF_PIECE_MASK) != 0u) || off != expect
+            || off > words || size / 4u > words - off;
+        uint h = act && !corrupt && !raw ? pieceWord(off) : 0u;
+        uint lo = h & 255u, hi = (h >> 8) & 255u;
+        uint n = hi >= lo ? hi - lo + 1u : 0u;
+        uint tb = tableBytes(lo, hi);
+        bool hdr = act && !corrupt && !raw;
+        if (hdr && (size < 4u + 4u * HUFF_COUNTS_WORDS || lo > hi || tb + 4u * HUFF_COUNTS_WORDS > size)) {
+            corrupt = true;
+            hdr = false;
+        }
+        if (hdr) {
+            // Nibble word nq holds bytes 2+4nq .. 5+4nq of the piece; word 32 only covers the last padding bytes.
+            for (uint nq = i; nq <= 32u; nq += TEAM) {
+                uint b0 = 2u + 4u * nq;
+                uint v = (pieceWord(off + nq) >> 16) | (pieceWord(off + nq + 1u) << 16);
+                uint nv = n > 8u * nq ? min(n - 8u * nq, 8u) : 0u;
+                uint vm = nv == 8u ? ~0u : (1u << (4u * nv)) - 1u;
+                uint nb = tb > b0 ? min(tb - b0, 4u) : 0u;
+                uint bm = nb == 4u ? ~0u : (1u << (8u * nb)) - 1u;
+                uint lv = v & vm;
+                if (nq < 32u) dtab[LB + nq] = lv;
+                if (((lv & (lv << 1)) & 0x88888888u) != 0u) atomicOr(tFlag[team], 1u);
+                if ((v & ~vm & bm) != 0u) atomicOr(tFlag[team], 2u);
+            }
+            if (i < LANES / 2u) {
+                uint lw = pieceWord(off + tb / 4u + i);
+                dtab[NB + 2u * i] = lw & 0xFFFFu;
+                dtab[NB + 2u * i + 1u] = lw >> 16;
+            }
+        }
+        barrier();
+        if (hdr && i < HUFF_MAX_LEN) {
+            uint l = i + 1u, s = 0u;
+            for (uint w = 0u; w < (n + 7u) / 8u; w++) s += countEq(dtab[LB + w], l);
+            dtab[BB + l] = s;
+        }
+        barrier();
+        uint rel = 0u, nw = 0u; // the lane's first word within the piece, and its word count
+        if (hdr) {
+            uint kraft = 0u, used = 0u;
+            for (uint l = 1u; l <= HUFF_MAX_LEN; l++) {
+                kraft += dtab[BB + l] << (HUFF_MAX_LEN - l);
+                used += dtab[BB + l];
+            }
+            uint f0 = nibble(LB, 0u), fn = nibble(LB, n - 1u);
+            uint tot = 0u;
+            for (uint l = 0u; l < LANES; l++) {
+                uint x = dtab[NB + l];
+                if (l < i) rel += x;
+                tot += x;
+            }
+            nw = dtab[NB + i];
+            rel += tb / 4u + HUFF_COUNTS_WORDS;
+            if ((tFlag[team] & 1u) != 0u || f0 == 0u || fn == 0u || (used == 1u && f0 != 1u)
+                || (used > 1u && kraft != (1u << HUFF_MAX_LEN)) || tb + 4u * HUFF_COUNTS_WORDS + 4u * tot != size) {
+                corrupt = true;
+            } else {
+                // Canonical order: lengths ascending, then symbols; position = symbols of shorter lengths + rank.
+                for (uint nq = i; nq < (n + 7u) / 8u; nq += TEAM) {
+                    uint lw = dtab[LB + nq];
+                    for (uint u = 0u; u < 8u; u++) {
+                        uint l = (lw >> (4u * u)) & 15u;
+                        if (l == 0u) continue;
+                        uint pos = countEq(lw & ((1u << (4u * u)) - 1u), l);
+                        for (uint w = 0u; w < nq; w++) pos += countEq(dtab[LB + w], l);
+                        for (uint k = 1u; k < l; k++) pos += dtab[BB + k];
+                        atomicOr(dtab[SB + pos / 4u], (lo + 8u * nq + u) << (8u * (pos % 4u)));
+                    }
+                }
+            }
+        }
+        if (act && corrupt && i == 0u) report(1u, c);
+        bool skip = !act || corrupt;
+        if (!skip && last && off + size / 4u != words && i == 0u) {
+            atomicOr(status[0], STATUS_CORRUPT);
+            status[4] = 1u;
+        }
+        bool doCRC = !skip && pc.checksums != 0u && (PROF & 1u) == 0u;
+        bool ncCRC = !skip && pc.checksums == 0u && stored != 0u;
+        uint pw = size / 4u;
+        // Full chunks fold their low piece while decoding (the words are loaded there anyway); the last chunk folds
+        // its whole message here.
+        bool lowLater = !last;
+        uint lowW = last ? pc.lowWords - v0 / 4u : N / 4u;
+        if (doCRC) {
+            // Message words q: info (with the initial register folded in), offset, piece, [low piece]. Invocation i
+            // takes q ≡ 4i .. 4i+3 (mod 128): four Horner registers of stride 128, loads coalesced.
+            uint T = 2u + pw + (lowLater ? 0u : lowW);
+            uint u0 = 0u, u1 = 0u, u2 = 0u, u3 = 0u;
+            for (uint q0 = 4u * i; q0 < T; q0 += HUFF_CRC_STRIDE * AB) {
+                uvec4 wv[AB];
+                [[unroll]] for (uint b = 0u; b < AB; b++) {
+                    [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                        uint q = q0 + b * HUFF_CRC_STRIDE + r;
+                        uint x = 0u;
+                        if (q < 2u) x = q == 0u ? ~info : off;
+                        else if (q < 2u + pw) x = pieceWord(off + q - 2u);
+                        else if (q < T) x = lowWord(v0 / 4u + q - 2u - pw);
+                        wv[b][r] = x;
+                    }
+                }
+                [[unroll]] for (uint b = 0u; b < AB; b++) {
+                    uint q = q0 + b * HUFF_CRC_STRIDE;
+                    if (q < T) u0 = shiftT(u0) ^ wv[b].x;
+                    if (q + 1u < T) u1 = shiftT(u1) ^ wv[b].y;
+                    if (q + 2u < T) u2 = shiftT(u2) ^ wv[b].z;
+                    if (q + 3u < T) u3 = shiftT(u3) ^ wv[b].w;
+                }
+            }
+            uint x = strideTerm(u0, 4u * i, T) ^ strideTerm(u1, 4u * i + 1u, T) ^ strideTerm(u2, 4u * i + 2u, T)
+                ^ strideTerm(u3, 4u * i + 3u, T);
+            if (x != 0u) atomicXor(tCrcA[team], x);
+        }
+        bool dec = !skip && !raw && (PROF & 2u) == 0u;
+        // The lane's first 16 words, in flight while the decode table is built.
+        uint RB = RA + i * RS;
+        uvec4 r0 = dec ? laneQuad(off + rel, 0u, nw) : uvec4(0u), r1 = dec ? laneQuad(off + rel, 4u, nw) : uvec4(0u);
+        uvec4 r2 = dec ? laneQuad(off + rel, 8u, nw) : uvec4(0u), r3 = dec ? laneQuad(off + rel, 12u, nw) : uvec4(0u);
+        barrier(); // the canonical order complete
+        bool single = false; // a code of one symbol: lane patterns that start no code are possible
+        if (!skip && !raw) {
+            // Decode tables: code k of length l covers indices [a, a + 2^(11−l)) of x. Codes of at most 8 bits
+            // fill whole first-level words; 9-bit codes, and 11-bit codes in the second level, come in pairs of
+            // entries sharing a word (a complete code has an even number of each); a 10-bit code fills a
+            // second-level word.
+            uint used = 0u;
+            for (uint l = 1u; l <= HUFF_MAX_LEN; l++) used += dtab[BB + l];
+            single = used == 1u;
+            uint a = 0u, B = 2048u;
+            for (uint k = 0u; k < used; k++) {
+                uint s = (dtab[SB + k / 4u] >> (8u * (k % 4u))) & 255u;
+                uint l = nibble(LB, s - lo);
+                uint e = s | (l << 8);
+                if (l <= 8u) {
+                    uint w0 = a / 8u, w1 = w0 + (1u << (8u - l));
+                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) FREV(w) = e | (e << 16);
+                } else if (l == 9u) {
+                    if ((a & 4u) == 0u && (a / 8u) % TEAM == i) {
+                        // The other half: the next 9-bit code, or the start of the long codes.
+                        uint k2 = min(k + 1u, 255u);
+                        uint s2 = (dtab[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
+                        uint e2 = k + 1u < used && nibble(LB, s2 - lo) == 9u ? s2 | (9u << 8) : LONG;
+                        FREV(a / 8u) = e | (e2 << 16);
+                    }
+                } else {
+                    B = min(B, a);
+                    uint t = a - B;
+                    if (l == 10u) {
+                        if ((t / 2u) % TEAM == i) TTAB(t / 2u) = e | (e << 16);
+                    } else if ((t & 1u) == 0u && (t / 2u) % TEAM == i) {
+                        uint k2 = min(k + 1u, 255u);
+                        uint s2 = (dtab[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
+                        TTAB(t / 2u) = e | ((s2 | (HUFF_MAX_LEN << 8)) << 16);
+                    }
+                }
+                a += 1u << (HUFF_MAX_LEN - l);
+            }
+            // From B on, the first level points to the second (B = 2048, nothing, without long codes); a single
+            // code (0) leaves indices 1... without one.
+            uint w0 = (B + 7u) / 8u;
+            for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < 256u; w += TEAM) FREV(w) = LONG | (LONG << 16);
+            if (used == 1u) {
+                for (uint w = 128u + i; w < 256u; w += TEAM) FREV(w) = 0u;
+            }
+            if (i == 0u) tB[team] = B;
+        }
+        barrier();
+        if (!skip && !raw) {
+            // First level by lane bits as they come: entry p is entry reverse9(p) of the table by ranges.
+            for (uint w = i; w < 256u; w += TEAM) {
+                uint pa = bitfieldReverse(2u * w) >> 23, pb = bitfieldReverse(2u * w + 1u) >> 23;
+                uint ea = (FREV(pa >> 1) >> ((pa & 1u) << 4)) & 0xFFFFu;
+                uint eb = (FREV(pb >> 1) >> ((pb & 1u) << 4)) & 0xFFFFu;
+                FTAB(w) = ea | (eb << 16);
+            }
+        }
+        barrier(); // decode tables built
+        uint B = tB[team];
+        uint bad = 0u;
+        uint ci = laneValues(m, i);
+        bool emit = !skip;
+        bool foldLow = doCRC && lowLater;
+        // The lane's words reach the chain through its ring in shared memory. A block's 16 codes take at most 176
+        // bits, so from word k = pos/32 at the block's start the chain's window (below) reads words k .. k+8 at most;
+        // at every block's start all lanes together store the eight words loaded at the previous block's start
+        // (k' + 8 .. k' + 15, so the ring holds k .. k' + 15 ⊇ k .. k+8, since k ≤ k' + 6) and load the next eight. Every lane loads at the same step: in SIMT a register loaded by one lane stalls the whole
+        // subgroup at its next use by any lane, so lanes fetching on their own schedules would wait at almost every
+        // step.
+        if (dec) {
+            [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                RING(r) = r0[r];
+                RING(4u + r) = r1[r];
+                RING(8u + r) = r2[r];
+                RING(12u + r) = r3[r];
+            }
+        }
+        uint pk = 0u; // the first word of the eight in r0, r1 (none before the first block)
+        // The chain's window in registers (decodeStep).
+        uint c0 = 0u, c1 = 0u, nx = 0u, sh = 0u, k2 = 2u;
+        if (dec && (PROF & 64u) == 0u) {
+            c0 = RING(0u);
+            c1 = RING(1u);
+            nx = RING(2u);
+        }
+        uint vt = 16u * i; // this invocation's first value in every block
+        uint l0 = 0u, l1 = 0u, l2 = 0u, l3 = 0u; // CRC registers of the low words 4i .. 4i+3 (mod 128)
+        // Low words of blocks bk .. bk+3 in lw[bk % 4]: each load is issued three blocks before its use.
+        uvec4 lw[4];
+        [[unroll]] for (uint r = 0u; r < 3u; r++) lw[r] = emit ? lowQuad(v0 / 4u + (512u * r + vt) / 4u) : uvec4(0u);
+        lw[3] = uvec4(0u);
+        for (uint blk = 0u; blk < NBLK; blk += 4u) {
+            [[unroll]] for (uint hb = 0u; hb < 4u; hb++) {
+                uint bk = blk + hb;
+                if (emit && bk + 3u < NBLK) lw[(hb + 3u) & 3u] = lowQuad(v0 / 4u + (512u * (bk + 3u) + vt) / 4u);
+                if (dec) {
+                    if (bk > 0u) {
+                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                            RING((pk + r) & 15u) = r0[r];
+                            RING((pk + 4u + r) & 15u) = r1[r];
+                        }
+                    }
+                    pk = k2 + 6u; // the block's first word + 8
+                    if (pk + 8u <= nw) { // the lane's words, inside the piece by the structure checks
+                        uint pa = pc.pieceBase + off + rel + pk;
+                        r0 = uvec4(pieces[pa], pieces[pa + 1u], pieces[pa + 2u], pieces[pa + 3u]);
+                        r1 = uvec4(pieces[pa + 4u], pieces[pa + 5u], pieces[pa + 6u], pieces[pa + 7u]);
+                    } else {
+                        r0 = laneQuad(off + rel, pk, nw);
+                        r1 = laneQuad(off + rel, pk + 4u, nw);
+                    }
+                    // The serial decode chain, four codes to a staging word. A full block (every lane of every full
+                    // chunk, unless its code has a single symbol) is unrolled: no position checks, constant shifts,
+                    // and no check for a pattern that starts no code (a complete code has none).
+                    uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
+                    if (lim == BP && !single) {
+                        [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
+                            uint a = decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false);
+                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false) << 8;
+                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false) << 16;
+                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false) << 24;
+                            if ((PROF & 32u) == 0u) stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
+                        }
+                    } else {
+                        uint a = 0u;
+                        [[dont_unroll]] for (uint q = 0u; q < lim; q++) {
+                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, true) << (8u * (q & 3u));
+                            if ((PROF & 32u) == 0u && ((q & 3u) == 3u || q + 1u == lim)) {
+                                stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = a;
+                                a = 0u;
+                            }
+                        }
+                    }
+                }
+                barrier();
+                uint vb = 512u * bk + vt; // value index in the chunk of this invocation's 16
+                if (emit && vb < m) {
+                    uvec4 lq = lw[hb];
+                    uvec4 e0, e1, e2, e3;
+                    if (raw) {
+                        uint pb = off + vb / 4u;
+                        e0 = bytes4(pieceWord(pb));
+                        e1 = bytes4(pieceWord(pb + 1u));
+                        e2 = bytes4(pieceWord(pb + 2u));
+                        e3 = bytes4(pieceWord(pb + 3u));
+                    } else {
+                        // Values 16i .. 16i+15: position i/2, lanes 16(i%2) .. +15.
+                        uint sb = team * 36u + 9u * (i >> 3) + 4u * (i & 1u), es = 8u * ((i >> 1) & 3u);
+                        e0 = (stg[sb] >> es) & 255u;
+                        e1 = (stg[sb + 1u] >> es) & 255u;
+                        e2 = (stg[sb + 2u] >> es) & 255u;
+                        e3 = (stg[sb + 3u] >> es) & 255u;
+                    }
+                    uvec4 o0 = uvec4(spread2(lq.x & 0xFFFFu) | (e0.x << 7) | (e0.y << 23),
+                                     spread2(lq.x >> 16) | (e0.z << 7) | (e0.w << 23),
+                                     spread2(lq.y & 0xFFFFu) | (e1.x << 7) | (e1.y << 23),
+                                     spread2(lq.y >> 16) | (e1.z << 7) | (e1.w << 23));
+                    uvec4 o1 = uvec4(spread2(lq.z & 0xFFFFu) | (e2.x << 7) | (e2.y << 23),
+                                     spread2(lq.z >> 16) | (e2.z << 7) | (e2.w << 23),
+                                     spread2(lq.w & 0xFFFFu) | (e3.x << 7) | (e3.y << 23),
+                                     spread2(lq.w >> 16) | (e3.z << 7) | (e3.w << 23));
+                    if (vb + 16u > m) {
+                        // The chunk's (the tensor's) end: nothing of the values from m on.
+                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                            uint va = vb + 2u * r, vc = vb + 8u + 2u * r;
+                            o0[r] = va >= m ? 0u : (va + 1u >= m ? o0[r] & 0xFFFFu : o0[r]);
+                            o1[r] = vc >= m ? 0u : (vc + 1u >= m ? o1[r] & 0xFFFFu : o1[r]);
+                        }
+                    }
+                    uint di = (v0 + vb) / 2u;
+                    if ((PROF & 4u) == 0u || o0.x == 0x12345678u) {
+                        if ((pc.dstBase & 3u) == 0u && di + 7u < pc.dstWords) {
+                            dstv[(pc.dstBase + di) / 4u] = o0;
+                            dstv[(pc.dstBase + di) / 4u + 1u] = o1;
+                        } else {
+                            [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                                if (di + r < pc.dstWords) dst[pc.dstBase + di + r] = o0[r];
+                                if (di + 4u + r < pc.dstWords) dst[pc.dstBase + di + 4u + r] = o1[r];
+                            }
+                        }
+                    }
+                    if (foldLow) {
+                        l0 = shiftT(l0) ^ lq.x;
+                        l1 = shiftT(l1) ^ lq.y;
+                        l2 = shiftT(l2) ^ lq.z;
+                        l3 = shiftT(l3) ^ lq.w;
+                    }
+                }
+                barrier(); // staging read before the next block writes it
+            }
+        }
+        if (foldLow) {
+            uint T = N / 4u;
+            uint x = strideTerm(l0, 4u * i, T) ^ strideTerm(l1, 4u * i + 1u, T) ^ strideTerm(l2, 4u * i + 2u, T)
+                ^ strideTerm(l3, 4u * i + 3u, T);
+            if (x != 0u) atomicXor(tCrcB[team], x);
+        }
+        if (dec) {
+            // Lane ends: enough words, no extra word, zero bits after the last code.
+            uint pos = 32u * (k2 - 2u) + sh; // the lane's bits
+            if (pos > 32u * nw) bad |= 1u;
+            else if ((pos + 31u) / 32u != nw) bad |= 2u;
+            else if ((pos & 31u) != 0u && (pieceWord(off + rel + pos / 32u) >> (pos & 31u)) != 0u) bad |= 2u;
+        }
+        if (!skip && i == 0u && (PROF & 8u) == 0u) {
+            if (ncCRC) bad |= 2u;
+            // Low-stream padding of the last chunk.
+            if (last && m % 4u != 0u && (lowWord(v0 / 4u + m / 4u) >> (8u * (m % 4u))) != 0u) bad |= 2u;
+            if (raw) {
+                if (m % 4u != 0u && (pieceWord(off + m / 4u) >> (8u * (m % 4u))) != 0u) bad |= 2u;
+            } else {
+                if ((tFlag[team] & 2u) != 0u) bad |= 2u; // table padding
+                if (size >= rawSize) bad |= 2u;
+            }
+        }
+        barrier(); // CRC terms complete
+        if (doCRC) {
+            uint crc = lowLater ? mulmod(tCrcA[team], sKN) ^ tCrcB[team] : tCrcA[team];
+            if ((crc ^ 0xFFFFFFFFu) != stored) {
+                if (i == 0u) report(2u, c);
+                skip = true;
+            }
+        }
+        if (!skip && raw && i == 0u) {
+            tRaw[team] = 1u;
+            tOff[team] = off;
+            tM[team] = m;
+            sAnyRaw = 1u;
+        }
+        barrier();
+        if (sAnyRaw != 0u) {
+            // A raw chunk is canonical only if vkzip's code would not make its piece smaller. The code is built in
+            // the decode tables' rows, idle now that every chunk of the workgroup is decoded.
+            for (uint r = 0u; r < K; r++) {
+                if (tRaw[r] != 0u) {
+                    uint ro = tOff[r], rm = tM[r];
+                    for (uint x = t; x < 256u; x += WG) A_cnt(x) = 0u;
+                    barrier();
+                    for (uint j = t; j < rm; j += WG) atomicAdd(A_cnt(pieceByte(4u * ro + j)), 1u);
+                    barrier();
+                    buildLengthsWG();
+                    barrier();
+                    for (uint l = t; l < LANES; l += WG) {
+                        uint lb = 0u;
+                        for (uint p = 0u; p < laneValues(rm, l); p++) lb += A_lens(pieceByte(4u * ro + p * LANES + l));
+                        rawLW[l] = (lb + 31u) / 32u;
+                    }
+                    barrier();
+                    if (t == 0u) {
+                        uint sz = tableBytes(sLo, sHi) + 4u * HUFF_COUNTS_WORDS;
+                        for (uint l = 0u; l < LANES; l++) sz += 4u * rawLW[l];
+                        if (sz < ((rm + 3u) & ~3u)) atomicOr(tBad[r], 2u);
+                    }
+                    barrier();
+                }
+            }
+        }
+        if (!skip && bad != 0u) atomicOr(tBad[team], bad);
+        barrier();
+        uint tbad = tBad[team];
+        if (!skip && i == 0u && tbad != 0u) report(3u, (c << 1) | ((tbad & 1u) != 0u ? 0u : 1u));
+        barrier();
+    }
+}

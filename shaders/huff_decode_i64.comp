@@ -1,0 +1,5 @@
+#version 450
+// The huff decoder for devices with the shaderInt64 feature (the lane window's shift is one funnel shift): see
+// huff_decode.glsl.
+#define HUFF_INT64 1
+#include "huff_decode.glsl"
