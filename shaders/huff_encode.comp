@@ -48,9 +48,10 @@ const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: se
 
 const bool CACHE = SHIFT <= 15u;
 shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
-shared uint segBits[WG];
+shared uint segBits[WG]; // a segment's bits; then its first bit within its lane
 shared uint headW[WG]; // a segment's bits in the first word of its lane segment when that word began earlier
 shared uint laneWords[LANES];
+shared uint laneAt[LANES]; // a lane's first word within the piece's lane words
 shared uint sSize, sCoded;
 
 uint half16(uint i) {
@@ -62,6 +63,23 @@ uint expAt(uint i) { return (half16(i) >> 7) & 255u; }
 
 // expC is the exponent of value j of the chunk starting at value v0.
 uint expC(uint v0, uint j) { return CACHE ? (ex[j / 4u] >> (8u * (j % 4u))) & 255u : expAt(v0 + j); }
+
+// packCode appends a code (bit-reversed code | length << 16, as rc holds it) to a lane segment's bits: acc holds the
+// nb bits of lane word wi so far. A word belongs to the segment holding its first bit (start is the segment's first
+// bit in its lane); a first word begun by the previous segment is handed to it (head).
+void packCode(uint code, inout uint acc, inout uint nb, inout uint wi, inout uint head, uint at, uint start) {
+    uint len = code >> 16;
+    code &= 0xFFFFu;
+    acc |= code << nb;
+    uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
+    nb += len;
+    if (nb >= 32u) {
+        if (32u * wi >= start) scratch[at + wi] = acc; else head = acc;
+        wi++;
+        nb -= 32u;
+        acc = spill;
+    }
+}
 
 void main() {
     uint t = gl_LocalInvocationID.x;
@@ -131,8 +149,13 @@ void main() {
         segBits[t] = bits;
         barrier();
         if (t < LANES) {
+            // The lane's size, and each of its segments' first bit (so the segments need no sums of their own).
             uint lb = 0u;
-            for (uint s = 0u; s < SEGS; s++) lb += segBits[s * LANES + t];
+            for (uint s = 0u; s < SEGS; s++) {
+                uint b = segBits[s * LANES + t];
+                segBits[s * LANES + t] = lb;
+                lb += b;
+            }
             laneWords[t] = (lb + 31u) / 32u;
         }
         barrier();
@@ -140,7 +163,10 @@ void main() {
         uint tb = tableBytes(lo, hi);
         if (t == 0u) {
             uint size = tb + 4u * HUFF_COUNTS_WORDS;
-            for (uint k = 0u; k < LANES; k++) size += 4u * laneWords[k];
+            for (uint k = 0u; k < LANES; k++) {
+                laneAt[k] = (size - tb) / 4u - HUFF_COUNTS_WORDS;
+                size += 4u * laneWords[k];
+            }
             uint raw = (m + 3u) & ~3u;
             bool coded = size < raw;
             sSize = coded ? size : raw;
@@ -173,33 +199,24 @@ void main() {
                 scratch[slot + q] = w;
             }
             // This segment's codes at its bit offset in its lane.
-            uint at = slot + tb / 4u + HUFF_COUNTS_WORDS;
-            for (uint k = 0u; k < l; k++) at += laneWords[k];
-            uint start = 0u;
-            for (uint s = 0u; s < sg; s++) start += segBits[s * LANES + l];
-            uint end = start + bits;
+            uint at = slot + tb / 4u + HUFF_COUNTS_WORDS + laneAt[l];
+            uint start = segBits[t];
             uint wi = start / 32u;
             uint acc = 0u, nb = start % 32u, head = 0u;
             uint pe = (PROF & 1024u) == 0u ? p1 : p0;
-            for (uint p = p0; p < pe; p += 4u) {
-                // Four codes looked up together (independent of the packing chain), then packed in order.
-                uint cs[4];
-                [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = p + u < pe ? rc[expC(v0, (p + u) * LANES + l)] : 0u;
-                [[unroll]] for (uint u = 0u; u < 4u; u++) {
-                    uint code = cs[u];
-                    uint len = code >> 16;
-                    code &= 0xFFFFu;
-                    acc |= code << nb;
-                    uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
-                    nb += len;
-                    if (nb >= 32u) {
-                        // A word belongs to the segment holding its first bit; a first word begun by the previous
-                        // segment is handed to it (head).
-                        if (32u * wi >= start) scratch[at + wi] = acc; else head = acc;
-                        wi++;
-                        nb -= 32u;
-                        acc = spill;
-                    }
+            if (pe - p0 == PS) {
+                // A full segment, unrolled: no position checks.
+                [[unroll]] for (uint p = p0; p < p0 + PS; p += 4u) {
+                    uint cs[4];
+                    [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = rc[expC(v0, (p + u) * LANES + l)];
+                    [[unroll]] for (uint u = 0u; u < 4u; u++) packCode(cs[u], acc, nb, wi, head, at, start);
+                }
+            } else {
+                for (uint p = p0; p < pe; p += 4u) {
+                    // Four codes looked up together (independent of the packing chain), then packed in order.
+                    uint cs[4];
+                    [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = p + u < pe ? rc[expC(v0, (p + u) * LANES + l)] : 0u;
+                    [[unroll]] for (uint u = 0u; u < 4u; u++) packCode(cs[u], acc, nb, wi, head, at, start);
                 }
             }
             // The last, partial word is ours if it begins here, completed by the next segment's head (all segments
