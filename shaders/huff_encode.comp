@@ -64,12 +64,10 @@ uint expAt(uint i) { return (half16(i) >> 7) & 255u; }
 // expC is the exponent of value j of the chunk starting at value v0.
 uint expC(uint v0, uint j) { return CACHE ? (ex[j / 4u] >> (8u * (j % 4u))) & 255u : expAt(v0 + j); }
 
-// packCode appends a code (bit-reversed code | length << 16, as rc holds it) to a lane segment's bits: acc holds the
-// nb bits of lane word wi so far. A word belongs to the segment holding its first bit (start is the segment's first
-// bit in its lane); a first word begun by the previous segment is handed to it (head).
-void packCode(uint code, inout uint acc, inout uint nb, inout uint wi, inout uint head, uint at, uint start) {
-    uint len = code >> 16;
-    code &= 0xFFFFu;
+// packBits appends len ≤ 22 bits (a code, or two codes joined) to a lane segment's bits: acc holds the nb bits of
+// lane word wi so far. A word belongs to the segment holding its first bit (start is the segment's first bit in its
+// lane); a first word begun by the previous segment is handed to it (head).
+void packBits(uint code, uint len, inout uint acc, inout uint nb, inout uint wi, inout uint head, uint at, uint start) {
     acc |= code << nb;
     uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
     nb += len;
@@ -209,14 +207,21 @@ void main() {
                 [[unroll]] for (uint p = p0; p < p0 + PS; p += 4u) {
                     uint cs[4];
                     [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = rc[expC(v0, (p + u) * LANES + l)];
-                    [[unroll]] for (uint u = 0u; u < 4u; u++) packCode(cs[u], acc, nb, wi, head, at, start);
+                    // Codes joined in pairs off the chain (rc: bit-reversed code | length << 16, 11 bits at most),
+                    // so the packing chain takes half the steps.
+                    [[unroll]] for (uint u = 0u; u < 4u; u += 2u) {
+                        uint l0 = cs[u] >> 16;
+                        packBits((cs[u] & 0xFFFFu) | ((cs[u + 1u] & 0xFFFFu) << l0), l0 + (cs[u + 1u] >> 16), acc, nb,
+                                 wi, head, at, start);
+                    }
                 }
             } else {
                 for (uint p = p0; p < pe; p += 4u) {
                     // Four codes looked up together (independent of the packing chain), then packed in order.
                     uint cs[4];
                     [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = p + u < pe ? rc[expC(v0, (p + u) * LANES + l)] : 0u;
-                    [[unroll]] for (uint u = 0u; u < 4u; u++) packCode(cs[u], acc, nb, wi, head, at, start);
+                    [[unroll]] for (uint u = 0u; u < 4u; u++)
+                        packBits(cs[u] & 0xFFFFu, cs[u] >> 16, acc, nb, wi, head, at, start);
                 }
             }
             // The last, partial word is ours if it begins here, completed by the next segment's head (all segments
