@@ -38,6 +38,7 @@ type vkDevice struct {
 	MemoryBytes    uint64 `json:"memory_bytes"`
 	MaxBufferRange uint64 `json:"max_storage_buffer_range"`
 	SharedMemory   uint32 `json:"max_shared_memory"`
+	ShaderInt64    bool   `json:"shader_int64"` // 64-bit integers in kernels (the faster huff decoder)
 	UUID           string `json:"uuid"`
 	Usable         bool   `json:"usable"`
 	Reason         string `json:"reason,omitempty"`
@@ -80,7 +81,7 @@ func listDevices(w io.Writer, asJSON bool) error {
 			Vendor: d.VendorName, VendorID: d.VendorID, Driver: d.DriverName, DriverInfo: d.DriverInfo,
 			APIVersion: d.APIVersion, SubgroupSize: d.SubgroupSize, SubgroupOps: d.SubgroupOps.String(),
 			MemoryBytes: d.DeviceLocalBytes, MaxBufferRange: uint64(d.Limits.MaxStorageBufferRange),
-			SharedMemory: d.Limits.MaxComputeSharedMemorySize, UUID: fmt.Sprintf("%x", d.UUID),
+			SharedMemory: d.Limits.MaxComputeSharedMemorySize, ShaderInt64: d.ShaderInt64, UUID: fmt.Sprintf("%x", d.UUID),
 			Usable: d.Usable, Reason: d.Reason, AutoPicks: d.Index == best})
 	}
 	if asJSON {
@@ -103,9 +104,13 @@ func listDevices(w io.Writer, asJSON bool) error {
 		if d.AutoPicks {
 			use += ", auto picks it"
 		}
-		fmt.Fprintf(w, "vulkan device %d: %s\n  type %s, vendor %s, driver %s (%s), Vulkan %s\n  subgroup %d (%s), memory %.1f GiB, max binding %.0f MiB; %s\n",
+		i64 := "no"
+		if d.ShaderInt64 {
+			i64 = "yes"
+		}
+		fmt.Fprintf(w, "vulkan device %d: %s\n  type %s, vendor %s, driver %s (%s), Vulkan %s\n  subgroup %d (%s), memory %.1f GiB, max binding %.0f MiB, int64 kernels %s; %s\n",
 			d.Index, d.Name, d.Type, d.Vendor, d.Driver, d.DriverInfo, d.APIVersion, d.SubgroupSize, d.SubgroupOps,
-			float64(d.MemoryBytes)/(1<<30), float64(d.MaxBufferRange)/(1<<20), use)
+			float64(d.MemoryBytes)/(1<<30), float64(d.MaxBufferRange)/(1<<20), i64, use)
 	}
 	return nil
 }

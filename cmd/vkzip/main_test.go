@@ -561,6 +561,11 @@ func TestDevices(t *testing.T) {
 	var out devicesOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	assert.Contains(t, out.Backends, "cpu")
+	for _, d := range out.Vulkan {
+		if strings.Contains(d.Name, "llvmpipe") {
+			assert.True(t, d.ShaderInt64, "lavapipe has 64-bit integers in kernels")
+		}
+	}
 	r = vkz(t, t.TempDir(), nil, "devices")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "cpu")

@@ -76,7 +76,7 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
-// huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.comp: TEAM, one lane each).
+// huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
 const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
