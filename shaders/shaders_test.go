@@ -59,13 +59,27 @@ func TestLayoutFresh(t *testing.T) {
 }
 
 func TestSPIRVNoExtraCapabilities(t *testing.T) {
-	// Portability: 32-bit storage access only (no 8/16-bit storage, no Int64).
+	// Portability: 32-bit storage access only (no 8/16-bit storage, no Int64), except in the variants the host
+	// picks by a device feature: each has a portable twin.
+	const int64Cap = 11
+	gated := map[string]struct {
+		cap  uint32
+		twin string
+	}{"huff_decode_i64": {int64Cap, "huff_decode"}} // codec/vkcodec: HuffKernels.Int64, by shaderInt64
 	for _, n := range Names {
 		b, err := SPIRV(n)
 		require.NoError(t, err)
 		require.Zero(t, len(b)%4)
 		caps := capabilities(b)
-		for _, bad := range []uint32{4433, 4434, 4435, 4436, 4448, 11} { // StorageBuffer16/8BitAccess…, Int64
+		g, isGated := gated[n]
+		if isGated {
+			require.Contains(t, caps, g.cap, "%s is the variant that uses capability %d", n, g.cap)
+			require.Contains(t, Names, g.twin, "%s has a portable twin", n)
+		}
+		for _, bad := range []uint32{4433, 4434, 4435, 4436, 4448, int64Cap} { // StorageBuffer16/8BitAccess…, Int64
+			if isGated && bad == g.cap {
+				continue
+			}
 			require.NotContains(t, caps, bad, "%s uses capability %d", n, bad)
 		}
 	}
