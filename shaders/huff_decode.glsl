@@ -398,11 +398,12 @@ void main() {
         bool emit = !skip;
         bool foldLow = doCRC && lowLater;
         // The lane's words reach the chain through its ring in shared memory. A block's 16 codes take at most 176
-        // bits, so from word k = pos/32 at the block's start the chain's window (below) reads words k .. k+8 at most;
-        // at every block's start all lanes together store the eight words loaded at the previous block's start
-        // (k' + 8 .. k' + 15, so the ring holds k .. k' + 15 ⊇ k .. k+8, since k ≤ k' + 6) and load the next eight. Every lane loads at the same step: in SIMT a register loaded by one lane stalls the whole
-        // subgroup at its next use by any lane, so lanes fetching on their own schedules would wait at almost every
-        // step.
+        // bits, so from word k (the lane's bit position / 32) at the block's start the chain's window (decodeStep)
+        // reads words k .. k+8 at most; at every block's start all lanes together store the eight words loaded at
+        // the previous block's start (k' + 8 .. k' + 15, so the ring holds k .. k' + 15 ⊇ k .. k+8, since
+        // k ≤ k' + 6) and load the next eight. Every lane loads at the same step: in SIMT a register loaded by one
+        // lane stalls the whole subgroup at its next use by any lane, so lanes fetching on their own schedules would
+        // wait at almost every step.
         if (dec) {
             [[unroll]] for (uint r = 0u; r < 4u; r++) {
                 RING(r) = r0[r];

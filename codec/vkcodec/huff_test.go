@@ -62,7 +62,7 @@ func TestHuffVulkanMatchesReference(t *testing.T) {
 	for _, shift := range []uint{12, 14, 16} {
 		nv := 1 << shift
 		// 289, 421, nv+163: lanes whose last block ends one position into a group of four (9, 13, 5 positions),
-		// where the decoder's two-code lookups may leave a code for the group after the pair.
+		// so the decoder's last staging word of four codes holds one.
 		for _, n := range []int{1, 31, 33, 289, 421, 1000, nv - 1, nv + 1, nv + 163, 2*nv + 77} {
 			for name, src := range huffPatterns(r, n) {
 				cs := n%2 == 1
@@ -158,8 +158,8 @@ func TestHuffVulkanHostile(t *testing.T) {
 }
 
 // The kernels' variants (workgroup sizes, so every chunk position within a decode workgroup; load batches; grids
-// smaller than the chunks, so grid-stride loops in every kernel; the decoder with and without 64-bit integers) give the reference's bytes and values, and its
-// verdict on damaged bodies, on a tensor mixing coded and raw chunks.
+// smaller than the chunks, so grid-stride loops in every kernel; the decoder with and without 64-bit integers) give
+// the reference's bytes and values, and its verdict on damaged bodies, on a tensor mixing coded and raw chunks.
 func TestHuffVulkanVariants(t *testing.T) {
 	vb := openTest(t, Options{Groups: 3})
 	r := rand.New(rand.NewPCG(23, 14))
