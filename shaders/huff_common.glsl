@@ -271,6 +271,9 @@ const uint XP[16] = uint[16](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu,
 
 shared uint crcT[1024];
 shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
+#ifdef HUFF_CRC_STRIDE2
+shared uint crcT2[1024]; // the same for x^(32·HUFF_CRC_STRIDE2): registers that take every STRIDE2-th word
+#endif
 
 // xpow8 is x^(8·d) for d < 2^16.
 uint xpow8(uint d) {
@@ -287,18 +290,41 @@ void initStrideCRC() {
     uint t = gl_LocalInvocationID.x;
     uint xs = xpow8(4u * HUFF_CRC_STRIDE);
     for (uint b = t; b < 32u; b += WG) crcT[256u * (b / 8u) + (1u << (b % 8u))] = mulmod(1u << b, xs);
+#ifdef HUFF_CRC_STRIDE2
+    uint xs2 = xpow8(4u * HUFF_CRC_STRIDE2);
+    for (uint b = t; b < 32u; b += WG) crcT2[256u * (b / 8u) + (1u << (b % 8u))] = mulmod(1u << b, xs2);
+#endif
     for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = xpow8(4u * d);
     barrier();
     for (uint e = t; e < 1024u; e += WG) {
         uint j = e / 256u, b = e % 256u;
         if (b != 0u && (b & (b - 1u)) == 0u) continue;
         uint r = 0u;
+#ifdef HUFF_CRC_STRIDE2
+        uint r2 = 0u;
+#endif
         for (uint u = 0u; u < 8u; u++) {
-            if (((b >> u) & 1u) != 0u) r ^= crcT[256u * j + (1u << u)];
+            if (((b >> u) & 1u) != 0u) {
+                r ^= crcT[256u * j + (1u << u)];
+#ifdef HUFF_CRC_STRIDE2
+                r2 ^= crcT2[256u * j + (1u << u)];
+#endif
+            }
         }
         crcT[e] = r;
+#ifdef HUFF_CRC_STRIDE2
+        crcT2[e] = r2;
+#endif
     }
 }
+
+#ifdef HUFF_CRC_STRIDE2
+// shiftT2 multiplies r by x^(32·STRIDE2).
+uint shiftT2(uint r) {
+    return crcT2[r & 255u] ^ crcT2[256u + ((r >> 8) & 255u)] ^ crcT2[512u + ((r >> 16) & 255u)]
+        ^ crcT2[768u + (r >> 24)];
+}
+#endif
 
 // shiftT multiplies r by x^(32·STRIDE).
 uint shiftT(uint r) {
