@@ -94,26 +94,34 @@ const uint HUFF_PROBES = 8u, HUFF_PROBE_N = 64u;
 shared uint probeH[HUFF_PROBES];
 
 // mergeHeight: one invocation; the n ≥ 2 ascending weights at HUFF_PROBE(b ..), internal nodes (weight << 8 |
-// height) after them; returns the root's height.
+// height) after them; returns the root's height. As in mergeQueues, both fronts and the two leaves after the leaf
+// front are kept in registers, so no pick waits for shared memory.
 uint mergeHeight(uint b, uint n) {
     uint leaf = 0u, head = 0u, node = 0u;
     uint q = b + n; // internal node k at q + k
+    uint kf = HUFF_PROBE(b), kn = HUFF_PROBE(b + 1u), kn2 = n > 2u ? HUFF_PROBE(b + 2u) : 0u;
+    uint qf = 0u, qn = 0u;
     for (uint k = 0u; k + 1u < n; k++) {
         uint w = 0u, h = 0u;
         for (uint pick = 0u; pick < 2u; pick++) {
-            uint kf = leaf < n ? HUFF_PROBE(b + leaf) : 0u;
-            uint qf = head < k ? HUFF_PROBE(q + head) : 0u;
             if (leaf < n && (head >= k || kf <= (qf >> 8))) {
                 w += kf;
                 leaf++;
+                kf = kn;
+                kn = kn2;
+                kn2 = leaf + 2u < n ? HUFF_PROBE(b + leaf + 2u) : 0u;
             } else {
                 w += qf >> 8;
                 h = max(h, qf & 255u);
                 head++;
+                qf = qn;
+                qn = head + 1u < k ? HUFF_PROBE(q + head + 1u) : 0u;
             }
         }
         node = (w << 8) | (h + 1u);
         HUFF_PROBE(q + k) = node;
+        if (head == k) qf = node; // the internal queue was empty: its front is the new node
+        else if (head + 1u == k) qn = node;
     }
     return node & 255u;
 }
