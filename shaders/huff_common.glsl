@@ -94,34 +94,26 @@ const uint HUFF_PROBES = 8u, HUFF_PROBE_N = 64u;
 shared uint probeH[HUFF_PROBES];
 
 // mergeHeight: one invocation; the n ≥ 2 ascending weights at HUFF_PROBE(b ..), internal nodes (weight << 8 |
-// height) after them; returns the root's height. As in mergeQueues, both fronts and the two leaves after the leaf
-// front are kept in registers, so no pick waits for shared memory.
+// height) after them; returns the root's height.
 uint mergeHeight(uint b, uint n) {
     uint leaf = 0u, head = 0u, node = 0u;
     uint q = b + n; // internal node k at q + k
-    uint kf = HUFF_PROBE(b), kn = HUFF_PROBE(b + 1u), kn2 = n > 2u ? HUFF_PROBE(b + 2u) : 0u;
-    uint qf = 0u, qn = 0u;
     for (uint k = 0u; k + 1u < n; k++) {
         uint w = 0u, h = 0u;
         for (uint pick = 0u; pick < 2u; pick++) {
+            uint kf = leaf < n ? HUFF_PROBE(b + leaf) : 0u;
+            uint qf = head < k ? HUFF_PROBE(q + head) : 0u;
             if (leaf < n && (head >= k || kf <= (qf >> 8))) {
                 w += kf;
                 leaf++;
-                kf = kn;
-                kn = kn2;
-                kn2 = leaf + 2u < n ? HUFF_PROBE(b + leaf + 2u) : 0u;
             } else {
                 w += qf >> 8;
                 h = max(h, qf & 255u);
                 head++;
-                qf = qn;
-                qn = head + 1u < k ? HUFF_PROBE(q + head + 1u) : 0u;
             }
         }
         node = (w << 8) | (h + 1u);
         HUFF_PROBE(q + k) = node;
-        if (head == k) qf = node; // the internal queue was empty: its front is the new node
-        else if (head + 1u == k) qn = node;
     }
     return node & 255u;
 }
@@ -279,9 +271,6 @@ const uint XP[16] = uint[16](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu,
 
 shared uint crcT[1024];
 shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
-#ifdef HUFF_CRC_STRIDE2
-shared uint crcT2[1024]; // the same for x^(32·HUFF_CRC_STRIDE2): registers that take every STRIDE2-th word
-#endif
 
 // xpow8 is x^(8·d) for d < 2^16.
 uint xpow8(uint d) {
@@ -298,41 +287,18 @@ void initStrideCRC() {
     uint t = gl_LocalInvocationID.x;
     uint xs = xpow8(4u * HUFF_CRC_STRIDE);
     for (uint b = t; b < 32u; b += WG) crcT[256u * (b / 8u) + (1u << (b % 8u))] = mulmod(1u << b, xs);
-#ifdef HUFF_CRC_STRIDE2
-    uint xs2 = xpow8(4u * HUFF_CRC_STRIDE2);
-    for (uint b = t; b < 32u; b += WG) crcT2[256u * (b / 8u) + (1u << (b % 8u))] = mulmod(1u << b, xs2);
-#endif
     for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = xpow8(4u * d);
     barrier();
     for (uint e = t; e < 1024u; e += WG) {
         uint j = e / 256u, b = e % 256u;
         if (b != 0u && (b & (b - 1u)) == 0u) continue;
         uint r = 0u;
-#ifdef HUFF_CRC_STRIDE2
-        uint r2 = 0u;
-#endif
         for (uint u = 0u; u < 8u; u++) {
-            if (((b >> u) & 1u) != 0u) {
-                r ^= crcT[256u * j + (1u << u)];
-#ifdef HUFF_CRC_STRIDE2
-                r2 ^= crcT2[256u * j + (1u << u)];
-#endif
-            }
+            if (((b >> u) & 1u) != 0u) r ^= crcT[256u * j + (1u << u)];
         }
         crcT[e] = r;
-#ifdef HUFF_CRC_STRIDE2
-        crcT2[e] = r2;
-#endif
     }
 }
-
-#ifdef HUFF_CRC_STRIDE2
-// shiftT2 multiplies r by x^(32·STRIDE2).
-uint shiftT2(uint r) {
-    return crcT2[r & 255u] ^ crcT2[256u + ((r >> 8) & 255u)] ^ crcT2[512u + ((r >> 16) & 255u)]
-        ^ crcT2[768u + (r >> 24)];
-}
-#endif
 
 // shiftT multiplies r by x^(32·STRIDE).
 uint shiftT(uint r) {

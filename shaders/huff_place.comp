@@ -9,10 +9,10 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-layout(constant_id = 2) const uint BATCH = 8; // message words loaded together by each invocation
 #define HUFF_CRC_STRIDE WG
-#define HUFF_CRC_STRIDE2 (WG * BATCH)
 #include "huff_common.glsl"
+
+layout(constant_id = 2) const uint BATCH = 8; // message words loaded together by each invocation
 
 layout(std430, binding = 0) buffer Table { uint table[]; };
 layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; };
@@ -59,39 +59,26 @@ void main() {
         barrier();
         uint off = (work[pc.nb + (c >> 6)] + sBefore) / 4u; // words
         uint slot = c * (N / 4u);
-        // Message words: info (the initial register folded in), offset, piece (copied on the way), low piece. The
-        // CRC takes them as a message of T' = T + P words whose first P are zero (leading zeros leave a linear CRC
-        // unchanged), P making T' a multiple of S = WG·BATCH: each invocation keeps one Horner register per load of
-        // its batch (stride S, so the batch's steps are independent of each other and the loads of the next batch
-        // wait for no chain), every register takes the same number of words, and its term needs no per-register
-        // power: Σ_b u_b·x^(32·(S − t − b·WG)) is a Horner over b with x^(32·WG) times x^(32·(WG − t)).
+        // Message words: info (the initial register folded in), offset, piece (copied on the way), low piece.
         uint pw = size / 4u, low0 = c * (N / 4u);
         uint lowW = last ? pc.lowWords - low0 : N / 4u;
-        bool crc = pc.checksums != 0u;
-        uint T = 2u + pw + (crc ? lowW : 0u);
-        const uint S = WG * BATCH;
-        uint P = crc ? (S - T % S) % S : 0u;
-        uint u[BATCH];
-        [[unroll]] for (uint b = 0u; b < BATCH; b++) u[b] = 0u;
-        for (uint q0 = t; q0 < T + P; q0 += S) {
+        uint T = 2u + pw + (pc.checksums != 0u ? lowW : 0u);
+        uint u = 0u;
+        for (uint q0 = t; q0 < T; q0 += WG * BATCH) {
             uint wv[BATCH];
             [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                uint qp = q0 + b * WG, q = qp - P; // q wraps past T below the message's first word
+                uint q = q0 + b * WG;
                 if (q < 2u) wv[b] = q == 0u ? ~info : off;
                 else if (q < 2u + pw) wv[b] = scratch[slot + q - 2u];
                 else wv[b] = q < T ? lows[pc.lowBase + low0 + q - 2u - pw] : 0u;
             }
             [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                uint q = q0 + b * WG - P;
+                uint q = q0 + b * WG;
                 if (q >= 2u && q < 2u + pw) pieces[pc.pieceBase + off + q - 2u] = wv[b];
-                if (crc) u[b] = shiftT2(u[b]) ^ wv[b];
+                if (q < T && pc.checksums != 0u) u = shiftT(u) ^ wv[b];
             }
         }
-        if (crc) {
-            uint r = u[0];
-            [[unroll]] for (uint b = 1u; b < BATCH; b++) r = shiftT(r) ^ u[b];
-            atomicXor(sCrc, mulmod(r, kp[WG - t]));
-        }
+        if (pc.checksums != 0u && t < T) atomicXor(sCrc, strideTerm(u, t, T));
         barrier();
         if (t == 0u) {
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
