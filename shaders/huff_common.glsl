@@ -281,14 +281,7 @@ const uint XP[16] = uint[16](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu,
     0xB82BE955u, 0xB8FDB1E7u, 0x88E56F72u, 0x74C360A4u, 0xE4172B16u, 0x0D65762Au, 0x35D73A62u, 0x28461564u,
     0xBF455269u, 0xE2EA32DCu);
 
-#ifdef HUFF_CRC_NIBBLES
-// The shift as eight 16-entry tables, one per register nibble, each entry held 32 times so that invocation i reads
-// copy i % 32: lanes of a subgroup of 32 never meet in a bank (random bytes into 256-entry tables cost about 3.5
-// times the accesses for bank conflicts; 8 conflict-free accesses replace 4 such). 16 KiB.
-shared uint crcN[8u * 16u * 32u];
-#else
 shared uint crcT[1024];
-#endif
 shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
 
 // xpow8 is x^(8·d) for d < 2^16.
@@ -305,20 +298,6 @@ uint xpow8(uint d) {
 void initStrideCRC() {
     uint t = gl_LocalInvocationID.x;
     uint xs = xpow8(4u * HUFF_CRC_STRIDE);
-#ifdef HUFF_CRC_NIBBLES
-    // Copy 0 of each single-bit entry first (the images of the 32 register bits), then every entry from them.
-    for (uint b = t; b < 32u; b += WG) crcN[((b / 4u) * 16u + (1u << (b % 4u))) * 32u] = mulmod(1u << b, xs);
-    for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = xpow8(4u * d);
-    barrier();
-    for (uint e = t; e < 8u * 16u * 32u; e += WG) {
-        uint j = e / 512u, v = (e / 32u) % 16u, r = 0u;
-        for (uint u = 0u; u < 4u; u++) {
-            if (((v >> u) & 1u) != 0u) r ^= crcN[(j * 16u + (1u << u)) * 32u];
-        }
-        uint single = v != 0u && (v & (v - 1u)) == 0u ? 1u : 0u;
-        if (single == 0u || e % 32u != 0u) crcN[e] = r; // copy 0 of a single bit is its own source
-    }
-#else
     for (uint b = t; b < 32u; b += WG) crcT[256u * (b / 8u) + (1u << (b % 8u))] = mulmod(1u << b, xs);
     for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = xpow8(4u * d);
     barrier();
@@ -331,18 +310,11 @@ void initStrideCRC() {
         }
         crcT[e] = r;
     }
-#endif
 }
 
 // shiftT multiplies r by x^(32·STRIDE).
 uint shiftT(uint r) {
-#ifdef HUFF_CRC_NIBBLES
-    uint l = gl_LocalInvocationID.x % 32u, x = 0u;
-    [[unroll]] for (uint j = 0u; j < 8u; j++) x ^= crcN[j * 512u + ((r >> (4u * j)) & 15u) * 32u + l];
-    return x;
-#else
     return crcT[r & 255u] ^ crcT[256u + ((r >> 8) & 255u)] ^ crcT[512u + ((r >> 16) & 255u)] ^ crcT[768u + (r >> 24)];
-#endif
 }
 
 // strideTerm is invocation i's term of a T-word message from its Horner register u (0 when it took no word).

@@ -10,7 +10,6 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_CRC_STRIDE WG
-#define HUFF_CRC_NIBBLES
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8; // message words loaded together by each invocation
