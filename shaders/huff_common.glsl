@@ -275,23 +275,23 @@ uint laneValues(uint m, uint l) { return l >= m ? 0u : (m - l + LANES - 1u) / LA
 // x^(32·STRIDE) per word (crcT: four byte tables), multiplies its register by x^(32·(T − q_last)) (kp) at the end,
 // and the terms XOR to the CRC. Loads are coalesced and independent of the register chain; the initial register
 // (all ones) is folded into the first word, the final XOR is the caller's.
+#ifdef HUFF_CRC_STRIDE
 // x^(8·2^k) mod the CRC-32C polynomial, bit 31 = x^0 (so x^32 is the polynomial itself).
-const uint XP[17] = uint[17](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu, 0x18B8EA18u, 0x510AC59Au,
+const uint XP[16] = uint[16](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu, 0x18B8EA18u, 0x510AC59Au,
     0xB82BE955u, 0xB8FDB1E7u, 0x88E56F72u, 0x74C360A4u, 0xE4172B16u, 0x0D65762Au, 0x35D73A62u, 0x28461564u,
-    0xBF455269u, 0xE2EA32DCu, 0xFE7740E6u);
+    0xBF455269u, 0xE2EA32DCu);
 
-// xpow8 is x^(8·d) for d < 2^17 (a chunk's low piece is at most 2^16 bytes).
+shared uint crcT[1024];
+shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
+
+// xpow8 is x^(8·d) for d < 2^16.
 uint xpow8(uint d) {
     uint p = 0x80000000u;
-    for (uint k = 0u; k < 17u; k++) {
+    for (uint k = 0u; k < 16u; k++) {
         if (((d >> k) & 1u) != 0u) p = mulmod(p, XP[k]);
     }
     return p;
 }
-
-#ifdef HUFF_CRC_STRIDE
-shared uint crcT[1024];
-shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
 
 // initStrideCRC fills crcT and kp (uniform control flow; a barrier must follow before use). The single-bit entries
 // are the images of the 32 register bits; every other entry is the XOR of its bits' images.

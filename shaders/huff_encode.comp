@@ -22,9 +22,6 @@ shared uint hist[8u * 129u]; // copy t % 8 at word 129·(t % 8) (so the copies o
                              // two 16-bit counters per word
 // The halving-round probe works in the histogram copies, idle once the counts are summed.
 #define HUFF_PROBE(i) hist[(i)]
-// The code construction's arrays in one arena: while the source is read, words [256, 1280) hold the CRC table.
-#define HUFF_ARENA arena
-#define HUFF_ARENA_WORDS 1792u
 #include "huff_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
@@ -41,7 +38,6 @@ layout(push_constant) uniform PC {
     uint srcBase;  // words from each binding's start to its data (device-resident buffers at any offset)
     uint lowBase;
     uint tableBase;
-    uint checksums;
 } pc;
 
 layout(constant_id = 2) const uint BATCH = 8; // source words loaded together by each invocation
@@ -57,20 +53,6 @@ shared uint headW[WG]; // a segment's bits in the first word of its lane segment
 shared uint laneWords[LANES];
 shared uint laneAt[LANES]; // a lane's first word within the piece's lane words
 shared uint sSize, sCoded;
-
-// The low piece's CRC (docs/FORMAT.md §14.5: the low piece ends the message, so its linear CRC is independent of the
-// rest, and pass 3 combines it with the entry and piece): invocation t folds the low words q ≡ t (mod WG) it makes
-// into a Horner register with a multiplication by x^(32·WG) per word, from four byte tables in the arena (rebuilt
-// from the 32 images of the register bits for every chunk: the code construction overwrites them), and multiplies
-// it by x^(32·(T − q_last)) at the end; the terms XOR to sLowCrc. Pass 3 then reads only the pieces.
-shared uint crcImg[32];
-shared uint sLowCrc;
-#define LOW_TAB(i) arena[256u + (i)]
-
-uint shiftLow(uint r) {
-    return LOW_TAB(r & 255u) ^ LOW_TAB(256u + ((r >> 8) & 255u)) ^ LOW_TAB(512u + ((r >> 16) & 255u))
-        ^ LOW_TAB(768u + (r >> 24));
-}
 
 uint half16(uint i) {
     uint w = (i >> 1) < pc.srcWords ? src[pc.srcBase + (i >> 1)] : 0u;
@@ -100,29 +82,12 @@ void packBits(uint code, uint len, inout uint acc, inout uint nb, inout uint wi,
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint l = t % LANES, sg = t / LANES;
-    bool crc = pc.checksums != 0u;
-    uint kFull = 0u; // x^(32·(T − q_last)) of this invocation in a full chunk's low piece: x^(32·(WG − t))
-    if (crc) {
-        uint xs = xpow8(4u * WG);
-        for (uint b = t; b < 32u; b += WG) crcImg[b] = mulmod(1u << b, xs);
-        kFull = xpow8(4u * (WG - t));
-    }
-    barrier(); // crcImg complete
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint v0 = c * N;
         for (uint i = t; i < 8u * 129u; i += WG) hist[i] = 0u;
-        if (crc) {
-            for (uint e = t; e < 1024u; e += WG) {
-                uint j = e / 256u, b = e % 256u, r = 0u;
-                for (uint u = 0u; u < 8u; u++) r ^= ((b >> u) & 1u) != 0u ? crcImg[8u * j + u] : 0u;
-                LOW_TAB(e) = r;
-            }
-        }
-        if (t == 0u) sLowCrc = 0u;
         barrier();
-        uint lowCrc = 0u;
         uint W4 = (m + 3u) / 4u, hr = (t % 8u) * 129u;
         for (uint q0 = t; q0 < W4; q0 += WG * BATCH) {
             uint a[BATCH], b[BATCH];
@@ -146,14 +111,7 @@ void main() {
                 uint wi = v0 / 4u + q;
                 if (wi < pc.lowWords) lows[pc.lowBase + wi] = lw;
                 if (CACHE) ex[q] = ew;
-                if (crc) lowCrc = shiftLow(lowCrc) ^ lw;
             }
-        }
-        if (crc && t < W4) {
-            // The last chunk's low piece may be shorter: its invocations' last words lie elsewhere.
-            uint d = W4 - (t + (W4 - 1u - t) / WG * WG);
-            uint x = mulmod(lowCrc, d == WG - t ? kFull : xpow8(4u * d));
-            if (x != 0u) atomicXor(sLowCrc, x);
         }
         barrier();
         for (uint e = t; e < 256u; e += WG) {
@@ -212,7 +170,6 @@ void main() {
             sSize = coded ? size : raw;
             sCoded = coded ? 1u : 0u;
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = coded ? (size / 4u) : (CHUNK_RAW << KIND_SHIFT);
-            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = sLowCrc; // pass 3 completes it
             atomicAdd(blockSum[c >> 6], sSize);
         }
         barrier();

@@ -1,10 +1,9 @@
 #version 450
 // huff encode, pass 3 of 3: one workgroup per chunk (grid-stride) finds its piece offset (the prefix of its
 // 64-chunk block from pass 2 plus the earlier chunks of the block), copies its piece from scratch, records the
-// offset in words, and completes the chunk's CRC-32C over info, offset, piece and low piece (docs/FORMAT.md §14.5):
-// the invocations take the words of info, offset and piece strided (coalesced, BATCH loads in flight), copy the
-// piece's words as they pass and fold each word into a Horner register; the registers' terms XOR to the CRC of that
-// part (huff_common.glsl), which is combined with the low piece's CRC that pass 1 left in the entry.
+// offset in words, and computes the chunk's CRC-32C over info, offset, piece and low piece (docs/FORMAT.md §14.5):
+// the invocations take the message's words strided (coalesced, BATCH loads in flight), copy the piece's words as
+// they pass and fold each word into a Horner register; the registers' terms XOR to the CRC (huff_common.glsl).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -18,7 +17,8 @@ layout(constant_id = 2) const uint BATCH = 8; // message words loaded together b
 layout(std430, binding = 0) buffer Table { uint table[]; };
 layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; };
 layout(std430, binding = 2) writeonly buffer Pieces { uint pieces[]; };
-layout(std430, binding = 3) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
+layout(std430, binding = 3) readonly buffer Lows { uint lows[]; };
+layout(std430, binding = 4) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
 
 layout(push_constant) uniform PC {
     uint chunks;
@@ -28,6 +28,7 @@ layout(push_constant) uniform PC {
     uint lowWords;  // words of the low stream
     uint tableBase; // words from each binding's start to its data
     uint pieceBase;
+    uint lowBase;
 } pc;
 
 shared uint sBefore;
@@ -38,12 +39,9 @@ uint pieceSize(uint info, uint m) {
 
 shared uint sCrc;
 
-shared uint sKLow; // x^(32·N/4): a full chunk's entry-and-piece CRC moved over its low piece
-
 void main() {
     uint t = gl_LocalInvocationID.x;
     initStrideCRC();
-    if (t == 0u) sKLow = xpow8(N);
     barrier();
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
@@ -61,35 +59,30 @@ void main() {
         barrier();
         uint off = (work[pc.nb + (c >> 6)] + sBefore) / 4u; // words
         uint slot = c * (N / 4u);
-        // Message words: info (the initial register folded in), offset, piece (copied on the way); the low piece's
-        // linear CRC comes from pass 1 in the entry's crc word, and the two combine as A·x^(32·lowWords) ⊕ B.
+        // Message words: info (the initial register folded in), offset, piece (copied on the way), low piece.
         uint pw = size / 4u, low0 = c * (N / 4u);
         uint lowW = last ? pc.lowWords - low0 : N / 4u;
-        uint T = 2u + pw;
+        uint T = 2u + pw + (pc.checksums != 0u ? lowW : 0u);
         uint u = 0u;
         for (uint q0 = t; q0 < T; q0 += WG * BATCH) {
             uint wv[BATCH];
             [[unroll]] for (uint b = 0u; b < BATCH; b++) {
                 uint q = q0 + b * WG;
                 if (q < 2u) wv[b] = q == 0u ? ~info : off;
-                else wv[b] = q < T ? scratch[slot + q - 2u] : 0u;
+                else if (q < 2u + pw) wv[b] = scratch[slot + q - 2u];
+                else wv[b] = q < T ? lows[pc.lowBase + low0 + q - 2u - pw] : 0u;
             }
             [[unroll]] for (uint b = 0u; b < BATCH; b++) {
                 uint q = q0 + b * WG;
-                if (q >= 2u && q < T) pieces[pc.pieceBase + off + q - 2u] = wv[b];
+                if (q >= 2u && q < 2u + pw) pieces[pc.pieceBase + off + q - 2u] = wv[b];
                 if (q < T && pc.checksums != 0u) u = shiftT(u) ^ wv[b];
             }
         }
         if (pc.checksums != 0u && t < T) atomicXor(sCrc, strideTerm(u, t, T));
         barrier();
         if (t == 0u) {
-            uint crc = 0u;
-            if (pc.checksums != 0u) {
-                uint lowCrc = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
-                crc = mulmod(sCrc, lowW == N / 4u ? sKLow : xpow8(4u * lowW)) ^ lowCrc ^ 0xFFFFFFFFu;
-            }
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
-            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = pc.checksums != 0u ? sCrc ^ 0xFFFFFFFFu : 0u;
         }
         barrier();
     }

@@ -44,8 +44,8 @@ type huffPipeKey struct {
 
 // push-constant sizes of the huff kernels, in bytes
 const (
-	pushHuffEncode = 4 * 8
-	pushHuffPlace  = 4 * 7
+	pushHuffEncode = 4 * 7
+	pushHuffPlace  = 4 * 8
 	pushHuffDecode = 4 * 10
 )
 
@@ -137,7 +137,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
 	case "huff_place":
-		desc.Bindings, desc.PushConstantSize = 4, pushHuffPlace
+		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode", "huff_decode_i64":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
@@ -227,7 +227,7 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	if err != nil {
 		return nil, err
 	}
-	bdPlace, err := s.bind(b, place, table.dev, scratch, pieces.dev, work.dev)
+	bdPlace, err := s.bind(b, place, table.dev, scratch, pieces.dev, lows.dev, work.dev)
 	if err != nil {
 		return nil, err
 	}
@@ -241,14 +241,13 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	b.copyUp(cmd, in)
 	cmd.Barrier()
 	var pw pushWriter
-	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(srcBytes/4), uint32(g.LowBytes()/4), 0, 0, 0,
-		b2u(checksums)).b, groups, 1, 1)
+	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(srcBytes/4), uint32(g.LowBytes()/4), 0, 0, 0).b, groups, 1, 1)
 	cmd.Barrier()
 	var ps pushWriter
 	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
 	cmd.Barrier()
 	var pp pushWriter
-	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4), 0, 0).b,
+	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4), 0, 0, 0).b,
 		groups, 1, 1)
 	cmd.Barrier()
 	for _, o := range []staged{lows, table, pieces, work} {
@@ -475,7 +474,7 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	if err != nil {
 		return err
 	}
-	bdPlace, err := s.bind(b, place, vTable.l, scratch, vPieces.l, work.dev)
+	bdPlace, err := s.bind(b, place, vTable.l, scratch, vPieces.l, vLows.l, work.dev)
 	if err != nil {
 		return err
 	}
@@ -489,7 +488,7 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	cmd.Barrier()
 	var pw pushWriter
 	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(layout.Align4(2*g.N)/4), uint32(g.LowBytes()/4),
-		vSrc.words(), vLows.words(), vTable.words(), b2u(checksums)).b, groups, 1, 1)
+		vSrc.words(), vLows.words(), vTable.words()).b, groups, 1, 1)
 	cmd.Barrier()
 	cmd.Timestamp(op.qp, 1)
 	var ps pushWriter
@@ -498,7 +497,7 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	cmd.Timestamp(op.qp, 2)
 	var pp pushWriter
 	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4),
-		vTable.words(), vPieces.words()).b, groups, 1, 1)
+		vTable.words(), vPieces.words(), vLows.words()).b, groups, 1, 1)
 	cmd.Barrier()
 	cmd.Timestamp(op.qp, 3)
 	b.copyDown(cmd, work)
