@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # huff kernel variants on the H200: one `vkzip bench --format huff` (512 MiB kvlike) per line of VARIANTS
 # ("ENV=V,ENV=V|bench flags", commas for spaces in flags; BIN picks the binary). Profile bits: vkcodec.Options.Profile.
+# FORMAT picks another format (default huff).
 set -uo pipefail
 . "$(dirname "$0")/gpu-env.sh" # $OUT, the Vulkan loader, the NVIDIA ICD
 for v in ${VARIANTS:-"|"}; do
   envs=${v%%|*}; flags=${v#*|}
-  env ${envs//,/ } timeout 100 ${BIN:-.devbin/vkzip} bench --backend vulkan --format huff --size 512MiB --data kvlike --json \
+  env ${envs//,/ } timeout 100 ${BIN:-.devbin/vkzip} bench --backend vulkan --format ${FORMAT:-huff} --size 512MiB --data kvlike --json \
     --latency=false --iters ${ITERS:-5} ${flags//,/ } > "$OUT/h.json" 2>"$OUT/h.err"
   rc=$?
   python3 -c "
