@@ -92,58 +92,48 @@ void main() {
     }
     barrier();
 
-    uint share = LIST_CAP / gl_NumSubgroups; // list entries per subgroup
-    uint listBase = gl_SubgroupID * share;
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
-        uint capWords = rawSide(m) == 0u ? 0u : (rawSide(m) - 1u) / 4u; // escapes a coded chunk can hold
         uint kSG = 0u; // escapes this subgroup found (uniform within the subgroup)
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         if (t == 0u) overflow = 0u;
         for (uint j = 0u; j < ITERS; j += U) {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
             uvec4 xs[U];
-            uint valid[U];
             for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
                 uint v0 = 8u * s;
                 xs[u] = uvec4(0u);
-                valid[u] = 0u;
                 if ((PROF & 128u) != 0u) {
                     xs[u] = uvec4(s * 0x9E3779B1u, s ^ 0x3F803F80u, s * 40503u, s + 0x3F803F80u) & 0x3FFF3FFFu;
-                    valid[u] = 0xFFu;
                 } else if (v0 + 8u <= m) {
                     xs[u] = srcv[pc.srcBase + lc * SLOTS + s];
-                    valid[u] = 0xFFu;
                 } else if (v0 < m) {
+                    // Values past the end are not part of the tensor: they stay zero.
                     for (uint q = 0u; q < 4u; q++) {
-                        if (v0 + 2u * q < m) xs[u][q] = srcw[4u * pc.srcBase + (lc * N + v0) / 2u + q];
-                    }
-                    valid[u] = (1u << (m - v0)) - 1u;
-                    // Values past the end are not part of the tensor: clear them.
-                    for (uint q = 0u; q < 4u; q++) {
-                        uint keep = ((valid[u] >> (2u * q)) & 1u) * 0xFFFFu | ((valid[u] >> (2u * q + 1u)) & 1u) * 0xFFFF0000u;
-                        xs[u][q] &= keep;
+                        uint v = v0 + 2u * q;
+                        if (v < m) xs[u][q] = srcw[4u * pc.srcBase + (lc * N + v) / 2u] & (v + 1u < m ? ~0u : 0xFFFFu);
                     }
                 }
             }
-            uint escs[U]; // each slot's escape bits
+            // Bit u: slot u may hold an escape (an exponent whose lookup has bit 4). Only this flag is kept: the rare
+            // path below finds the escapes again from memory, which also drops the zeros past a tensor's end.
+            uint escF = 0u;
             for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
                 uint v0 = 8u * s;
                 uvec4 x = xs[u];
-                uint cw = 0u, esc = 0u;
+                uint cw = 0u, any = 0u;
                 for (uint q = 0u; q < 4u; q++) {
                     uint c0 = (PROF & 32u) != 0u ? (x[q] >> 7) & 0xFu : lut[(x[q] >> 7) & 0xFFu];
                     uint c1 = (PROF & 32u) != 0u ? (x[q] >> 23) & 0xFu : lut[(x[q] >> 23) & 0xFFu];
                     cw |= ((c0 & 15u) << (8u * q)) | ((c1 & 15u) << (8u * q + 4u));
-                    esc |= ((c0 >> 4) << (2u * q)) | ((c1 >> 4) << (2u * q + 1u));
+                    any |= c0 | c1;
                 }
-                uint vm = valid[u];
-                esc &= vm;
-                cw &= vm == 0xFFu ? 0xFFFFFFFFu : (1u << (4u * bitCount(vm))) - 1u;
+                if (v0 + 8u > m) cw &= v0 < m ? (1u << (4u * (m - v0))) - 1u : 0u;
+                escF |= ((any >> 4) & 1u) << u;
                 uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
                 uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
                 if ((PROF & 64u) != 0u && (cw ^ lw0 ^ lw1) != 0x12345678u) {
@@ -161,16 +151,15 @@ void main() {
                     aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
                     aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
                 }
-                escs[u] = esc;
             }
             // Escapes go to this subgroup's run, in value order (slot, then lane). They are rare: one vote per U
             // slots, and the exponents are re-read from memory on that path, so the values need not stay live.
-            uint anyEsc = 0u;
-            for (uint u = 0u; u < U; u++) anyEsc |= escs[u];
-            if ((PROF & 2u) == 0u && subgroupAny(anyEsc != 0u)) {
+            if ((PROF & 2u) == 0u && subgroupAny(escF != 0u)) {
+                uint share = LIST_CAP / gl_NumSubgroups, listBase = gl_SubgroupID * share; // this subgroup's run
                 for (uint u = 0u; u < U; u++) {
-                    uint esc = escs[u];
-                    uint v0 = 8u * ((j + u) * WG + t);
+                    uint s = (j + u) * WG + t;
+                    uint esc = ((escF >> u) & 1u) != 0u && 8u * s < m ? escBits(lc, s, m) : 0u;
+                    uint v0 = 8u * s;
                     uint idx = kSG + subgroupExclusiveAdd(bitCount(esc));
                     kSG += subgroupAdd(bitCount(esc));
                     while (esc != 0u) {
@@ -186,6 +175,7 @@ void main() {
                 }
             }
         }
+        uint share = LIST_CAP / gl_NumSubgroups; // list entries per subgroup
         if (subgroupElect()) sgCount[gl_SubgroupID] = kSG;
         barrier();
         uint k = 0u;
