@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Session of 2026-12-01 (seventh): huff encode A/B (previous tree, place pass only, place + probe merges), then
-# profiles of the new encoder. Binaries in .devbin: vkzip-old, vkzip-p, vkzip.
+# Session of 2026-12-01 (seventh): splitzip4 A/B of binaries in .devbin (BINS), alternated ROUNDS times, one
+# `vkzip bench --backend vulkan --size 512MiB --data kvlike --json` each, with compiler statistics.
 set -uo pipefail
-ROUNDS=${ROUNDS:-3} BINS=${BINS:-"vkzip-old vkzip-p vkzip"} bash scripts/gpu-ab.sh
-VARIANTS=${PROFILES:-"|--profile,512 |--profile,1024 |--profile,2048 |--profile,8192"} bash scripts/gpu-huff.sh
+for r in $(seq ${ROUNDS:-2}); do
+  for b in ${BINS:-vkzip-old vkzip}; do
+    BIN=.devbin/$b FORMAT=splitzip4 STATS=${STATS:-} VARIANTS="VKZIP_X=$b|${FLAGS:-}" ITERS=${ITERS:-10} bash scripts/gpu-huff.sh
+  done
+done
