@@ -114,10 +114,7 @@ uint gSideLen;
 #define CRC_SHARED_HOT
 #include "crc_tables.glsl"
 
-// Code -> exponent << 7, held once per lane of a subgroup of 32 (copy l of code c at 32c + l): the lookups never
-// meet in a bank. (A 256-entry table by code byte took half the lookups, but random bytes cost about 3.5 accesses
-// each for bank conflicts.)
-shared uint expRep[16u * 32u];
+shared uint pairExp[256]; // code byte -> exponent bits of its two values
 shared uint lut[256];     // exponent -> 1 if the codebook has it
 shared uint escs[ESC_CAP];
 shared uint sgX[2u * WG];
@@ -154,8 +151,8 @@ void main() {
     if (autoIdle(FORMAT_SPLITZIP4, pc.segFirst, pc.segChunks)) return;
 #endif
     if (pc.checksums != 0u) loadTables();
-    for (uint b = t; b < 512u; b += WG) expRep[b] = cbExp(b >> 5) << 7;
     for (uint b = t; b < 256u; b += WG) {
+        pairExp[b] = (cbExp(b & 15u) << 7) | (cbExp(b >> 4) << 23);
         uint has = 0u;
         for (uint i = 0u; i < 16u; i++) has |= cbExp(i) == b ? 1u : 0u;
         lut[b] = has;
@@ -270,10 +267,7 @@ void main() {
             if ((PROF & 32u) != 0u)
                 o = uvec4(cw & 0x3F803F80u, (cw >> 4) & 0x3F803F80u, (cw >> 8) & 0x3F803F80u, (cw >> 12) & 0x3F803F80u);
             else
-                for (uint q = 0u; q < 4u; q++) {
-                    uint bq = cw >> (8u * q), ln = t & 31u;
-                    o[q] = expRep[((bq << 5) & 0x1E0u) | ln] | (expRep[((bq << 1) & 0x1E0u) | ln] << 16);
-                }
+                o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
             o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
             uint ow = (lc * N + v0) / 2u;
             if ((PROF & 64u) != 0u && o.x != 0x12345678u) {

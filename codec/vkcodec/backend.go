@@ -162,7 +162,7 @@ func Open(o Options) (*Backend, error) {
 func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
 	tables := uint32(nTables * 1024 * b.o.Repl)
 	encode = 4 * (tables + 256 + uint32(b.o.ListCap) + 4*wg + 1)
-	decode = 4 * (tables + 16*32 + 256 + uint32(b.o.EscCap) + 2*wg) // code->exponent copies per lane, escape LUT
+	decode = 4 * (tables + 512 + uint32(b.o.EscCap) + 2*wg)
 	ze, zd := zf12Shared(tables, wg)
 	return max(encode, ze), max(decode, zd)
 }
