@@ -18,10 +18,18 @@ layout(constant_id = 3) const uint PROF = 0;  // profiling only (wrong bodies): 
                                               // construction, 1024 no lane codes written, 2048 no lane sizing,
                                               // 4096 no Huffman merge, 8192 no ranking; 0 in real use
 #define HUFF_PROF_BITS (PROF >> 8)
-shared uint hist[8u * 129u]; // copy t % 8 at word 129·(t % 8) (so the copies of a count sit in different banks),
-                             // two 16-bit counters per word
-// The halving-round probe works in the histogram copies, idle once the counts are summed.
-#define HUFF_PROBE(i) hist[(i)]
+// Shared memory bounds the workgroups an SM holds (about 100 KiB per SM on the H200), so the phases share one arena
+// (huff_common's A_* arrays, 1792 words or more): while the source is read, the histogram's 8 copies of 16-bit
+// counters at words [256, 1288), copy t % 8 at word 129·(t % 8) from there (the copies of a count in different banks);
+// the halving-round probe in the same words once the counts are summed into A_cnt (words [0, 256)); after the code
+// is built, the segments' bit counts and head words in words [512, 512 + 2·WG), where the construction's keys,
+// queues and parents were (lens, at [256, 512), and rc stay).
+#define HIST(i) arena[256u + (i)]
+#define HUFF_PROBE(i) arena[256u + (i)]
+#define SEG_BITS(i) arena[512u + (i)]
+#define HEAD_W(i) arena[512u + WG + (i)]
+#define HUFF_ARENA arena
+#define HUFF_ARENA_WORDS (512u + 2u * WG > 1792u ? 512u + 2u * WG : 1792u)
 #include "huff_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
@@ -48,8 +56,8 @@ const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: se
 
 const bool CACHE = SHIFT <= 15u;
 shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
-shared uint segBits[WG]; // a segment's bits; then its first bit within its lane
-shared uint headW[WG]; // a segment's bits in the first word of its lane segment when that word began earlier
+// SEG_BITS(t): a segment's bits; then its first bit within its lane. HEAD_W(t): a segment's bits in the first word of
+// its lane segment when that word began earlier.
 shared uint laneWords[LANES];
 shared uint laneAt[LANES]; // a lane's first word within the piece's lane words
 shared uint sSize, sCoded;
@@ -86,7 +94,7 @@ void main() {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint v0 = c * N;
-        for (uint i = t; i < 8u * 129u; i += WG) hist[i] = 0u;
+        for (uint i = t; i < 8u * 129u; i += WG) HIST(i) = 0u;
         barrier();
         uint W4 = (m + 3u) / 4u, hr = (t % 8u) * 129u;
         for (uint q0 = t; q0 < W4; q0 += WG * BATCH) {
@@ -106,7 +114,7 @@ void main() {
                     uint e = (v >> 7) & 255u;
                     lw |= (((v >> 8) & 0x80u) | (v & 0x7Fu)) << (8u * u);
                     ew |= e << (8u * u);
-                    if ((PROF & 256u) == 0u) atomicAdd(hist[hr + e / 2u], 1u << (16u * (e & 1u)));
+                    if ((PROF & 256u) == 0u) atomicAdd(HIST(hr + e / 2u), 1u << (16u * (e & 1u)));
                 }
                 uint wi = v0 / 4u + q;
                 if (wi < pc.lowWords) lows[pc.lowBase + wi] = lw;
@@ -116,7 +124,7 @@ void main() {
         barrier();
         for (uint e = t; e < 256u; e += WG) {
             uint n = 0u;
-            for (uint r = 0u; r < 8u; r++) n += (hist[r * 129u + e / 2u] >> (16u * (e & 1u))) & 0xFFFFu;
+            for (uint r = 0u; r < 8u; r++) n += (HIST(r * 129u + e / 2u) >> (16u * (e & 1u))) & 0xFFFFu;
             A_cnt(e) = (PROF & 256u) == 0u ? n : (e >= 112u && e < 128u ? 1u : 0u);
         }
         barrier();
@@ -144,14 +152,14 @@ void main() {
         } else {
             bits = 4u * (p1 - p0);
         }
-        segBits[t] = bits;
+        SEG_BITS(t) = bits;
         barrier();
         if (t < LANES) {
             // The lane's size, and each of its segments' first bit (so the segments need no sums of their own).
             uint lb = 0u;
             for (uint s = 0u; s < SEGS; s++) {
-                uint b = segBits[s * LANES + t];
-                segBits[s * LANES + t] = lb;
+                uint b = SEG_BITS(s * LANES + t);
+                SEG_BITS(s * LANES + t) = lb;
                 lb += b;
             }
             laneWords[t] = (lb + 31u) / 32u;
@@ -198,7 +206,7 @@ void main() {
             }
             // This segment's codes at its bit offset in its lane.
             uint at = slot + tb / 4u + HUFF_COUNTS_WORDS + laneAt[l];
-            uint start = segBits[t];
+            uint start = SEG_BITS(t);
             uint wi = start / 32u;
             uint acc = 0u, nb = start % 32u, head = 0u;
             uint pe = (PROF & 1024u) == 0u ? p1 : p0;
@@ -229,9 +237,9 @@ void main() {
             // otherwise it is our head.
             bool tail = nb > 0u && 32u * wi >= start;
             if (nb > 0u && 32u * wi < start) head = acc;
-            headW[t] = head;
+            HEAD_W(t) = head;
             barrier();
-            if (tail) scratch[at + wi] = acc | (sg + 1u < SEGS ? headW[t + LANES] : 0u);
+            if (tail) scratch[at + wi] = acc | (sg + 1u < SEGS ? HEAD_W(t + LANES) : 0u);
         } else {
             for (uint q = t; q < (m + 3u) / 4u; q += WG) {
                 uint w = 0u;
