@@ -54,12 +54,8 @@ const uint SEGS = WG / LANES;
 const uint PS0 = ((PMAX + SEGS - 1u) / SEGS + 3u) & ~3u; // a multiple of 4: full segments are unrolled by fours
 const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: see the lane words' write)
 
-// The chunk's first exponents, 4 per word, up to CACHE_W words (8 KiB); later ones are read again from the source
-// (still in L2). A full cache of a 2^14-value chunk took 16 KiB, and shared memory, not that traffic, bounded the
-// workgroups an SM holds.
-layout(constant_id = 4) const uint CACHE_W = 2048u;
-const uint EXW = N / 4u < CACHE_W ? N / 4u : CACHE_W;
-shared uint ex[EXW];
+const bool CACHE = SHIFT <= 15u;
+shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
 // SEG_BITS(t): a segment's bits; then its first bit within its lane. HEAD_W(t): a segment's bits in the first word of
 // its lane segment when that word began earlier.
 shared uint laneWords[LANES];
@@ -74,7 +70,7 @@ uint half16(uint i) {
 uint expAt(uint i) { return (half16(i) >> 7) & 255u; }
 
 // expC is the exponent of value j of the chunk starting at value v0.
-uint expC(uint v0, uint j) { return j < 4u * EXW ? (ex[j / 4u] >> (8u * (j % 4u))) & 255u : expAt(v0 + j); }
+uint expC(uint v0, uint j) { return CACHE ? (ex[j / 4u] >> (8u * (j % 4u))) & 255u : expAt(v0 + j); }
 
 // packBits appends len ≤ 22 bits (a code, or two codes joined) to a lane segment's bits: acc holds the nb bits of
 // lane word wi so far. A word belongs to the segment holding its first bit (start is the segment's first bit in its
@@ -122,7 +118,7 @@ void main() {
                 }
                 uint wi = v0 / 4u + q;
                 if (wi < pc.lowWords) lows[pc.lowBase + wi] = lw;
-                if (q < EXW) ex[q] = ew;
+                if (CACHE) ex[q] = ew;
             }
         }
         barrier();

@@ -28,10 +28,6 @@ type HuffKernels struct {
 	// H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
 	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
-	// CacheWords bounds the encoder's shared cache of a chunk's exponents (4 per word; later ones are read again
-	// from the source): 2048 (8 KiB) by default, VKZIP_HUFF_CACHE_WORDS overrides it. Shared memory bounds the
-	// workgroups an SM holds, and a whole 2^14-value chunk's 16 KiB cost more than the reads it saves.
-	CacheWords uint32
 	// Int64 selects the decoder built with 64-bit integers (huff_decode_i64: the lane window's shift is one
 	// funnel shift, 5 % faster on an H200). Default: whether the device enabled shaderInt64; VKZIP_HUFF_INT64=0
 	// turns it off.
@@ -42,8 +38,8 @@ type HuffKernels struct {
 }
 
 type huffPipeKey struct {
-	name                    string
-	wg, shift, batch, cache uint32
+	name             string
+	wg, shift, batch uint32
 }
 
 // push-constant sizes of the huff kernels, in bytes
@@ -73,18 +69,11 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
 	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", 128)))
-	k := &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
+	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
 		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
-		CacheWords: min(envU32("VKZIP_HUFF_CACHE_WORDS", 2048), 1<<layout.MaxChunkShift/4),
-		Int64:      b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0",
-		pipes:      map[huffPipeKey]*vk.Pipeline{}}
-	// The exponent cache takes what the device's shared memory leaves beside the encoder's other arrays (its arena,
-	// codes, lane arrays and scalars: under 4·(max(1792, 512 + 2·WG) + 400) bytes).
-	other := 4 * (max(1792, 512+2*k.EncodeWG) + 400)
-	shm := b.info.Limits.MaxComputeSharedMemorySize
-	k.CacheWords = max(1, min(k.CacheWords, (shm-min(shm, other))/4))
-	return k
+		Int64: b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0",
+		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
@@ -131,7 +120,7 @@ func (k *HuffKernels) Close() error {
 }
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: max(k.CacheWords, 1)}
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if p := k.pipes[key]; p != nil {
@@ -146,8 +135,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	switch name {
 	case "huff_encode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
-			vk.SpecConst{ID: 4, Value: key.cache})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
 	case "huff_place":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
