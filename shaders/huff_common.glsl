@@ -87,14 +87,18 @@ shared uint sN, sLong;
 #ifdef HUFF_PROBE
 // Halving rounds found at once (the encoder defines HUFF_PROBE(i), 2·HUFF_PROBES·HUFF_PROBE_N words of shared memory
 // it does not need while a code is built). Round r of §14.3's loop builds the code of the counts max(1, c >> r), so
-// the trees of rounds 0 .. HUFF_PROBES−1 are independent: their heights are taken at once, one merge per subgroup
-// on weights alone (the height depends on the ascending weights only), and the loop starts at the first round
-// whose code is short enough. KV chunks take three to five rounds, each a serial merge between barriers.
+// the trees of rounds 0 .. HUFF_PROBES−1 are independent: they are merged at once, one merge per subgroup, and the
+// code is the tree of the first round whose height is at most 11, taken as it stands: each merge notes every
+// node's parent in the node's word, so the depths and lengths come from it without merging that round again. KV
+// chunks take three to five rounds, each a serial merge between barriers.
 const uint HUFF_PROBES = 8u, HUFF_PROBE_N = 64u;
 shared uint probeH[HUFF_PROBES];
+// A round's words: leaf i (ascending) = weight | symbol << 17 | parent << 25, internal node k = weight << 8 |
+// height | parent << 25 (weights are at most 2^16, nodes fewer than 64; the root has no parent).
+const uint PW = 0x1FFFFu;
 
-// mergeHeight: one invocation; the n ≥ 2 ascending weights at HUFF_PROBE(b ..), internal nodes (weight << 8 |
-// height) after them; returns the root's height.
+// mergeHeight: one invocation; the n ≥ 2 ascending leaves at HUFF_PROBE(b ..), internal nodes after them, both
+// queues as in mergeQueues; writes the parents and returns the root's height.
 uint mergeHeight(uint b, uint n) {
     uint leaf = 0u, head = 0u, node = 0u;
     uint q = b + n; // internal node k at q + k
@@ -103,12 +107,14 @@ uint mergeHeight(uint b, uint n) {
         for (uint pick = 0u; pick < 2u; pick++) {
             uint kf = leaf < n ? HUFF_PROBE(b + leaf) : 0u;
             uint qf = head < k ? HUFF_PROBE(q + head) : 0u;
-            if (leaf < n && (head >= k || kf <= (qf >> 8))) {
-                w += kf;
+            if (leaf < n && (head >= k || (kf & PW) <= ((qf >> 8) & PW))) {
+                w += kf & PW;
+                HUFF_PROBE(b + leaf) = kf | (k << 25);
                 leaf++;
             } else {
-                w += qf >> 8;
+                w += (qf >> 8) & PW;
                 h = max(h, qf & 255u);
+                HUFF_PROBE(q + head) = qf | (k << 25);
                 head++;
             }
         }
@@ -118,10 +124,12 @@ uint mergeHeight(uint b, uint n) {
     return node & 255u;
 }
 
-// probeRounds: the whole workgroup, in uniform control flow, before buildLengthsWG: halves cnt as many times as the
-// first HUFF_PROBES rounds would (all of them when none gives a short enough code); nothing for more than
-// HUFF_PROBE_N symbols. It ends after a barrier (and has no early return: see buildLengthsWG).
-void probeRounds() {
+// probeRounds: the whole workgroup, in uniform control flow, instead of or before buildLengthsWG. With 2 to
+// HUFF_PROBE_N symbols and a round among the first HUFF_PROBES whose code fits, it writes lens, sLo and sHi (the code
+// of §14.3) and returns true; otherwise it halves cnt as many times as the probed rounds would (all of them when none
+// fits; nothing for other symbol counts) and returns false, and buildLengthsWG goes on from there. It ends after a
+// barrier (and has no early return: see buildLengthsWG).
+bool probeRounds() {
     uint t = gl_LocalInvocationID.x;
     if (t == 0u) sN = 0u;
     barrier();
@@ -130,8 +138,9 @@ void probeRounds() {
     }
     barrier();
     uint n = sN;
+    bool built = false;
     if (n >= 2u && n <= HUFF_PROBE_N) { // uniform; a single symbol takes one round anyway
-    // Round r's weights, ranked by (count, symbol) as the merge takes them.
+    // Round r's leaves, ranked by (count, symbol) as the merge takes them.
     for (uint j = t; j < HUFF_PROBES * n; j += WG) {
         uint r = j / n, x = j % n;
         // (count, symbol) compared as one key: counts are at most 2^16. Four keys per step, so that four reads
@@ -146,7 +155,7 @@ void probeRounds() {
             uint ky = A_dep(y);
             rank += uint(((max(1u, (ky >> 8) >> r) << 8) | (ky & 255u)) < rx);
         }
-        HUFF_PROBE(2u * HUFF_PROBE_N * r + rank) = cx;
+        HUFF_PROBE(2u * HUFF_PROBE_N * r + rank) = cx | ((kx & 255u) << 17);
     }
     barrier();
     // One merge per subgroup-sized slice of the workgroup, so the serial merges run side by side.
@@ -159,11 +168,54 @@ void probeRounds() {
     for (uint r = HUFF_PROBES; r > 0u; r--) {
         if (probeH[r - 1u] <= HUFF_MAX_LEN) first = r - 1u;
     }
-    for (uint s = t; s < 256u; s += WG) {
-        if (A_cnt(s) != 0u) A_cnt(s) = max(1u, A_cnt(s) >> first);
+    if (first < HUFF_PROBES) { // uniform
+        // The code is round first's tree: each internal node's depth is its hops to the root (node n − 2), a
+        // leaf's length its parent's depth + 1.
+        uint b = 2u * HUFF_PROBE_N * first, q = b + n;
+        for (uint k = t; k + 1u < n; k += WG) {
+            uint d = 0u;
+            for (uint x = k; x + 2u < n; x = HUFF_PROBE(q + x) >> 25) d++;
+            A_dep(k) = d;
+        }
+        barrier();
+        // Each invocation's leaves (n ≤ 64, WG ≥ 32: at most two) into registers: lens may share the rounds' words.
+        uint s0 = 256u, l0 = 0u, s1 = 256u, l1 = 0u;
+        if (t < n) {
+            uint lw = HUFF_PROBE(b + t);
+            s0 = (lw >> 17) & 255u;
+            l0 = A_dep(lw >> 25) + 1u;
+        }
+        if (t + WG < n) {
+            uint lw = HUFF_PROBE(b + t + WG);
+            s1 = (lw >> 17) & 255u;
+            l1 = A_dep(lw >> 25) + 1u;
+        }
+        barrier();
+        for (uint s = t; s < 256u; s += WG) A_lens(s) = 0u;
+        if (t == 0u) {
+            sLo = 255u;
+            sHi = 0u;
+        }
+        barrier();
+        if (s0 < 256u) {
+            A_lens(s0) = l0;
+            atomicMin(sLo, s0);
+            atomicMax(sHi, s0);
+        }
+        if (s1 < 256u) {
+            A_lens(s1) = l1;
+            atomicMin(sLo, s1);
+            atomicMax(sHi, s1);
+        }
+        built = true;
+    } else {
+        for (uint s = t; s < 256u; s += WG) {
+            if (A_cnt(s) != 0u) A_cnt(s) = max(1u, A_cnt(s) >> first);
+        }
     }
     }
     barrier();
+    return built;
 }
 #endif
 

@@ -129,8 +129,9 @@ void main() {
         }
         barrier();
         if ((PROF & 512u) == 0u) {
-            if ((PROF & (8192u | 4096u)) == 0u) probeRounds();
-            buildLengthsWG();
+            bool built = false;
+            if ((PROF & (8192u | 4096u)) == 0u) built = probeRounds();
+            if (!built) buildLengthsWG();
             canonicalWG();
         } else {
             for (uint e = t; e < 256u; e += WG) {
