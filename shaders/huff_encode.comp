@@ -51,7 +51,7 @@ layout(push_constant) uniform PC {
 layout(constant_id = 2) const uint BATCH = 8; // source words loaded together by each invocation
 
 const uint SEGS = WG / LANES;
-const uint PS0 = ((PMAX + SEGS - 1u) / SEGS + 3u) & ~3u; // a multiple of 4: full segments are unrolled by fours
+const uint PS0 = ((PMAX + SEGS - 1u) / SEGS + 7u) & ~7u; // a multiple of 8: full segments go eight at a time
 const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: see the lane words' write)
 
 const bool CACHE = SHIFT <= 15u;
@@ -150,10 +150,10 @@ void main() {
         uint bits = 0u;
         if ((PROF & 2048u) == 0u) {
             if (p1 - p0 == PS) {
-                // A full segment, unrolled: the lookups of every position in flight together.
+                // A full segment, eight positions' lookups in flight together (all of them took 102 registers).
                 uvec4 b4 = uvec4(0u);
-                [[unroll]] for (uint p = 0u; p < PS; p += 4u) {
-                    [[unroll]] for (uint u = 0u; u < 4u; u++) b4[u] += A_lens(expC(v0, (p0 + p + u) * LANES + l));
+                [[dont_unroll]] for (uint p = p0; p < p0 + PS; p += 8u) {
+                    [[unroll]] for (uint u = 0u; u < 8u; u++) b4[u & 3u] += A_lens(expC(v0, (p + u) * LANES + l));
                 }
                 bits = b4.x + b4.y + b4.z + b4.w;
             } else {

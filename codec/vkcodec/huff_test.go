@@ -181,7 +181,7 @@ func TestHuffVulkanVariants(t *testing.T) {
 		}{
 			{32, 32, 1, 1, false}, {64, 64, 2, 3, true}, {128, 128, 0, 8, false}, {128, 128, 0, 8, true},
 			{256, 128, 1, 16, true}, {128, 32, 3, 8, false},
-			{96, 96, 2, 5, false}, // three segments per lane: segments of a multiple of four positions
+			{96, 96, 2, 5, false}, // three segments per lane: segments of a multiple of eight positions
 		} {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
