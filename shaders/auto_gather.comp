@@ -4,6 +4,7 @@
 // with its side offset set to 0 (the chunk CRC corrected for that change: CRC-32C is affine, so only the changed
 // word's term moves), the side piece — and writes the auto table entry with its CRC.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 
 #include "layout.glsl"

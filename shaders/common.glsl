@@ -1,8 +1,8 @@
 // Helpers shared by the SplitZip-4 kernels: CRC-32C arithmetic and BF16 byte shuffles.
 //
 // CRC registers are "linear" here (zero init, no final XOR) and reflected: bit 31 is x^0. M^D(r) is r shifted over D
-// zero bytes, i.e. r·x^(8D) mod P. Three fixed shifts are applied with table lookups from shared memory
-// (4 tables of 256 words each, one per byte of the register); anything else uses mulmod.
+// zero bytes, i.e. r·x^(8D) mod P. Fixed shifts are applied with table lookups (crc_tables.glsl: one table per
+// CRC_BITS-bit field of the register, built by the host); anything else uses mulmod.
 
 // mulmod multiplies two reflected polynomials modulo the CRC-32C polynomial.
 uint mulmod(uint a, uint b) {

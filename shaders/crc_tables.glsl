@@ -1,8 +1,13 @@
 // Shared-memory CRC shift tables, loaded from the consts buffer (docs/FORMAT.md §5.6; codec/vkcodec builds them).
-// consts layout (words): five shift tables of 1024 words — M^4, M^(4T), M^(8T), M^(n/2) (over a full chunk's code
-// piece), M^n (over its low piece) — each 4 tables of 256 entries, one per register byte; then KC[T] = x^(32(T-t)),
-// KL[T] = x^(8(8(T-t)-4)), XPOW[32] = x^(8·2^k) and XINV[32] = x^(-8·2^k). Each shared-memory entry is replicated
-// REPL times so lanes of a subgroup hit different banks.
+// consts layout (words): five shift tables, each in a slot of 1024 words — M^4, M^(4T), M^(8T), M^(n/2) (over a
+// full chunk's code piece), M^n (over its low piece) — each one table of 2^CRC_BITS entries per CRC_BITS-bit field of
+// the register (CRC_TAB words used); then KC[T] = x^(32(T-t)), KL[T] = x^(8(8(T-t)-4)), XPOW[32] = x^(8·2^k) and
+// XINV[32] = x^(-8·2^k). A table of at most 32 entries lies in distinct banks (and in one 128-byte line of the
+// consts buffer), so its lookups never conflict. Each shared-memory entry is replicated REPL times.
+layout(constant_id = 8) const uint CRC_BITS = 5;
+const uint CRC_FIELDS = (32u + CRC_BITS - 1u) / CRC_BITS;
+const uint CRC_MASK = (1u << CRC_BITS) - 1u;
+const uint CRC_TAB = CRC_FIELDS << CRC_BITS;
 
 #define TAB_M4   0u
 #define TAB_M4T  1u
@@ -17,9 +22,9 @@
 
 // shiftConsts applies table t (TAB_*) to register r, read from the consts buffer (cached).
 uint shiftConsts(uint t, uint r) {
-    uint b = t * 1024u;
-    return consts[b + (r & 255u)] ^ consts[b + 256u + ((r >> 8) & 255u)]
-         ^ consts[b + 512u + ((r >> 16) & 255u)] ^ consts[b + 768u + (r >> 24)];
+    uint b = t * 1024u, x = consts[b + (r & CRC_MASK)];
+    [[unroll]] for (uint f = 1u; f < CRC_FIELDS; f++) x ^= consts[b + (f << CRC_BITS) + ((r >> (f * CRC_BITS)) & CRC_MASK)];
+    return x;
 }
 
 #ifdef NO_SHARED_TABLES
@@ -35,20 +40,22 @@ const uint TAB_FIRST = TAB_M4T, TAB_SHARED = 2u;
 #else
 const uint TAB_FIRST = 0u, TAB_SHARED = NTAB;
 #endif
-shared uint tabs[TAB_SHARED * 1024u * REPL]; // tables TAB_FIRST .. TAB_FIRST + TAB_SHARED - 1
+shared uint tabs[TAB_SHARED * CRC_TAB * REPL]; // tables TAB_FIRST .. TAB_FIRST + TAB_SHARED - 1
 
 void loadTables() {
-    for (uint i = gl_LocalInvocationID.x; i < TAB_SHARED * 1024u * REPL; i += WG) {
-        tabs[i] = consts[TAB_FIRST * 1024u + i / REPL];
+    for (uint i = gl_LocalInvocationID.x; i < TAB_SHARED * CRC_TAB * REPL; i += WG) {
+        uint e = i / REPL;
+        tabs[i] = consts[(TAB_FIRST + e / CRC_TAB) * 1024u + e % CRC_TAB];
     }
 }
 
 // shiftBy applies table t (TAB_*) to register r.
 uint shiftBy(uint t, uint r) {
     if (t < TAB_FIRST || t >= TAB_FIRST + TAB_SHARED) return shiftConsts(t, r);
-    uint l = gl_LocalInvocationID.x % REPL;
-    uint b = (t - TAB_FIRST) * 1024u * REPL + l;
-    return tabs[b + (r & 255u) * REPL] ^ tabs[b + (256u + ((r >> 8) & 255u)) * REPL]
-         ^ tabs[b + (512u + ((r >> 16) & 255u)) * REPL] ^ tabs[b + (768u + (r >> 24)) * REPL];
+    uint b = (t - TAB_FIRST) * CRC_TAB * REPL + gl_LocalInvocationID.x % REPL;
+    uint x = tabs[b + (r & CRC_MASK) * REPL];
+    [[unroll]] for (uint f = 1u; f < CRC_FIELDS; f++)
+        x ^= tabs[b + ((f << CRC_BITS) + ((r >> (f * CRC_BITS)) & CRC_MASK)) * REPL];
+    return x;
 }
 #endif

@@ -322,51 +322,36 @@ uint tableBytes(uint lo, uint hi) { return ((2u + (hi - lo + 2u) / 2u) + 3u) & ~
 // laneValues is the number of values of lane l in a chunk of m values.
 uint laneValues(uint m, uint l) { return l >= m ? 0u : (m - l + LANES - 1u) / LANES; }
 
-// Strided CRC-32C (the chunk checksums of docs/FORMAT.md §14.5), for kernels that define HUFF_CRC_STRIDE: STRIDE
+// Strided CRC-32C (the chunk checksums of docs/FORMAT.md §14.5), for kernels that define HUFF_CRC_STRIDE and bind
+// consts[], codec/vkcodec's CRCConsts for workgroups of STRIDE, built once on the host (its slot 1, words 1024..,
+// is the table of x^(32·STRIDE); at CONSTS_KC + t is x^(32(STRIDE − t)); at CONSTS_XPOW + k, x^(8·2^k)). STRIDE
 // invocations take the words q ≡ i (mod STRIDE) of a message of T words; each runs Horner with a multiplication by
-// x^(32·STRIDE) per word (crcT: four byte tables), multiplies its register by x^(32·(T − q_last)) (kp) at the end,
-// and the terms XOR to the CRC. Loads are coalesced and independent of the register chain; the initial register
-// (all ones) is folded into the first word, the final XOR is the caller's.
+// x^(32·STRIDE) per word (crcT: the XOR of one lookup per CRC_BITS-bit field of the register, the last field
+// narrower), multiplies its register by x^(32·(T − q_last)) (kp) at the end, and the terms XOR to the CRC. Loads
+// are coalesced and independent of the register chain; the initial register (all ones) is folded into the first
+// word, the final XOR is the caller's. Four byte tables are the fastest on an H200: 32-entry tables lie in distinct
+// banks and never conflict, but their 7 lookups cost more than 4 conflicting ones (bench/RESULTS.md).
 #ifdef HUFF_CRC_STRIDE
-// x^(8·2^k) mod the CRC-32C polynomial, bit 31 = x^0 (so x^32 is the polynomial itself).
-const uint XP[16] = uint[16](0x00800000u, 0x00008000u, 0x82F63B78u, 0x6EA2D55Cu, 0x18B8EA18u, 0x510AC59Au,
-    0xB82BE955u, 0xB8FDB1E7u, 0x88E56F72u, 0x74C360A4u, 0xE4172B16u, 0x0D65762Au, 0x35D73A62u, 0x28461564u,
-    0xBF455269u, 0xE2EA32DCu);
+layout(constant_id = 8) const uint CRC_BITS = 8;
+const uint CRC_FIELDS = (32u + CRC_BITS - 1u) / CRC_BITS;
+const uint CRC_MASK = (1u << CRC_BITS) - 1u;
+const uint CONSTS_KC = 5u * 1024u, CONSTS_XPOW = 5u * 1024u + 2u * HUFF_CRC_STRIDE;
 
-shared uint crcT[1024];
+shared uint crcT[CRC_FIELDS << CRC_BITS];
 shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
 
-// xpow8 is x^(8·d) for d < 2^16.
-uint xpow8(uint d) {
-    uint p = 0x80000000u;
-    for (uint k = 0u; k < 16u; k++) {
-        if (((d >> k) & 1u) != 0u) p = mulmod(p, XP[k]);
-    }
-    return p;
-}
-
-// initStrideCRC fills crcT and kp (uniform control flow; a barrier must follow before use). The single-bit entries
-// are the images of the 32 register bits; every other entry is the XOR of its bits' images.
+// initStrideCRC loads crcT and kp from consts (uniform control flow; a barrier must follow before use).
 void initStrideCRC() {
     uint t = gl_LocalInvocationID.x;
-    uint xs = xpow8(4u * HUFF_CRC_STRIDE);
-    for (uint b = t; b < 32u; b += WG) crcT[256u * (b / 8u) + (1u << (b % 8u))] = mulmod(1u << b, xs);
-    for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = xpow8(4u * d);
-    barrier();
-    for (uint e = t; e < 1024u; e += WG) {
-        uint j = e / 256u, b = e % 256u;
-        if (b != 0u && (b & (b - 1u)) == 0u) continue;
-        uint r = 0u;
-        for (uint u = 0u; u < 8u; u++) {
-            if (((b >> u) & 1u) != 0u) r ^= crcT[256u * j + (1u << u)];
-        }
-        crcT[e] = r;
-    }
+    for (uint e = t; e < (CRC_FIELDS << CRC_BITS); e += WG) crcT[e] = consts[1024u + e];
+    for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = d == 0u ? 0x80000000u : consts[CONSTS_KC + HUFF_CRC_STRIDE - d];
 }
 
 // shiftT multiplies r by x^(32·STRIDE).
 uint shiftT(uint r) {
-    return crcT[r & 255u] ^ crcT[256u + ((r >> 8) & 255u)] ^ crcT[512u + ((r >> 16) & 255u)] ^ crcT[768u + (r >> 24)];
+    uint x = crcT[r & CRC_MASK];
+    [[unroll]] for (uint f = 1u; f < CRC_FIELDS; f++) x ^= crcT[(f << CRC_BITS) + ((r >> (f * CRC_BITS)) & CRC_MASK)];
+    return x;
 }
 
 // strideTerm is invocation i's term of a T-word message from its Horner register u (0 when it took no word).

@@ -31,6 +31,7 @@
 // construction, which borrows them once the workgroup's chunks are decoded.
 #define CHW (512u + 32u * 17u)
 #define HUFF_ARENA_WORDS ((WG / 32u) * CHW > 1792u ? (WG / 32u) * CHW : 1792u)
+layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
@@ -175,7 +176,7 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint team = t / TEAM, i = t % TEAM;
     initStrideCRC();
-    if (t == 0u) sKN = mulmod(xpow8(N / 2u), xpow8(N / 2u));
+    if (t == 0u) sKN = consts[CONSTS_XPOW + SHIFT];
     barrier();
     uint TR = team * 512u, RA = K * 512u + team * LANES * RS;
     uint SB = RA + 256u, LB = RA + 320u, NB = RA + 352u, BB = RA + 384u;

@@ -10,6 +10,7 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_CRC_STRIDE WG
+layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
 #include "huff_common.glsl"
 
 layout(constant_id = 2) const uint BATCH = 8; // message words loaded together by each invocation
@@ -60,29 +61,52 @@ void main() {
         uint off = (work[pc.nb + (c >> 6)] + sBefore) / 4u; // words
         uint slot = c * (N / 4u);
         // Message words: info (the initial register folded in), offset, piece (copied on the way), low piece.
-        uint pw = size / 4u, low0 = c * (N / 4u);
-        uint lowW = last ? pc.lowWords - low0 : N / 4u;
-        uint T = 2u + pw + (pc.checksums != 0u ? lowW : 0u);
-        uint u = 0u;
-        for (uint q0 = t; q0 < T; q0 += WG * BATCH) {
+        // Invocation t takes the words q ≡ t (mod WG) in order; each range in whole batches of BATCH loads, then
+        // one batch with bounds, so that no word pays for the others' selects.
+        bool ck = pc.checksums != 0u;
+        uint pw = size / 4u, pe = 2u + pw, low0 = c * (N / 4u);
+        uint T = ck ? pe + (last ? pc.lowWords - low0 : N / 4u) : pe;
+        uint u = t == 0u ? ~info : (t == 1u ? off : 0u);
+        uint q = t < 2u ? t + WG : t; // the first piece word
+        for (; q + (BATCH - 1u) * WG < pe; q += WG * BATCH) {
             uint wv[BATCH];
+            [[unroll]] for (uint b = 0u; b < BATCH; b++) wv[b] = scratch[slot + q + b * WG - 2u];
             [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                uint q = q0 + b * WG;
-                if (q < 2u) wv[b] = q == 0u ? ~info : off;
-                else if (q < 2u + pw) wv[b] = scratch[slot + q - 2u];
-                else wv[b] = q < T ? lows[pc.lowBase + low0 + q - 2u - pw] : 0u;
-            }
-            [[unroll]] for (uint b = 0u; b < BATCH; b++) {
-                uint q = q0 + b * WG;
-                if (q >= 2u && q < 2u + pw) pieces[pc.pieceBase + off + q - 2u] = wv[b];
-                if (q < T && pc.checksums != 0u) u = shiftT(u) ^ wv[b];
+                pieces[pc.pieceBase + off + q + b * WG - 2u] = wv[b];
+                if (ck) u = shiftT(u) ^ wv[b];
             }
         }
-        if (pc.checksums != 0u && t < T) atomicXor(sCrc, strideTerm(u, t, T));
+        if (q < pe) {
+            uint wv[BATCH];
+            [[unroll]] for (uint b = 0u; b < BATCH; b++) wv[b] = q + b * WG < pe ? scratch[slot + q + b * WG - 2u] : 0u;
+            [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                if (q + b * WG < pe) {
+                    pieces[pc.pieceBase + off + q + b * WG - 2u] = wv[b];
+                    if (ck) u = shiftT(u) ^ wv[b];
+                }
+            }
+        }
+        if (ck) {
+            uint lb = pc.lowBase + low0 - pe; // low word q at lows[lb + q]
+            q = pe + (t + WG - pe % WG) % WG; // the first low word
+            for (; q + (BATCH - 1u) * WG < T; q += WG * BATCH) {
+                uint wv[BATCH];
+                [[unroll]] for (uint b = 0u; b < BATCH; b++) wv[b] = lows[lb + q + b * WG];
+                [[unroll]] for (uint b = 0u; b < BATCH; b++) u = shiftT(u) ^ wv[b];
+            }
+            if (q < T) {
+                uint wv[BATCH];
+                [[unroll]] for (uint b = 0u; b < BATCH; b++) wv[b] = q + b * WG < T ? lows[lb + q + b * WG] : 0u;
+                [[unroll]] for (uint b = 0u; b < BATCH; b++) {
+                    if (q + b * WG < T) u = shiftT(u) ^ wv[b];
+                }
+            }
+        }
+        if (ck && t < T) atomicXor(sCrc, strideTerm(u, t, T));
         barrier();
         if (t == 0u) {
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
-            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = pc.checksums != 0u ? sCrc ^ 0xFFFFFFFFu : 0u;
+            table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = ck ? sCrc ^ 0xFFFFFFFFu : 0u;
         }
         barrier();
     }

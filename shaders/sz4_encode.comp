@@ -4,6 +4,7 @@
 // slot, its table info word, the linear CRC of its dense pieces (in the CRC word, finished by pass 3) and its side
 // size into a per-64-chunk block sum for pass 2's prefix sum.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require

@@ -5,6 +5,7 @@
 // reporting problems as status bits and the lowest chunk per class. Every index derived from payload data is
 // bounded before use.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 

@@ -4,6 +4,7 @@
 // pieces (in the CRC word, finished by pass 3) and its side size into a per-64-chunk block sum for the prefix sum of
 // pass 2 (sz4_scan). Fallback bytes and raw side pieces are written by pass 3, once side offsets are known.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 

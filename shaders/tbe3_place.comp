@@ -6,6 +6,7 @@
 // its own side piece first (the body may be a caller's buffer, never cleared by the host): fallback bytes are ORed
 // in, four to a word from different threads.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 

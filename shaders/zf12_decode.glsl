@@ -4,6 +4,7 @@
 // status bits and the lowest chunk per class. Every index derived from payload data is bounded before use: no
 // payload can make this kernel read or write outside its buffers.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 

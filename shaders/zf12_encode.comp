@@ -5,6 +5,7 @@
 // (in the CRC word, finished by pass 3) and the chunk's side size into a per-64-chunk block sum for pass 2's
 // prefix sum (sz4_scan, shared with SplitZip-4).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require

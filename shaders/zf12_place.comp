@@ -3,6 +3,7 @@
 // piece at its final offset, records the offset in the chunk table and finishes the chunk's CRC-32C: info, offset,
 // header piece and side piece are checksummed here and the dense pieces' linear CRC from pass 1 is folded in.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 

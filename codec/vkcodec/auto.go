@@ -319,7 +319,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	if err != nil {
 		return none, err
 	}
-	consts, err := b.constsFor(ctx, wg, shift)
+	consts, err := b.constsFor(ctx, "auto_gather", wg, shift)
 	if err != nil {
 		return none, err
 	}
@@ -394,7 +394,7 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 		if err != nil {
 			return err
 		}
-		consts, err := b.constsFor(ctx, kwg, shift)
+		consts, err := b.constsFor(ctx, name, kwg, shift)
 		if err != nil {
 			return err
 		}

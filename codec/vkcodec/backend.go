@@ -22,6 +22,7 @@ type Options struct {
 	Validation bool   // Khronos validation layers (also $VKZIP_VALIDATE=1)
 	WorkGroup  int    // threads per workgroup of the chunk kernels (default 256)
 	Repl       int    // CRC table replication in shared memory (default 1)
+	CRCBits    int    // register bits per CRC shift-table lookup, 4 to 8 (0: each kernel's fastest, or $VKZIP_CRC_BITS)
 	Groups     int    // workgroups per dispatch (default: by device type)
 	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
 	Unroll     int    // slots each thread loads together in the chunk kernels (default 2)
@@ -54,7 +55,7 @@ type Backend struct {
 
 	mu       sync.Mutex
 	pipes    map[pipeKey]*vk.Pipeline
-	consts   map[[2]uint32]*vk.Buffer
+	consts   map[[3]uint32]*vk.Buffer
 	sessions []*session
 	all      []*session
 	closed   atomic.Bool
@@ -96,6 +97,13 @@ func Open(o Options) (*Backend, error) {
 	if o.Repl == 0 {
 		o.Repl = 1
 	}
+	if o.CRCBits == 0 {
+		o.CRCBits = int(envU32("VKZIP_CRC_BITS", 0))
+	}
+	if o.CRCBits != 0 && (o.CRCBits < minCRCBits || o.CRCBits > maxCRCBits) {
+		return nil, &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf(
+			"vulkan: CRC table bits %d outside [%d, %d]", o.CRCBits, minCRCBits, maxCRCBits)}
+	}
 	if o.EscCap == 0 {
 		o.EscCap = 1024
 	}
@@ -136,7 +144,7 @@ func Open(o Options) (*Backend, error) {
 		return nil, wrapNoDevice(err)
 	}
 	b := &Backend{inst: inst, dev: dev, info: info, o: o, pipes: map[pipeKey]*vk.Pipeline{},
-		consts: map[[2]uint32]*vk.Buffer{}}
+		consts: map[[3]uint32]*vk.Buffer{}}
 	b.unified = info.Type == vk.DeviceTypeCPU
 	lim := info.Limits
 	b.slabMax = min(uint64(lim.MaxStorageBufferRange), lim.MaxMemoryAllocationSize) &^ (regionAlign - 1)
@@ -160,10 +168,10 @@ func Open(o Options) (*Backend, error) {
 // sharedBytes estimates the shared memory of the chunk kernels for workgroups of wg threads (the tables dominate:
 // shaders/crc_tables.glsl), as the compilers lay it out.
 func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
-	tables := uint32(nTables * 1024 * b.o.Repl)
-	encode = 4 * (tables + 256 + uint32(b.o.ListCap) + 4*wg + 1)
-	decode = 4 * (tables + 512 + uint32(b.o.EscCap) + 2*wg)
-	ze, zd := zf12Shared(tables, wg)
+	tables := func(kernel string) uint32 { return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.o.Repl) }
+	encode = 4 * (tables("sz4_encode") + 256 + uint32(b.o.ListCap) + 4*wg + 1)
+	decode = 4 * (tables("sz4_decode") + 512 + uint32(b.o.EscCap) + 2*wg)
+	ze, zd := zf12Shared(tables("zf12_encode"), wg)
 	return max(encode, ze), max(decode, zd)
 }
 
@@ -274,7 +282,8 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	desc := vk.PipelineDesc{Name: name, SPIRV: code, Spec: []vk.SpecConst{{ID: 0, Value: wg}}, CaptureStatistics: true}
+	desc := vk.PipelineDesc{Name: name, SPIRV: code, CaptureStatistics: true,
+		Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: crcBitsSpecID, Value: uint32(b.crcBits(name))}}}
 	// Unroll must divide the slots each thread handles per chunk.
 	unroll := uint32(1)
 	for u := uint32(b.o.Unroll); u > 1; u /= 2 {
@@ -348,15 +357,30 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	return p, nil
 }
 
-// constsFor returns the device buffer of CRC tables for workgroups of wg threads and chunks of 2^shift values.
-func (b *Backend) constsFor(ctx context.Context, wg uint32, shift uint) (*vk.Buffer, error) {
-	key := [2]uint32{wg, uint32(shift)}
+// crcBits is the field width of kernel's CRC shift tables: Options.CRCBits, else the fastest on an H200
+// (bench/RESULTS.md): 4 for the SplitZip-4 decoder (the 4 KiB of 16-entry tables leave it more shared memory), 8
+// elsewhere (7 or 8 conflict-free lookups of narrow tables cost more than 4 conflicting byte lookups).
+func (b *Backend) crcBits(kernel string) int {
+	switch {
+	case b.o.CRCBits != 0:
+		return b.o.CRCBits
+	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
+		return 4
+	}
+	return 8
+}
+
+// constsFor returns the device buffer of CRC tables for kernel, workgroups of wg threads and chunks of 2^shift
+// values.
+func (b *Backend) constsFor(ctx context.Context, kernel string, wg uint32, shift uint) (*vk.Buffer, error) {
+	bits := b.crcBits(kernel)
+	key := [3]uint32{wg, uint32(shift), uint32(bits)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if c := b.consts[key]; c != nil {
 		return c, nil
 	}
-	words := CRCConsts(int(wg), shift)
+	words := CRCConsts(int(wg), shift, bits)
 	raw := make([]byte, 4*len(words))
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(raw[4*i:], w)

@@ -58,7 +58,7 @@ func envU32(name string, def uint32) uint32 {
 
 // fitHuffDecodeWG halves a decode workgroup size until its shared memory (4 chunks' at 128) fits the device.
 func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
-	for dwg > layout.HuffLanes && huffDecodeShared(dwg) > b.info.Limits.MaxComputeSharedMemorySize {
+	for dwg > layout.HuffLanes && huffDecodeShared(dwg, b.crcBits("huff_decode")) > b.info.Limits.MaxComputeSharedMemorySize {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
 	}
 	return dwg
@@ -76,19 +76,31 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
+// huffDecodeCRCStride is the decoder's CRC stride in words (shaders/huff_decode.glsl: HUFF_CRC_STRIDE).
+const huffDecodeCRCStride = 128
+
+// crcConsts is the buffer of CRC tables a huff kernel binds (huff_common.glsl) for a stride of CRC words.
+func (k *HuffKernels) crcConsts(ctx context.Context, name string, stride uint32, shift uint) (loc, error) {
+	c, err := k.b.constsFor(ctx, name, stride, shift)
+	if err != nil {
+		return loc{}, err
+	}
+	return loc{buf: c, size: c.Size()}, nil
+}
+
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
 const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
 // the staging of one block's exponents (4 rows of 36 words) and 8 flags; an arena holding every chunk's two
 // decode-table rows and its lanes' rings (32 × 17 words, the header's arrays until the ring is filled), at least the
-// 7 × 256 words the raw chunks' code construction borrows; per workgroup the CRC tables (1024 + 129), the code
-// construction's codes (256, unused by the decoder: an upper bound) and scalars (4), a flag, x^(8N) and 32 lane
+// 7 × 256 words the raw chunks' code construction borrows; per workgroup the CRC tables (crcTableWords + 129), the
+// code construction's codes (256, unused by the decoder: an upper bound) and scalars (4), a flag, x^(8N) and 32 lane
 // sizes.
-func huffDecodeShared(wg uint32) uint32 {
+func huffDecodeShared(wg uint32, crcBits int) uint32 {
 	k := wg / huffDecodeTeam
 	arena := max(k*(512+32*17), 7*256)
-	return 4 * (k*(144+8) + arena + 1024 + 129 + 256 + 4 + 1 + 1 + 32)
+	return 4 * (k*(144+8) + arena + crcTableWords(crcBits) + 129 + 256 + 4 + 1 + 1 + 32)
 }
 
 // decodeKernel names the decoder's variant (Int64).
@@ -131,16 +143,16 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		return nil, err
 	}
 	desc := vk.PipelineDesc{Name: name, SPIRV: code, CaptureStatistics: true,
-		Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: 1, Value: key.shift}}}
+		Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: 1, Value: key.shift}, {ID: crcBitsSpecID, Value: uint32(k.b.crcBits(name))}}}
 	switch name {
 	case "huff_encode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
 	case "huff_place":
-		desc.Bindings, desc.PushConstantSize = 5, pushHuffPlace
+		desc.Bindings, desc.PushConstantSize = 6, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode", "huff_decode_i64":
-		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
+		desc.Bindings, desc.PushConstantSize = 6, pushHuffDecode
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
 	default:
 		return nil, fmt.Errorf("vkcodec: no huff kernel %q", name)
@@ -227,7 +239,11 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	if err != nil {
 		return nil, err
 	}
-	bdPlace, err := s.bind(b, place, table.dev, scratch, pieces.dev, lows.dev, work.dev)
+	placeConsts, err := k.crcConsts(ctx, "huff_place", k.PlaceWG, shift)
+	if err != nil {
+		return nil, err
+	}
+	bdPlace, err := s.bind(b, place, table.dev, scratch, pieces.dev, lows.dev, work.dev, placeConsts)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +324,11 @@ func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift u
 	if err != nil {
 		return nil, err
 	}
-	bd, err := s.bind(b, dec, lows.dev, table.dev, pieces.dev, out.dev, status.dev)
+	decConsts, err := k.crcConsts(ctx, k.decodeKernel(), huffDecodeCRCStride, shift)
+	if err != nil {
+		return nil, err
+	}
+	bd, err := s.bind(b, dec, lows.dev, table.dev, pieces.dev, out.dev, status.dev, decConsts)
 	if err != nil {
 		return nil, err
 	}
@@ -474,7 +494,11 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	if err != nil {
 		return err
 	}
-	bdPlace, err := s.bind(b, place, vTable.l, scratch, vPieces.l, vLows.l, work.dev)
+	placeConsts, err := k.crcConsts(ctx, "huff_place", k.PlaceWG, g.Shift)
+	if err != nil {
+		return err
+	}
+	bdPlace, err := s.bind(b, place, vTable.l, scratch, vPieces.l, vLows.l, work.dev, placeConsts)
 	if err != nil {
 		return err
 	}
@@ -550,7 +574,11 @@ func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.Buf
 	if err != nil {
 		return err
 	}
-	bd, err := s.bind(b, dec, vLows.l, vTable.l, vPieces.l, vDst.l, status.dev)
+	decConsts, err := k.crcConsts(ctx, k.decodeKernel(), huffDecodeCRCStride, g.Shift)
+	if err != nil {
+		return err
+	}
+	bd, err := s.bind(b, dec, vLows.l, vTable.l, vPieces.l, vDst.l, status.dev, decConsts)
 	if err != nil {
 		return err
 	}

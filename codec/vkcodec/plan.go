@@ -34,32 +34,44 @@ func xInvPow(n uint64) uint32 {
 	return r
 }
 
-// shiftTable fills 4×256 words: entry [b][v] is the register v<<8b shifted over d zero bytes, so that the shift
-// of any register is the XOR of four lookups, one per byte.
-func shiftTable(dst []uint32, d uint64) {
+// The kernels shift a CRC register by a fixed power of x as the XOR of one table lookup per field of bits bits
+// (shaders/crc_tables.glsl and huff_common.glsl, spec constant crcBitsSpecID; Backend.crcBits picks the width per
+// kernel). Tables of at most 32 entries lie in distinct shared-memory banks, so their lookups never conflict, but a
+// shift takes more of them.
+const (
+	crcBitsSpecID = 8
+	minCRCBits    = 4
+	maxCRCBits    = 8
+)
+
+// crcTableWords is the size of one shift table with fields of bits bits: ceil(32/bits) tables of 2^bits entries.
+func crcTableWords(bits int) uint32 { return uint32((32+bits-1)/bits) << bits }
+
+// shiftTable fills crcTableWords(bits) words: entry [f][v] is the register v<<(bits·f) shifted over d zero bytes,
+// so that the shift of any register is the XOR of one lookup per field (entries past the last field's width stay 0).
+func shiftTable(dst []uint32, d uint64, bits int) {
 	k := crc32c.XPow(8 * d)
-	for b := 0; b < 4; b++ {
-		for v := 0; v < 256; v++ {
-			dst[b*256+v] = crc32c.MulMod(uint32(v)<<(8*b), k)
+	for f := 0; f*bits < 32; f++ {
+		width := min(bits, 32-f*bits)
+		for v := 0; v < 1<<width; v++ {
+			dst[f<<bits+v] = crc32c.MulMod(uint32(v)<<(bits*f), k)
 		}
 	}
 }
 
-// nTables is the number of 1024-word shift tables at the start of the consts buffer.
+// nTables is the number of shift tables at the start of the consts buffer, each in a slot of 1024 words.
 const nTables = 5
 
-// CRCConsts builds the consts buffer of the kernels for workgroups of wg threads and chunks of 2^shift values
-// (shaders/crc_tables.glsl): M^4, M^(4wg), M^(8wg), M^(n/2), M^n tables, per-thread final shifts KC and KL, and
-// x^(±8·2^k).
-func CRCConsts(wg int, shift uint) []uint32 {
+// CRCConsts builds the consts buffer of the kernels for workgroups of wg threads, chunks of 2^shift values and
+// shift tables of bits-bit fields (shaders/crc_tables.glsl): M^4, M^(4wg), M^(8wg), M^(n/2), M^n tables, per-thread
+// final shifts KC and KL, and x^(±8·2^k).
+func CRCConsts(wg int, shift uint, bits int) []uint32 {
 	const t0 = nTables * 1024
 	c := make([]uint32, t0+2*wg+64)
 	n := uint64(1) << shift
-	shiftTable(c[0:1024], 4)
-	shiftTable(c[1024:2048], 4*uint64(wg))
-	shiftTable(c[2048:3072], 8*uint64(wg))
-	shiftTable(c[3072:4096], n/2)
-	shiftTable(c[4096:5120], n)
+	for i, d := range []uint64{4, 4 * uint64(wg), 8 * uint64(wg), n / 2, n} {
+		shiftTable(c[1024*i:1024*(i+1)], d, bits)
+	}
 	for t := 0; t < wg; t++ {
 		c[t0+t] = crc32c.XPow(32 * uint64(wg-t))
 		c[t0+wg+t] = crc32c.XPow(8 * (8*uint64(wg-t) - 4))

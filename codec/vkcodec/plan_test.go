@@ -19,31 +19,43 @@ func TestXInv(t *testing.T) {
 	}
 }
 
-// shift applies a table built by shiftTable, as the kernels do.
-func shift(tab []uint32, r uint32) uint32 {
-	return tab[r&255] ^ tab[256+(r>>8&255)] ^ tab[512+(r>>16&255)] ^ tab[768+r>>24]
+// shiftBits applies a table built by shiftTable with fields of bits bits, as the kernels do.
+func shiftBits(tab []uint32, r uint32, bits int) uint32 {
+	x := uint32(0)
+	for f := 0; f*bits < 32; f++ {
+		x ^= tab[f<<bits+int(r>>(f*bits)&(1<<bits-1))]
+	}
+	return x
 }
 
+// shift applies a table of byte fields.
+func shift(tab []uint32, r uint32) uint32 { return shiftBits(tab, r, 8) }
+
 func TestShiftTables(t *testing.T) {
-	c := CRCConsts(64, 10)
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 100; i++ {
-		w := r.Uint32()
-		var b [4]byte
-		binary.LittleEndian.PutUint32(b[:], w)
-		// M^4 of a word is the linear CRC of its four bytes.
-		require.Equal(t, crc32c.Linear(0, b[:]), shift(c[0:1024], w))
-		require.Equal(t, crc32c.Shift(w, 4*64), shift(c[1024:2048], w))
-		require.Equal(t, crc32c.Shift(w, 8*64), shift(c[2048:3072], w))
-		require.Equal(t, crc32c.Shift(w, 512), shift(c[3072:4096], w))
-		require.Equal(t, crc32c.Shift(w, 1024), shift(c[4096:5120], w))
+	for bits := minCRCBits; bits <= maxCRCBits; bits++ {
+		require.LessOrEqual(t, crcTableWords(bits), uint32(1024), "a table fits its slot")
+		c := CRCConsts(64, 10, bits)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := 0; i < 100; i++ {
+			w := r.Uint32()
+			var b [4]byte
+			binary.LittleEndian.PutUint32(b[:], w)
+			// M^4 of a word is the linear CRC of its four bytes.
+			require.Equal(t, crc32c.Linear(0, b[:]), shiftBits(c[0:1024], w, bits), "bits %d", bits)
+			require.Equal(t, crc32c.Shift(w, 4*64), shiftBits(c[1024:2048], w, bits), "bits %d", bits)
+			require.Equal(t, crc32c.Shift(w, 8*64), shiftBits(c[2048:3072], w, bits), "bits %d", bits)
+			require.Equal(t, crc32c.Shift(w, 512), shiftBits(c[3072:4096], w, bits), "bits %d", bits)
+			require.Equal(t, crc32c.Shift(w, 1024), shiftBits(c[4096:5120], w, bits), "bits %d", bits)
+		}
+		// The top register bits reach the last field's table.
+		require.Equal(t, crc32c.Shift(0xC0000000, 4*64), shiftBits(c[1024:2048], 0xC0000000, bits))
 	}
 }
 
 // emulateChunkCRC computes a chunk's CRC the way sz4_encode/sz4_place/sz4_decode do: Horner sums per thread over
 // strided words, per-thread shifts, an XOR reduction, the last chunk's zero-padding correction, then the header.
 func emulateChunkCRC(wg int, shift_ uint, last bool, m int, code, low, head []byte) uint32 {
-	c := CRCConsts(wg, shift_)
+	c := CRCConsts(wg, shift_, 8)
 	n := 1 << shift_
 	slots := n / 8
 	iters := slots / wg

@@ -306,7 +306,7 @@ func (b *Backend) chunkKernel(ctx context.Context, name string, p *tensorPlan) (
 	if err != nil {
 		return nil, loc{}, err
 	}
-	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
+	consts, err := b.constsFor(ctx, name, p.wg, p.g.Shift)
 	if err != nil {
 		return nil, loc{}, err
 	}

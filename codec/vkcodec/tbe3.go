@@ -81,7 +81,8 @@ func (b *Backend) tbe3Pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		return nil, err
 	}
 	desc := vk.PipelineDesc{Name: name, SPIRV: code, CaptureStatistics: true, Spec: []vk.SpecConst{
-		{ID: 0, Value: wg}, {ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)}}}
+		{ID: 0, Value: wg}, {ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)},
+		{ID: crcBitsSpecID, Value: uint32(b.crcBits(name))}}}
 	switch name {
 	case "tbe3_encode":
 		desc.Bindings, desc.PushConstantSize = 6, pushTBE3Encode
@@ -107,7 +108,7 @@ func (b *Backend) tbe3Kernel(ctx context.Context, name string, p *tbe3Plan) (*vk
 	if err != nil {
 		return nil, loc{}, err
 	}
-	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
+	consts, err := b.constsFor(ctx, name, p.wg, p.g.Shift)
 	if err != nil {
 		return nil, loc{}, err
 	}

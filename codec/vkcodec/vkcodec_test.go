@@ -158,14 +158,17 @@ func TestVariantsMatchReference(t *testing.T) {
 }
 
 func TestSharedMemoryFit(t *testing.T) {
-	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024}}
+	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024, CRCBits: 8}}
 	require.NoError(t, b.fitSharedMemory(48<<10))
 	require.Equal(t, 256, b.o.WorkGroup)
 	require.NoError(t, b.fitSharedMemory(24<<10)) // shrinks the escape buffers and the workgroup to fit
 	e, d := b.sharedBytes(uint32(b.o.WorkGroup))
 	require.LessOrEqual(t, max(e, d), uint32(24<<10))
 	b.info.Name = "tiny"
-	require.ErrorIs(t, b.fitSharedMemory(16<<10), codec.ErrNoDevice) // the CRC tables alone take 20 KiB
+	require.ErrorIs(t, b.fitSharedMemory(16<<10), codec.ErrNoDevice) // byte tables alone take 20 KiB
+	// 5-bit tables take 4.4 KiB: the same device runs the kernels.
+	b = &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024, CRCBits: 5}}
+	require.NoError(t, b.fitSharedMemory(16<<10))
 }
 
 // TestWarm checks that Warm allocates everything concurrent callers need: after Warm(2, n), two concurrent

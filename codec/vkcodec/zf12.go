@@ -251,7 +251,7 @@ func (b *Backend) zf12Kernel(ctx context.Context, name string, p *zf12Plan) (*vk
 	if err != nil {
 		return nil, err
 	}
-	consts, err := b.constsFor(ctx, p.wg, p.g.Shift)
+	consts, err := b.constsFor(ctx, name, p.wg, p.g.Shift)
 	if err != nil {
 		return nil, err
 	}
