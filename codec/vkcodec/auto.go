@@ -331,7 +331,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 		return uint32(x / 4)
 	}
 	for _, c := range cs {
-		bd, err := s.bind(b, gather, out.l, c.body, work.dev, loc{buf: consts, size: consts.Size()})
+		bd, err := s.bind(b, gather, out.l, c.body, work.dev, consts)
 		if err != nil {
 			return none, err
 		}
@@ -394,11 +394,10 @@ func (b *Backend) recordAutoDecode(ctx context.Context, s *session, body vk.Buff
 		if err != nil {
 			return err
 		}
-		consts, err := b.constsFor(ctx, name, kwg, shift)
+		cl, err := b.constsFor(ctx, name, kwg, shift)
 		if err != nil {
 			return err
 		}
-		cl := loc{buf: consts, size: consts.Size()}
 		for first := uint64(0); first < C; first += per {
 			count := min(per, C-first)
 			vl, vh := valueRange(g, first, count)

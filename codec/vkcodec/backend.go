@@ -370,15 +370,15 @@ func (b *Backend) crcBits(kernel string) int {
 	return 8
 }
 
-// constsFor returns the device buffer of CRC tables for kernel, workgroups of wg threads and chunks of 2^shift
-// values.
-func (b *Backend) constsFor(ctx context.Context, kernel string, wg uint32, shift uint) (*vk.Buffer, error) {
+// constsFor returns the device buffer of CRC tables (built once, then cached) for kernel, workgroups of wg threads
+// and chunks of 2^shift values, as the region the kernel binds.
+func (b *Backend) constsFor(ctx context.Context, kernel string, wg uint32, shift uint) (loc, error) {
 	bits := b.crcBits(kernel)
 	key := [3]uint32{wg, uint32(shift), uint32(bits)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if c := b.consts[key]; c != nil {
-		return c, nil
+		return loc{buf: c, size: c.Size()}, nil
 	}
 	words := CRCConsts(int(wg), shift, bits)
 	raw := make([]byte, 4*len(words))
@@ -391,14 +391,14 @@ func (b *Backend) constsFor(ctx context.Context, kernel string, wg uint32, shift
 	}
 	buf, err := b.dev.NewBuffer(uint64(len(raw)), kind)
 	if err != nil {
-		return nil, err
+		return loc{}, err
 	}
 	if err := b.dev.Upload(ctx, buf, 0, raw); err != nil {
 		buf.Close()
-		return nil, err
+		return loc{}, err
 	}
 	b.consts[key] = buf
-	return buf, nil
+	return loc{buf: buf, size: buf.Size()}, nil
 }
 
 // session is one call's command buffer and memory; sessions are pooled and reused.

@@ -79,15 +79,6 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 // huffDecodeCRCStride is the decoder's CRC stride in words (shaders/huff_decode.glsl: HUFF_CRC_STRIDE).
 const huffDecodeCRCStride = 128
 
-// crcConsts is the buffer of CRC tables a huff kernel binds (huff_common.glsl) for a stride of CRC words.
-func (k *HuffKernels) crcConsts(ctx context.Context, name string, stride uint32, shift uint) (loc, error) {
-	c, err := k.b.constsFor(ctx, name, stride, shift)
-	if err != nil {
-		return loc{}, err
-	}
-	return loc{buf: c, size: c.Size()}, nil
-}
-
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
 const huffDecodeTeam = layout.HuffLanes
 
@@ -239,7 +230,7 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	if err != nil {
 		return nil, err
 	}
-	placeConsts, err := k.crcConsts(ctx, "huff_place", k.PlaceWG, shift)
+	placeConsts, err := b.constsFor(ctx, "huff_place", k.PlaceWG, shift)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +315,7 @@ func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift u
 	if err != nil {
 		return nil, err
 	}
-	decConsts, err := k.crcConsts(ctx, k.decodeKernel(), huffDecodeCRCStride, shift)
+	decConsts, err := b.constsFor(ctx, k.decodeKernel(), huffDecodeCRCStride, shift)
 	if err != nil {
 		return nil, err
 	}
@@ -494,7 +485,7 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	if err != nil {
 		return err
 	}
-	placeConsts, err := k.crcConsts(ctx, "huff_place", k.PlaceWG, g.Shift)
+	placeConsts, err := b.constsFor(ctx, "huff_place", k.PlaceWG, g.Shift)
 	if err != nil {
 		return err
 	}
@@ -574,7 +565,7 @@ func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.Buf
 	if err != nil {
 		return err
 	}
-	decConsts, err := k.crcConsts(ctx, k.decodeKernel(), huffDecodeCRCStride, g.Shift)
+	decConsts, err := b.constsFor(ctx, k.decodeKernel(), huffDecodeCRCStride, g.Shift)
 	if err != nil {
 		return err
 	}

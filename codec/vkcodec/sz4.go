@@ -310,7 +310,7 @@ func (b *Backend) chunkKernel(ctx context.Context, name string, p *tensorPlan) (
 	if err != nil {
 		return nil, loc{}, err
 	}
-	return pipe, loc{buf: consts, size: consts.Size()}, nil
+	return pipe, consts, nil
 }
 
 func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {

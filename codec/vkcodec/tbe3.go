@@ -112,7 +112,7 @@ func (b *Backend) tbe3Kernel(ctx context.Context, name string, p *tbe3Plan) (*vk
 	if err != nil {
 		return nil, loc{}, err
 	}
-	return pipe, loc{buf: consts, size: consts.Size()}, nil
+	return pipe, consts, nil
 }
 
 // checkTBE3 refuses tensors the kernels cannot take on this device.

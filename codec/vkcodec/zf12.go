@@ -255,7 +255,7 @@ func (b *Backend) zf12Kernel(ctx context.Context, name string, p *zf12Plan) (*vk
 	if err != nil {
 		return nil, err
 	}
-	return &vkPipe{pipe, loc{buf: consts, size: consts.Size()}}, nil
+	return &vkPipe{pipe, consts}, nil
 }
 
 func (b *Backend) recordZF12Encode(ctx context.Context, s *session, checksums bool, p *zf12Plan) error {
