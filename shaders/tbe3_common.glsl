@@ -60,7 +60,7 @@ uint xinv(uint d) {
     return r;
 }
 
-shared uint red[4u * WG];   // per-subgroup partial results (4 per subgroup)
+shared uint red[4u * WG];   // per-subgroup partial results (4 per subgroup); scanStep uses 2·WG words
 shared uint carry;          // running total of an ordered scan
 
 // denseCRC combines per-thread Horner registers into the linear CRC of a chunk's plane piece followed by its SM
@@ -143,19 +143,27 @@ uint denseCRC(uint aP0, uint aP1, uint aP2, uint aS, uint ks, uint m) {
 }
 
 // scanStep returns the exclusive prefix of v over the workgroup in thread order, plus carry (the sum of earlier
-// steps), and adds this step's total to carry. Every thread calls it in uniform control flow.
+// steps), and adds this step's total to carry. Every thread calls it in uniform control flow. The scan runs in
+// shared memory (log2(WG) rounds), not with subgroup operations: on the H200 the subgroup form (subgroupAdd and
+// an elected store per subgroup) gave wrong totals in the decoder at workgroups of 512 with narrow CRC tables, a
+// miscompile that neither reconvergence guarantee mended (bench/RESULTS.md, 2026-12-02), and it costs about 1 %.
 uint scanStep(uint v) {
-    uint ex = subgroupExclusiveAdd(v);
-    uint tot = subgroupAdd(v);
+    uint t = gl_LocalInvocationID.x;
     barrier(); // red and carry are free
-    if (subgroupElect()) red[gl_SubgroupID] = tot;
+    red[t] = v;
     barrier();
-    uint base = carry, all = 0u;
-    for (uint s = 0u; s < gl_NumSubgroups; s++) {
-        base += s < gl_SubgroupID ? red[s] : 0u;
-        all += red[s];
+    uint src = 0u, dst = WG; // two halves of red, read one and written the other in each round
+    for (uint d = 1u; d < WG; d <<= 1) {
+        uint x = red[src + t];
+        if (t >= d) x += red[src + t - d];
+        red[dst + t] = x;
+        barrier();
+        uint s = src;
+        src = dst;
+        dst = s;
     }
+    uint incl = red[src + t], all = red[src + WG - 1u], base = carry;
     barrier();
-    if (gl_LocalInvocationID.x == 0u) carry += all;
-    return base + ex;
+    if (t == 0u) carry += all;
+    return base + incl - v;
 }

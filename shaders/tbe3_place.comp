@@ -51,6 +51,8 @@ uint sideSize(uint info, uint m) {
     return (info >> KIND_SHIFT) == CHUNK_RAW ? rawSide(m) : (((info & TBE3_COUNT_MASK) + 3u) & ~3u);
 }
 
+shared uint earlier; // side bytes of the block's earlier chunks
+
 uint chunkOff;
 #define sideAt(q) side[pc.sideBase + chunkOff + (q)]
 
@@ -68,13 +70,16 @@ void main() {
         uint v = 0u;
         for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) // WG may be below 64
             v += sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
-        v = subgroupAdd(v);
-        if (t == 0u) carry = 0u;
+        // Summed with shared atomics rather than subgroupAdd: the loop above leaves subgroups diverged, and
+        // subgroup sums after divergent code are not guaranteed (see scanStep).
+        if (t == 0u) {
+            carry = 0u;
+            earlier = 0u;
+        }
         barrier();
-        if (subgroupElect()) red[gl_SubgroupID] = v;
+        if (v != 0u) atomicAdd(earlier, v);
         barrier();
-        uint off = work[pc.nb + (c >> 6)];
-        for (uint s = 0u; s < gl_NumSubgroups; s++) off += red[s];
+        uint off = work[pc.nb + (c >> 6)] + earlier;
         uint sw = pc.sideBase + off / 4u;
         uint pw = 2u * tiles(m);
         uint pBase = pc.planeBase + lc * PIECE_WORDS;

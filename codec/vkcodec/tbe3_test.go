@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -188,21 +189,23 @@ func TestTBE3CorruptionClasses(t *testing.T) {
 // TestTBE3Variants runs the kernels with other workgroup sizes, grid sizes and table replication.
 func TestTBE3Variants(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
-	for _, o := range []Options{{WorkGroup: 32}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}} {
-		vb := openTest(t, o)
-		for _, shift := range []uint{10, 14} {
-			for _, n := range []int{1<<shift + 5, 3 << shift} {
-				src := kvLike(r, n, 0.01)
-				jobs := []codec.EncodeJob{tbe3Job(src, shift, true)}
-				require.NoError(t, vb.EncodeTBE3(context.Background(), jobs))
-				want := tbe3Ref(t, src, shift, true)
-				require.True(t, string(want) == string(jobs[0].Out), "%+v shift %d n %d: differs at %d", o, shift, n,
-					firstDiff(want, jobs[0].Out))
-				dst, err := tbe3Decode(t, vb, want, uint64(n), shift, true)
-				require.NoError(t, err)
-				require.True(t, string(src) == string(dst))
+	for _, o := range []Options{{WorkGroup: 32}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {CRCBits: 8}, {WorkGroup: 512, CRCBits: 4}} {
+		t.Run(fmt.Sprintf("wg%d-repl%d-groups%d-crc%d", o.WorkGroup, o.Repl, o.Groups, o.CRCBits), func(t *testing.T) {
+			vb := openTest(t, o)
+			for _, shift := range []uint{10, 14} {
+				for _, n := range []int{1<<shift + 5, 3 << shift} {
+					src := kvLike(r, n, 0.01)
+					jobs := []codec.EncodeJob{tbe3Job(src, shift, true)}
+					require.NoError(t, vb.EncodeTBE3(context.Background(), jobs))
+					want := tbe3Ref(t, src, shift, true)
+					require.True(t, string(want) == string(jobs[0].Out), "shift %d n %d: differs at %d", shift, n,
+						firstDiff(want, jobs[0].Out))
+					dst, err := tbe3Decode(t, vb, want, uint64(n), shift, true)
+					require.NoError(t, err, "shift %d n %d", shift, n)
+					require.True(t, string(src) == string(dst), "shift %d n %d", shift, n)
+				}
 			}
-		}
+		})
 	}
 }
 

@@ -92,7 +92,7 @@ func TestZF12CorruptionClasses(t *testing.T) {
 // TestZF12Variants runs the kernels' tuning variants: every one must produce the reference bytes.
 func TestZF12Variants(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 7))
-	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 4}} {
+	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 4}, {CRCBits: 8}} {
 		vb := openTest(t, o)
 		for _, shift := range []uint{10, 16} {
 			length := 3<<shift + 700
