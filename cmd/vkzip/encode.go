@@ -63,6 +63,10 @@ type encodeResult struct {
 	Checksums   bool          `json:"checksums"`
 	Codebook    []int         `json:"codebook,omitempty"`
 	Formats     []formatCount `json:"formats"` // tensors per format, in order of first use
+	// Verified: --verify decoded the payload with the Go reference codec and got the input back byte for byte
+	// (VerifySeconds long) before anything was written.
+	Verified      bool    `json:"verified"`
+	VerifySeconds float64 `json:"verify_seconds,omitempty"`
 }
 
 // formatCount is how many tensors of a payload are in one format.
@@ -84,6 +88,8 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	dtypeName := fs.String("dtype", "", "element `type` of a raw or npy input, e.g. bf16 (default: from the file; raw files need it)")
 	kindName := fs.String("kind", "auto", "input `kind`: auto (detect), safetensors, npy or raw")
 	asJSON := fs.Bool("json", false, "print the result as a JSON object")
+	verify := fs.Bool("verify", false, "decode the payload with the Go reference codec and compare it with the input before "+
+		"writing anything: catches a faulty encoder (a GPU driver's, say) at the cost of a CPU decode")
 	quiet := addQuietFlag(fs)
 	bf := addBackendFlags(fs, "auto")
 	pos, err := parseArgs(v, fs, args)
@@ -157,6 +163,14 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		return err
 	}
 	p.finish()
+	var verifySecs float64
+	if *verify {
+		vstart := time.Now()
+		if err := verifyPayload(ctx, payload, f); err != nil {
+			return err
+		}
+		verifySecs = time.Since(vstart).Seconds()
+	}
 	if err := writeOutput(outPath, payload); err != nil {
 		return err
 	}
@@ -164,6 +178,7 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	res := encodeResult{Input: in, Output: outPath, InputBytes: f.Size, OutputBytes: int64(len(payload)),
 		Seconds: secs, Backend: s.b.Name(), Device: s.b.Device(), Records: len(recs), Checksums: !*noCRC}
 	res.Ratio = ratio(res.InputBytes, res.OutputBytes)
+	res.Verified, res.VerifySeconds = *verify, verifySecs
 	res.MBPerSec = mbps(res.InputBytes, secs)
 	if info, err := codec.Inspect(payload); err == nil {
 		res.EscapeRate = escapeRate(info)
@@ -194,9 +209,13 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		for _, f := range res.Formats {
 			fc = append(fc, fmt.Sprintf("%s %d", f.Format, f.Tensors))
 		}
-		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f, escape rate %.4f%%, %.3f s, %.1f MB/s, backend %s, tensors: %s\n",
+		verified := ""
+		if res.Verified {
+			verified = fmt.Sprintf(", verified by the reference decoder in %.3f s", verifySecs)
+		}
+		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f, escape rate %.4f%%, %.3f s, %.1f MB/s, backend %s, tensors: %s%s\n",
 			shown(in, "stdin"), shown(outPath, "stdout"), res.InputBytes, res.OutputBytes, res.Ratio, 100*res.EscapeRate,
-			secs, res.MBPerSec, backendDesc(s.b), strings.Join(fc, ", "))
+			secs, res.MBPerSec, backendDesc(s.b), strings.Join(fc, ", "), verified)
 	}
 	return nil
 }
