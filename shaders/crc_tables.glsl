@@ -5,9 +5,7 @@
 // XINV[32] = x^(-8·2^k). A table of at most 32 entries lies in distinct banks (and in one 128-byte line of the
 // consts buffer), so its lookups never conflict. Each shared-memory entry is replicated REPL times.
 layout(constant_id = 8) const uint CRC_BITS = 5;
-const uint CRC_FIELDS = (32u + CRC_BITS - 1u) / CRC_BITS;
-const uint CRC_MASK = (1u << CRC_BITS) - 1u;
-const uint CRC_TAB = CRC_FIELDS << CRC_BITS;
+#include "crc_fields.glsl"
 
 #define TAB_M4   0u
 #define TAB_M4T  1u
@@ -22,8 +20,8 @@ const uint CRC_TAB = CRC_FIELDS << CRC_BITS;
 
 // shiftConsts applies table t (TAB_*) to register r, read from the consts buffer (cached).
 uint shiftConsts(uint t, uint r) {
-    uint b = t * 1024u, x = consts[b + (r & CRC_MASK)];
-    [[unroll]] for (uint f = 1u; f < CRC_FIELDS; f++) x ^= consts[b + (f << CRC_BITS) + ((r >> (f * CRC_BITS)) & CRC_MASK)];
+    uint x;
+    CRC_LOOKUP(x, consts, t * 1024u, 1u, r);
     return x;
 }
 
@@ -52,10 +50,8 @@ void loadTables() {
 // shiftBy applies table t (TAB_*) to register r.
 uint shiftBy(uint t, uint r) {
     if (t < TAB_FIRST || t >= TAB_FIRST + TAB_SHARED) return shiftConsts(t, r);
-    uint b = (t - TAB_FIRST) * CRC_TAB * REPL + gl_LocalInvocationID.x % REPL;
-    uint x = tabs[b + (r & CRC_MASK) * REPL];
-    [[unroll]] for (uint f = 1u; f < CRC_FIELDS; f++)
-        x ^= tabs[b + ((f << CRC_BITS) + ((r >> (f * CRC_BITS)) & CRC_MASK)) * REPL];
+    uint x;
+    CRC_LOOKUP(x, tabs, (t - TAB_FIRST) * CRC_TAB * REPL + gl_LocalInvocationID.x % REPL, REPL, r);
     return x;
 }
 #endif

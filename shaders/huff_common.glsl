@@ -333,24 +333,23 @@ uint laneValues(uint m, uint l) { return l >= m ? 0u : (m - l + LANES - 1u) / LA
 // banks and never conflict, but their 7 lookups cost more than 4 conflicting ones (bench/RESULTS.md).
 #ifdef HUFF_CRC_STRIDE
 layout(constant_id = 8) const uint CRC_BITS = 8;
-const uint CRC_FIELDS = (32u + CRC_BITS - 1u) / CRC_BITS;
-const uint CRC_MASK = (1u << CRC_BITS) - 1u;
+#include "crc_fields.glsl"
 const uint CONSTS_KC = 5u * 1024u, CONSTS_XPOW = 5u * 1024u + 2u * HUFF_CRC_STRIDE;
 
-shared uint crcT[CRC_FIELDS << CRC_BITS];
+shared uint crcT[CRC_TAB];
 shared uint kp[HUFF_CRC_STRIDE + 1u]; // kp[d] = x^(32·d)
 
 // initStrideCRC loads crcT and kp from consts (uniform control flow; a barrier must follow before use).
 void initStrideCRC() {
     uint t = gl_LocalInvocationID.x;
-    for (uint e = t; e < (CRC_FIELDS << CRC_BITS); e += WG) crcT[e] = consts[1024u + e];
+    for (uint e = t; e < CRC_TAB; e += WG) crcT[e] = consts[1024u + e];
     for (uint d = t; d <= HUFF_CRC_STRIDE; d += WG) kp[d] = d == 0u ? 0x80000000u : consts[CONSTS_KC + HUFF_CRC_STRIDE - d];
 }
 
 // shiftT multiplies r by x^(32·STRIDE).
 uint shiftT(uint r) {
-    uint x = crcT[r & CRC_MASK];
-    [[unroll]] for (uint f = 1u; f < CRC_FIELDS; f++) x ^= crcT[(f << CRC_BITS) + ((r >> (f * CRC_BITS)) & CRC_MASK)];
+    uint x;
+    CRC_LOOKUP(x, crcT, 0u, 1u, r);
     return x;
 }
 
