@@ -189,8 +189,8 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			d.Format, d.Codebook = f.ID, layout.NoCodebook
 			if f.Chunked() {
 				s := c.o.shift
-				if !c.o.shiftSet && f.DefaultShift != 0 {
-					s = uint(f.DefaultShift)
+				if !c.o.shiftSet && f.ShiftFor != nil {
+					s = f.ShiftFor(d.Elements)
 				}
 				d.Shift = uint8(min(max(s, uint(f.MinShift)), uint(f.MaxShift)))
 			}

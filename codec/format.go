@@ -23,12 +23,12 @@ type Format struct {
 	DTypes  []layout.DType // dtypes it codes; empty means any (stored)
 	// MinShift..MaxShift is the range of chunkShift; 0..0 for an unchunked format (stored).
 	MinShift, MaxShift uint8
-	// DefaultShift is the chunk shift an encoder uses when the caller sets no chunk size (0: the container
-	// default, layout.DefaultChunkShift).
-	DefaultShift uint8
-	Codebook     bool   // tensors reference a container codebook (layout.CodebookExp8)
-	MaxValues    uint64 // largest element count it codes; larger tensors are stored
-	NoEmpty      bool   // a record of this format with no elements is non-canonical (encoders store them)
+	// ShiftFor is the chunk shift an encoder uses for a tensor of n values when the caller sets no chunk size (nil:
+	// the container default, layout.DefaultChunkShift).
+	ShiftFor  func(n uint64) uint
+	Codebook  bool   // tensors reference a container codebook (layout.CodebookExp8)
+	MaxValues uint64 // largest element count it codes; larger tensors are stored
+	NoEmpty   bool   // a record of this format with no elements is non-canonical (encoders store them)
 	// BodyBounds gives the smallest and largest valid body of a tensor of n values of dtype d at chunk shift s:
 	// what the directory check enforces and what an encoder must have room for.
 	BodyBounds func(n uint64, d layout.DType, shift uint) (lo, hi uint64)

@@ -14,7 +14,7 @@ func init() {
 		About: "BF16: sign+mantissa bytes kept, exponents Huffman-coded with a canonical code per chunk in 32 " +
 			"lanes; the ratio mode, about 1.50x on KV caches (vkzip encode --prefer ratio)",
 		DTypes: []layout.DType{layout.DTypeBF16}, MinShift: layout.HuffMinShift, MaxShift: layout.HuffMaxShift,
-		DefaultShift: layout.HuffDefaultShift, MaxValues: layout.MaxCodedValues, NoEmpty: true,
+		ShiftFor: layout.HuffShiftFor, MaxValues: layout.MaxCodedValues, NoEmpty: true,
 		BodyBounds: func(n uint64, _ layout.DType, shift uint) (uint64, uint64) {
 			g := layout.Huff{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()

@@ -1,12 +1,13 @@
 #version 450
 // huff encode, pass 1 of 3 (docs/FORMAT.md §14): one workgroup per chunk (grid-stride). Low bytes go to their fixed
 // offsets while a shared histogram (8 copies of 16-bit counters, against atomic contention) counts the exponents
-// and, for chunks up to 2^15 values, the exponents are kept in shared memory for the later passes over them; the
-// workgroup ranks the present symbols and one invocation merges them into the chunk's canonical code (§14.3);
-// every invocation sizes a segment of one lane (WG = 32·segments per lane); the piece size decides coded or raw.
+// and, for chunks up to 2^CACHE_SHIFT values, the exponents are kept in shared memory for the later pass over them;
+// the workgroup ranks the present symbols and one invocation merges them into the chunk's canonical code (§14.3);
+// every invocation packs the codes of a segment of one lane (WG = 32·segments per lane) from bit 0 into an array of
+// its own, which gives the segment's size; the lane sizes give the piece size, which decides coded or raw.
 // The piece is written to the chunk's scratch slot (every word of it, so the slot needs no clearing): code table,
-// lane word counts and lane words, each segment at its bit offset within its lane (a word shared by two segments is
-// written by the one holding its first bit, with the other's bits passed through shared memory). The info
+// lane word counts and lane words, each segment's words moved to its bit offset within its lane (a word shared by
+// two segments is written by the one holding its first bit, with the other's bits passed through shared memory). The info
 // word goes to the table and the piece size to a per-64-chunk sum for pass 2 (sz4_scan); pass 3 (huff_place)
 // moves pieces to their offsets and computes CRCs.
 #extension GL_GOOGLE_include_directive : require
@@ -15,8 +16,8 @@
 #include "layout.glsl"
 #include "common.glsl"
 layout(constant_id = 3) const uint PROF = 0;  // profiling only (wrong bodies): 256 no histogram, 512 no code
-                                              // construction, 1024 no lane codes written, 2048 no lane sizing,
-                                              // 4096 no Huffman merge, 8192 no ranking; 0 in real use
+                                              // construction, 1024 no lane codes, 4096 no Huffman merge,
+                                              // 8192 no ranking; 0 in real use
 #define HUFF_PROF_BITS (PROF >> 8)
 // Shared memory bounds the workgroups an SM holds (about 100 KiB per SM on the H200), so the phases share one arena
 // (huff_common's A_* arrays, 1792 words or more): while the source is read, the histogram's 8 copies of 16-bit
@@ -53,8 +54,28 @@ layout(constant_id = 2) const uint BATCH = 8; // source words loaded together by
 const uint SEGS = WG / LANES;
 const uint PS0 = ((PMAX + SEGS - 1u) / SEGS + 7u) & ~7u; // a multiple of 8: full segments go eight at a time
 const uint PS = PS0 < 32u ? 32u : PS0; // positions per lane segment (≥ 32: see the lane words' write)
+const uint PROVW = (PS * HUFF_MAX_LEN + 31u) / 32u; // words of a segment's codes, at most
 
-const bool CACHE = SHIFT <= 15u;
+// PACK appends len ≤ 22 bits (a code, or two codes joined) to the segment's words in prov: acc holds the nb bits
+// of word wi so far. (A macro: a function would copy prov in and out.)
+#define PACK(code, len)                                                                  \
+    {                                                                                    \
+        uint c_ = (code), n_ = (len);                                                    \
+        acc |= c_ << nb;                                                                 \
+        uint sp_ = nb + n_ >= 32u ? (nb == 0u ? 0u : c_ >> (32u - nb)) : 0u;             \
+        nb += n_;                                                                        \
+        if (nb >= 32u) {                                                                 \
+            prov[wi] = acc;                                                              \
+            wi++;                                                                        \
+            nb -= 32u;                                                                   \
+            acc = sp_;                                                                   \
+        }                                                                                \
+    }
+
+// Chunks of up to 2^CACHE_SHIFT values keep their exponents in shared memory (16 KiB at 2^14); larger ones read them
+// from the source again: at 2^15 a 32 KiB cache halves the workgroups an SM holds and costs more than it saves.
+layout(constant_id = 4) const uint CACHE_SHIFT = 14;
+const bool CACHE = SHIFT <= CACHE_SHIFT;
 shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
 // SEG_BITS(t): a segment's bits; then its first bit within its lane. HEAD_W(t): a segment's bits in the first word of
 // its lane segment when that word began earlier.
@@ -71,21 +92,6 @@ uint expAt(uint i) { return (half16(i) >> 7) & 255u; }
 
 // expC is the exponent of value j of the chunk starting at value v0.
 uint expC(uint v0, uint j) { return CACHE ? (ex[j / 4u] >> (8u * (j % 4u))) & 255u : expAt(v0 + j); }
-
-// packBits appends len ≤ 22 bits (a code, or two codes joined) to a lane segment's bits: acc holds the nb bits of
-// lane word wi so far. A word belongs to the segment holding its first bit (start is the segment's first bit in its
-// lane); a first word begun by the previous segment is handed to it (head).
-void packBits(uint code, uint len, inout uint acc, inout uint nb, inout uint wi, inout uint head, uint at, uint start) {
-    acc |= code << nb;
-    uint spill = nb + len >= 32u ? (nb == 0u ? 0u : code >> (32u - nb)) : 0u;
-    nb += len;
-    if (nb >= 32u) {
-        if (32u * wi >= start) scratch[at + wi] = acc; else head = acc;
-        wi++;
-        nb -= 32u;
-        acc = spill;
-    }
-}
 
 void main() {
     uint t = gl_LocalInvocationID.x;
@@ -147,21 +153,34 @@ void main() {
         barrier();
         uint cntL = laneValues(m, l);
         uint p0 = min(sg * PS, cntL), p1 = min(p0 + PS, cntL);
-        uint bits = 0u;
-        if ((PROF & 2048u) == 0u) {
-            if (p1 - p0 == PS) {
-                // A full segment, eight positions' lookups in flight together (all of them took 102 registers).
-                uvec4 b4 = uvec4(0u);
-                [[dont_unroll]] for (uint p = p0; p < p0 + PS; p += 8u) {
-                    [[unroll]] for (uint u = 0u; u < 8u; u++) b4[u & 3u] += A_lens(expC(v0, (p + u) * LANES + l));
+        // This segment's codes packed from bit 0 into prov (a per-invocation array: local memory, cached), its
+        // size known as they are packed; once the lanes' sizes give the segment's first bit, it is moved there.
+        // (A separate sizing pass over the codes cost more than the move.)
+        uint prov[PROVW];
+        uint acc = 0u, nb = 0u, wi = 0u;
+        uint pe = (PROF & 1024u) == 0u ? p1 : p0;
+        if (pe - p0 == PS) {
+            // A full segment, unrolled: no position checks.
+            [[unroll]] for (uint p = p0; p < p0 + PS; p += 4u) {
+                uint cs[4];
+                [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = rc[expC(v0, (p + u) * LANES + l)];
+                // Codes joined in pairs off the chain (rc: bit-reversed code | length << 16, 11 bits at most),
+                // so the packing chain takes half the steps.
+                [[unroll]] for (uint u = 0u; u < 4u; u += 2u) {
+                    uint l0 = cs[u] >> 16;
+                    PACK((cs[u] & 0xFFFFu) | ((cs[u + 1u] & 0xFFFFu) << l0), l0 + (cs[u + 1u] >> 16));
                 }
-                bits = b4.x + b4.y + b4.z + b4.w;
-            } else {
-                for (uint p = p0; p < p1; p++) bits += A_lens(expC(v0, p * LANES + l));
             }
         } else {
-            bits = 4u * (p1 - p0);
+            for (uint p = p0; p < pe; p += 4u) {
+                // Four codes looked up together (independent of the packing chain), then packed in order.
+                uint cs[4];
+                [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = p + u < pe ? rc[expC(v0, (p + u) * LANES + l)] : 0u;
+                [[unroll]] for (uint u = 0u; u < 4u; u++) PACK(cs[u] & 0xFFFFu, cs[u] >> 16);
+            }
         }
+        if (nb > 0u) prov[wi] = acc;
+        uint bits = (PROF & 1024u) == 0u ? 32u * wi + nb : 4u * (p1 - p0);
         SEG_BITS(t) = bits;
         barrier();
         if (t < LANES) {
@@ -214,42 +233,29 @@ void main() {
                 }
                 scratch[slot + q] = w;
             }
-            // This segment's codes at its bit offset in its lane.
+            // This segment's bits [0, bits) go to lane bits [start, start + bits): lane word w0 + k takes segment
+            // bits from 32k − sh on. A word belongs to the segment holding its first bit: the bits of our first
+            // word, when it began earlier, go to its owner as our head (all segments but the last non-empty one
+            // span at least PS ≥ 32 bits, so no word holds bits of three segments); our last word, when partial,
+            // waits for the next segment's head.
             uint at = slot + tb / 4u + HUFF_COUNTS_WORDS + laneAt[l];
             uint start = SEG_BITS(t);
-            uint wi = start / 32u;
-            uint acc = 0u, nb = start % 32u, head = 0u;
-            uint pe = (PROF & 1024u) == 0u ? p1 : p0;
-            if (pe - p0 == PS) {
-                // A full segment, unrolled: no position checks.
-                [[unroll]] for (uint p = p0; p < p0 + PS; p += 4u) {
-                    uint cs[4];
-                    [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = rc[expC(v0, (p + u) * LANES + l)];
-                    // Codes joined in pairs off the chain (rc: bit-reversed code | length << 16, 11 bits at most),
-                    // so the packing chain takes half the steps.
-                    [[unroll]] for (uint u = 0u; u < 4u; u += 2u) {
-                        uint l0 = cs[u] >> 16;
-                        packBits((cs[u] & 0xFFFFu) | ((cs[u + 1u] & 0xFFFFu) << l0), l0 + (cs[u + 1u] >> 16), acc, nb,
-                                 wi, head, at, start);
-                    }
-                }
-            } else {
-                for (uint p = p0; p < pe; p += 4u) {
-                    // Four codes looked up together (independent of the packing chain), then packed in order.
-                    uint cs[4];
-                    [[unroll]] for (uint u = 0u; u < 4u; u++) cs[u] = p + u < pe ? rc[expC(v0, (p + u) * LANES + l)] : 0u;
-                    [[unroll]] for (uint u = 0u; u < 4u; u++)
-                        packBits(cs[u] & 0xFFFFu, cs[u] >> 16, acc, nb, wi, head, at, start);
-                }
+            uint w0 = start / 32u, sh = start % 32u, pw = (bits + 31u) / 32u;
+            uint kf = (start + bits) / 32u - w0; // words below kf are complete
+            HEAD_W(t) = sh != 0u && bits > 0u ? prov[0] << sh : 0u;
+            uint k = sh != 0u ? 1u : 0u;
+            for (; k < kf; k++) {
+                uint b = k < pw ? prov[k] : 0u;
+                scratch[at + w0 + k] = sh == 0u ? b : (prov[max(k, 1u) - 1u] >> (32u - sh)) | (b << sh);
             }
-            // The last, partial word is ours if it begins here, completed by the next segment's head (all segments
-            // but the last non-empty one span at least PS ≥ 32 bits, so no word holds bits of three segments);
-            // otherwise it is our head.
-            bool tail = nb > 0u && 32u * wi >= start;
-            if (nb > 0u && 32u * wi < start) head = acc;
-            HEAD_W(t) = head;
+            bool tail = bits > 0u && (start + bits) % 32u != 0u && k == kf; // k == kf: the word began here
+            uint tw = 0u;
+            if (tail) {
+                uint b = kf < pw ? prov[kf] : 0u;
+                tw = sh == 0u ? b : (kf > 0u ? prov[max(kf, 1u) - 1u] >> (32u - sh) : 0u) | (b << sh);
+            }
             barrier();
-            if (tail) scratch[at + wi] = acc | (sg + 1u < SEGS ? HEAD_W(t + LANES) : 0u);
+            if (tail) scratch[at + w0 + kf] = tw | (sg + 1u < SEGS ? HEAD_W(t + LANES) : 0u);
         } else {
             for (uint q = t; q < (m + 3u) / 4u; q += WG) {
                 uint w = 0u;

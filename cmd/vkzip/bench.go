@@ -315,9 +315,10 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 	if !ok || fd.CPU == nil {
 		return nil, usagef("--format %q: want a coded format (have %v)", formatName, codec.FormatNames())
 	}
-	// A format's own default chunk size (huff: 2^14) unless --chunk is given; sizes outside its range are clamped.
-	if !chunkSet && fd.DefaultShift != 0 {
-		shift = uint(fd.DefaultShift)
+	// A format's own chunk size for a tensor of this size (huff: 2^16 from 4 Mi values, smaller below) unless
+	// --chunk is given; sizes outside its range are clamped.
+	if !chunkSet && fd.ShiftFor != nil {
+		shift = fd.ShiftFor(uint64(size) / 2)
 	}
 	shift = min(max(shift, uint(fd.MinShift)), uint(fd.MaxShift))
 	latShift = min(max(latShift, uint(fd.MinShift)), uint(fd.MaxShift))

@@ -130,7 +130,7 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		return err
 	}
 	opts := []codec.Option{codec.WithChecksums(!*noCRC), codec.WithFormat(formats)}
-	// Only an explicit --chunk overrides a format's own default chunk size (huff's is 2^14).
+	// Only an explicit --chunk overrides a format's own default chunk size (huff's: layout.HuffShiftFor).
 	if flagSet(fs, "chunk") {
 		opts = append(opts, codec.WithChunkSize(*chunk))
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/codec/layout"
 )
 
 // TestPreferRatio: --prefer ratio writes huff (CPU and Vulkan payloads identical, both decode to the input) and is
@@ -41,7 +43,7 @@ func TestBenchFormatList(t *testing.T) {
 	require.Len(t, outs, 2)
 	assert.Equal(t, "auto", outs[0].Format)
 	assert.Equal(t, "huff", outs[1].Format)
-	assert.Equal(t, 16384, outs[1].Chunk, "huff's own default chunk size")
+	assert.Equal(t, 1<<layout.HuffShiftFor(1<<19), outs[1].Chunk, "huff's own chunk size for 1 MiB")
 	for _, o := range outs {
 		assert.True(t, o.BitExact && o.MatchesCPU, o.Format)
 	}

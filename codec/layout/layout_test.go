@@ -19,3 +19,21 @@ func TestChunkShiftFor(t *testing.T) {
 		}
 	}
 }
+
+func TestHuffShiftFor(t *testing.T) {
+	for _, c := range []struct {
+		n    uint64
+		want uint
+	}{
+		{1, HuffSmallShift}, {1 << 14, 14}, {1 << 20, 14}, {1<<21 - 1, 14}, {1 << 21, 15}, {1<<22 - 1, 15},
+		{1 << 22, 16}, {1 << 28, HuffDefaultShift},
+	} {
+		got := HuffShiftFor(c.n)
+		if got != c.want {
+			t.Errorf("HuffShiftFor(%d) = %d, want %d", c.n, got, c.want)
+		}
+		if got < HuffMinShift || got > HuffMaxShift {
+			t.Errorf("HuffShiftFor(%d) = %d outside the format's range", c.n, got)
+		}
+	}
+}

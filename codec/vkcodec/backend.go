@@ -36,7 +36,7 @@ type Options struct {
 	// 2 escapes, 8 decode CRC epilogue, 16 decode escape staging, 32 code lookups, 64 stores, 128 loads. The huff
 	// kernels read the same word with their own bits: decode 1 CRC, 2 lane decoding, 4 stores, 8 end-of-chunk
 	// checks, 16 table lookups, 32 staging writes, 64 ring reads; encode 256 histogram, 512 code construction, 1024
-	// lane codes written, 2048 lane sizing, 4096 Huffman merge, 8192 ranking (so that one kernel's switches never
+	// lane codes, 4096 Huffman merge, 8192 ranking (so that one kernel's switches never
 	// hand the other a body it rejects).
 	Profile uint32
 	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.

@@ -28,6 +28,9 @@ type HuffKernels struct {
 	// H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
 	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
+	// CacheShift: the encoder keeps the exponents of chunks of up to 2^CacheShift values in shared memory (default
+	// 14; VKZIP_HUFF_CACHE_SHIFT overrides it).
+	CacheShift uint32
 	// Int64 selects the decoder built with 64-bit integers (huff_decode_i64: the lane window's shift is one
 	// funnel shift, 5 % faster on an H200). Default: whether the device enabled shaderInt64; VKZIP_HUFF_INT64=0
 	// turns it off.
@@ -38,8 +41,8 @@ type HuffKernels struct {
 }
 
 type huffPipeKey struct {
-	name             string
-	wg, shift, batch uint32
+	name                    string
+	wg, shift, batch, cache uint32
 }
 
 // push-constant sizes of the huff kernels, in bytes
@@ -72,8 +75,9 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
 		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 64)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
-		Int64: b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0",
-		pipes: map[huffPipeKey]*vk.Pipeline{}}
+		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
+		Int64:      b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0",
+		pipes:      map[huffPipeKey]*vk.Pipeline{}}
 }
 
 // huffDecodeCRCStride is the decoder's CRC stride in words (shaders/huff_decode.glsl: HUFF_CRC_STRIDE).
@@ -123,7 +127,7 @@ func (k *HuffKernels) Close() error {
 }
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch}
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if p := k.pipes[key]; p != nil {
@@ -138,7 +142,8 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	switch name {
 	case "huff_encode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
+			vk.SpecConst{ID: 4, Value: key.cache})
 	case "huff_place":
 		desc.Bindings, desc.PushConstantSize = 6, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})

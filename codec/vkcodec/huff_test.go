@@ -178,10 +178,12 @@ func TestHuffVulkanVariants(t *testing.T) {
 		for _, v := range []struct {
 			ewg, dwg, groups, batch uint32
 			i64                     bool
+			cache                   uint32 // the encoder's CacheShift (0: the default)
 		}{
-			{32, 32, 1, 1, false}, {64, 64, 2, 3, true}, {128, 128, 0, 8, false}, {128, 128, 0, 8, true},
-			{256, 128, 1, 16, true}, {128, 32, 3, 8, false},
-			{96, 96, 2, 5, false}, // three segments per lane: segments of a multiple of eight positions
+			{32, 32, 1, 1, false, 0}, {64, 64, 2, 3, true, 0}, {128, 128, 0, 8, false, 0}, {128, 128, 0, 8, true, 0},
+			{256, 128, 1, 16, true, 0}, {128, 32, 3, 8, false, 0},
+			{96, 96, 2, 5, false, 0}, // three segments per lane: segments of a multiple of eight positions
+			{256, 128, 2, 8, false, 11}, {64, 64, 0, 4, false, 11}, // exponents read again from the source
 		} {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
@@ -190,6 +192,9 @@ func TestHuffVulkanVariants(t *testing.T) {
 				vb.fitHuffDecodeWG(min(v.dwg, lim)),
 				v.groups, v.batch
 			k.Int64 = v.i64 && vb.dev.Features().ShaderInt64
+			if v.cache != 0 {
+				k.CacheShift = v.cache
+			}
 			got, err := k.Encode(ctx, src, n, shift, cs)
 			require.NoError(t, err, name)
 			require.True(t, string(body) == string(got), "%s: bytes differ at %d", name, firstDiff(body, got))
