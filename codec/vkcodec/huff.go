@@ -24,7 +24,7 @@ type HuffKernels struct {
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
 	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
 	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); Batch the loads each invocation of the
-	// kernels issues together (source, low, piece and CRC words). Defaults 256, 64, 128, 0, 8 (the fastest on an
+	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 256, 0, 8 (the fastest on an
 	// H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
 	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
@@ -67,13 +67,17 @@ func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
 	return dwg
 }
 
+// defaultHuffDecodeWG is the decoder's default workgroup: 8 chunks in flight, 43 KiB of shared memory (two
+// workgroups per SM on an H200, as four of 128, but 5 % faster; bench/RESULTS.md).
+const defaultHuffDecodeWG = 256
+
 // NewHuffKernels prepares the huff kernels on b's device (pipelines are built on first use).
 func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", 128)))
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG)))
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
-		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 64)), DecodeWG: dwg,
+		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
 		Int64:      b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0",
