@@ -18,6 +18,7 @@
 // data is bounded before use.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
 #if HUFF_INT64
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
@@ -62,6 +63,20 @@ layout(push_constant) uniform PC {
 } pc;
 
 const uint TEAM = LANES;     // invocations per chunk, one lane each
+// TEAM_SYNC 1: every team is one subgroup (the host sets it for devices whose subgroups are exactly 32 invocations,
+// required full), so the barriers that order a team's own shared memory (its tables, rings and staging: all but
+// the chunk loop's start and the raw chunks' check) sync the subgroup only, and the chunks of a workgroup do not wait
+// for each other at every block. 0: workgroup barriers throughout, teams by invocation index.
+layout(constant_id = 4) const uint TEAM_SYNC = 0;
+
+void teamBarrier() {
+    if (TEAM_SYNC != 0u) {
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+    } else {
+        barrier();
+    }
+}
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
@@ -174,7 +189,7 @@ void report(uint cls, uint v) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
-    uint team = t / TEAM, i = t % TEAM;
+    uint team = TEAM_SYNC != 0u ? gl_SubgroupID : t / TEAM, i = TEAM_SYNC != 0u ? gl_SubgroupInvocationID : t % TEAM;
     initStrideCRC();
     if (t == 0u) sKN = consts[CONSTS_XPOW + SHIFT];
     barrier();
@@ -246,13 +261,13 @@ void main() {
                 dtab[NB + 2u * i + 1u] = lw >> 16;
             }
         }
-        barrier();
+        teamBarrier();
         if (hdr && i < HUFF_MAX_LEN) {
             uint l = i + 1u, s = 0u;
             for (uint w = 0u; w < (n + 7u) / 8u; w++) s += countEq(dtab[LB + w], l);
             dtab[BB + l] = s;
         }
-        barrier();
+        teamBarrier();
         uint rel = 0u, nw = 0u; // the lane's first word within the piece, and its word count
         if (hdr) {
             uint kraft = 0u, used = 0u;
@@ -334,7 +349,7 @@ void main() {
         uint RB = RA + i * RS;
         uvec4 r0 = dec ? laneQuad(off + rel, 0u, nw) : uvec4(0u), r1 = dec ? laneQuad(off + rel, 4u, nw) : uvec4(0u);
         uvec4 r2 = dec ? laneQuad(off + rel, 8u, nw) : uvec4(0u), r3 = dec ? laneQuad(off + rel, 12u, nw) : uvec4(0u);
-        barrier(); // the canonical order complete
+        teamBarrier(); // the canonical order complete
         bool single = false; // a code of one symbol: lane patterns that start no code are possible
         if (!skip && !raw) {
             // Decode tables: code k of length l covers indices [a, a + 2^(11−l)) of x. Codes of at most 8 bits
@@ -382,7 +397,7 @@ void main() {
             }
             if (i == 0u) tB[team] = B;
         }
-        barrier();
+        teamBarrier();
         if (!skip && !raw) {
             // First level by lane bits as they come: entry p is entry reverse9(p) of the table by ranges.
             for (uint w = i; w < 256u; w += TEAM) {
@@ -392,7 +407,7 @@ void main() {
                 FTAB(w) = ea | (eb << 16);
             }
         }
-        barrier(); // decode tables built
+        teamBarrier(); // decode tables built
         uint B = tB[team];
         uint bad = 0u;
         uint ci = laneValues(m, i);
@@ -470,7 +485,7 @@ void main() {
                         }
                     }
                 }
-                barrier();
+                teamBarrier();
                 uint vb = 512u * bk + vt; // value index in the chunk of this invocation's 16
                 if (emit && vb < m) {
                     uvec4 lq = lw[hb];
@@ -524,7 +539,7 @@ void main() {
                         l3 = shiftT(l3) ^ lq.w;
                     }
                 }
-                barrier(); // staging read before the next block writes it
+                teamBarrier(); // staging read before the next block writes it
             }
         }
         if (foldLow) {
@@ -551,7 +566,7 @@ void main() {
                 if (size >= rawSize) bad |= 2u;
             }
         }
-        barrier(); // CRC terms complete
+        teamBarrier(); // CRC terms complete
         if (doCRC) {
             uint crc = lowLater ? mulmod(tCrcA[team], sKN) ^ tCrcB[team] : tCrcA[team];
             if ((crc ^ 0xFFFFFFFFu) != stored) {

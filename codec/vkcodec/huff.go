@@ -24,13 +24,17 @@ type HuffKernels struct {
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
 	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
 	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); Batch the loads each invocation of the
-	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 256, 0, 8 (the fastest on an
+	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 256 (128 without TeamSync), 0, 8 (the fastest on an
 	// H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
 	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
 	// CacheShift: the encoder keeps the exponents of chunks of up to 2^CacheShift values in shared memory (default
 	// 14; VKZIP_HUFF_CACHE_SHIFT overrides it).
 	CacheShift uint32
+	// TeamSync runs the decoder with each chunk's team of 32 invocations as one subgroup, synced by subgroup
+	// barriers (shaders/huff_decode.glsl: TEAM_SYNC). Default: whether the device's subgroups are 32 invocations
+	// (one size) and can be required full; VKZIP_HUFF_TEAM_SYNC=0 turns it off.
+	TeamSync bool
 	// Int64 selects the decoder built with 64-bit integers (huff_decode_i64: the lane window's shift is one
 	// funnel shift, 5 % faster on an H200). Default: whether the device enabled shaderInt64; VKZIP_HUFF_INT64=0
 	// turns it off.
@@ -43,6 +47,7 @@ type HuffKernels struct {
 type huffPipeKey struct {
 	name                    string
 	wg, shift, batch, cache uint32
+	teamSync                bool
 }
 
 // push-constant sizes of the huff kernels, in bytes
@@ -67,21 +72,36 @@ func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
 	return dwg
 }
 
-// defaultHuffDecodeWG is the decoder's default workgroup: 8 chunks in flight, 43 KiB of shared memory (two
-// workgroups per SM on an H200, as four of 128, but 5 % faster; bench/RESULTS.md).
-const defaultHuffDecodeWG = 256
+// defaultHuffDecodeWG is the decoder's default workgroup: with teams synced as subgroups, 8 chunks in flight in
+// 43 KiB of shared memory (two workgroups per SM on an H200, as many chunks as four of 128, but 3–5 % faster);
+// otherwise 4 chunks in 24 KiB (eight chunks behind every workgroup barrier were 4 % slower). bench/RESULTS.md.
+func defaultHuffDecodeWG(teamSync bool) uint32 {
+	if teamSync {
+		return 256
+	}
+	return 128
+}
+
+// teamSyncable: the device's subgroups are exactly one huff decode team (32 invocations, one size) and can be
+// required full, so a team can be a subgroup.
+func (b *Backend) teamSyncable() bool {
+	in := b.dev.Info()
+	return in.SubgroupSize == layout.HuffLanes && in.MinSubgroupSize == in.MaxSubgroupSize &&
+		b.dev.Features().ComputeFullSubgroups
+}
 
 // NewHuffKernels prepares the huff kernels on b's device (pipelines are built on first use).
 func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG)))
+	team := b.teamSyncable() && os.Getenv("VKZIP_HUFF_TEAM_SYNC") != "0"
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG(team))))
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
 		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
-		Int64:      b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0",
-		pipes:      map[huffPipeKey]*vk.Pipeline{}}
+		Int64:      b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0", TeamSync: team,
+		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
 // huffDecodeCRCStride is the decoder's CRC stride in words (shaders/huff_decode.glsl: HUFF_CRC_STRIDE).
@@ -131,7 +151,8 @@ func (k *HuffKernels) Close() error {
 }
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift}
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift,
+		teamSync: k.TeamSync && k.b.teamSyncable()}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if p := k.pipes[key]; p != nil {
@@ -153,7 +174,11 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode", "huff_decode_i64":
 		desc.Bindings, desc.PushConstantSize = 6, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
+			vk.SpecConst{ID: 4, Value: b2u(key.teamSync)})
+		if key.teamSync {
+			desc.RequiredSubgroupSize, desc.RequireFullSubgroups = layout.HuffLanes, true
+		}
 	default:
 		return nil, fmt.Errorf("vkcodec: no huff kernel %q", name)
 	}
