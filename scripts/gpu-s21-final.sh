@@ -8,4 +8,5 @@ cp "$OUT/huff.json" "$OUT/huff16.json"
 .devbin/vkzip bench --backend vulkan --format huff --size 512MiB --data kvlike --chunk 16384 --json > "$OUT/huff14.json" 2>"$OUT/huff14.err"
 echo "huff 2^14 rc=$?"
 TESTRUN= ROUNDS=2 CHUNKS="65536 16384" ITERS=8 bash "$(dirname "$0")/gpu-s21.sh" 2>&1 | grep -v '^PASS\|^ok\|^---'
+ITERS=8 VARIANTS="VKZIP_HUFF_TEAM_SYNC=0|--chunk,65536 VKZIP_HUFF_TEAM_SYNC=0|--chunk,16384 X=team|--chunk,65536 X=team|--chunk,16384" bash "$(dirname "$0")/gpu-huff.sh"
 exit 0
