@@ -7,9 +7,9 @@
 // its own, which gives the segment's size; the lane sizes give the piece size, which decides coded or raw.
 // The piece is written to the chunk's scratch slot (every word of it, so the slot needs no clearing): code table,
 // lane word counts and lane words, each segment's words moved to its bit offset within its lane (a word shared by
-// two segments is written by the one holding its first bit, with the other's bits passed through shared memory). The info
-// word goes to the table and the piece size to a per-64-chunk sum for pass 2 (sz4_scan); pass 3 (huff_place)
-// moves pieces to their offsets and computes CRCs.
+// two segments is written by the one holding its first bit, with the other's bits passed through shared memory).
+// The info word goes to the table and the piece size to a per-64-chunk sum for pass 2 (sz4_scan); pass 3
+// (huff_place) moves pieces to their offsets and computes CRCs.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 

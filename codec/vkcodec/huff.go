@@ -24,8 +24,8 @@ type HuffKernels struct {
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
 	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
 	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); Batch the loads each invocation of the
-	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 256 (128 without TeamSync), 0, 8 (the fastest on an
-	// H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
+	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 256 (128 without TeamSync),
+	// 0, 8 (the fastest on an H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
 	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
 	// CacheShift: the encoder keeps the exponents of chunks of up to 2^CacheShift values in shared memory (default
