@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"sort"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkzip/vkzip/codec/layout"
@@ -448,6 +450,44 @@ func TestHuffNoCodeBits(t *testing.T) {
 				b[g.PieceOffset()+lanes+lane*16+bit/8] |= 1 << (bit % 8)
 			}
 			require.ErrorIs(t, DecodeHuff(dst, b, n, 12, false), ErrCorrupt, "lanes %v bit %d", set, bit)
+		}
+	}
+}
+
+// TestHuffChunkByTensorSize: without a chunk size, each huff tensor gets layout.HuffShiftFor of its size (2^14 for
+// small tensors, 2^16 from 4 Mi values); an explicit chunk size applies to all. Every tensor decodes to its values.
+func TestHuffChunkByTensorSize(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 14))
+	sizes := []int{5000, 1 << 14, 1 << 21, 1 << 22}
+	var recs []Record
+	for i, n := range sizes {
+		recs = append(recs, Record{Name: fmt.Sprintf("t%d", i), DType: layout.DTypeBF16, Data: kvLike(r, n, 0)})
+	}
+	for _, opts := range [][]Option{{WithFormat("huff")}, {WithFormat("huff"), WithChunkSize(4096)}} {
+		c := newCPU(t, opts...)
+		enc, err := c.Encode(context.Background(), nil, recs, true)
+		require.NoError(t, err)
+		info, err := Inspect(enc)
+		require.NoError(t, err)
+		require.Len(t, info.Containers, 1)
+		got := info.Containers[0].Records
+		require.Len(t, got, len(sizes))
+		for i, n := range sizes {
+			want := uint64(1) << layout.HuffShiftFor(uint64(n))
+			if len(opts) > 1 {
+				want = 4096
+			}
+			assert.Equal(t, "huff", got[i].Format, "tensor %d", i)
+			assert.Equal(t, want, got[i].ChunkSize, "tensor of %d values", n)
+		}
+		var dec [][]byte
+		require.NoError(t, c.DecodeStream(context.Background(), enc, func(_ *Rec, data []byte) error {
+			dec = append(dec, append([]byte{}, data...))
+			return nil
+		}))
+		require.Len(t, dec, len(recs))
+		for i := range recs {
+			require.True(t, string(recs[i].Data) == string(dec[i]), "tensor %d", i)
 		}
 	}
 }
