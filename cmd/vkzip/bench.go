@@ -200,7 +200,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	bf := addBackendFlags(fs, "auto")
 	data := fs.String("data", "kvlike", "kvlike, gauss, escapes=P or a file")
 	sizeS := fs.String("size", "512MiB", "uncompressed BF16 bytes")
-	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values")
+	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values (huff by default: 16384 to 65536 by the size)")
 	formatName := fs.String("format", "splitzip4", "`format` to measure (vkzip formats lists them), or a comma-separated "+
 		"list measured one after the other (e.g. auto,huff: speed and ratio modes side by side; --json then prints a list)")
 	dtypeName := fs.String("dtype", "", "values' `dtype` (default BF16, or the format's first dtype): other float "+

@@ -79,7 +79,8 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
 	out := fs.String("o", "", "output `path`, or - for stdout (default INPUT.vkz, or stdout when INPUT is -)")
 	cbPath := fs.String("codebook", "", "codebook `file` from 'vkzip calibrate' (default: calibrate on the input)")
-	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in `values`: a power of two from 1024 to 65536")
+	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift,
+		"chunk size in `values`: a power of two from 1024 to 65536 (huff by default: 16384 to 65536 by tensor size)")
 	noCRC := fs.Bool("no-checksum", false, "leave out chunk checksums: a little faster, but corruption of tensor data goes undetected")
 	format := fs.String("format", "", "tensor `formats`, comma-separated (vkzip formats lists them); default "+
 		strings.Join(codec.DefaultFormatNames(), ",")+"; tensors they do not code get their dtype's default, or are stored")
