@@ -68,7 +68,13 @@ const uint TEAM = LANES;     // invocations per chunk, one lane each
 // the chunk loop's start and the raw chunks' check) sync the subgroup only, and the chunks of a workgroup do not wait
 // for each other at every block. 0: workgroup barriers throughout, teams by invocation index.
 layout(constant_id = 4) const uint TEAM_SYNC = 0;
+const uint K = WG / TEAM;    // chunks per workgroup
+const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
+const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
+const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
+const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words loaded together in the CRC pass
 
+// teamBarrier orders a team's own shared memory: a subgroup barrier with TEAM_SYNC, else the workgroup's.
 void teamBarrier() {
     if (TEAM_SYNC != 0u) {
         subgroupMemoryBarrierShared();
@@ -77,11 +83,6 @@ void teamBarrier() {
         barrier();
     }
 }
-const uint K = WG / TEAM;    // chunks per workgroup
-const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
-const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
-const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
-const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words loaded together in the CRC pass
 
 // dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1,
 // then the rings of all chunks' lanes. The decode tables are two levels of 16-bit entries (symbol | length << 8).

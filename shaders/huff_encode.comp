@@ -242,17 +242,19 @@ void main() {
             uint start = SEG_BITS(t);
             uint w0 = start / 32u, sh = start % 32u, pw = (bits + 31u) / 32u;
             uint kf = (start + bits) / 32u - w0; // words below kf are complete
-            HEAD_W(t) = sh != 0u && bits > 0u ? prov[0] << sh : 0u;
+            uint prev = prov[0];                  // array word k − 1 (k ≥ 1 whenever sh != 0)
+            HEAD_W(t) = sh != 0u && bits > 0u ? prev << sh : 0u;
             uint k = sh != 0u ? 1u : 0u;
             for (; k < kf; k++) {
                 uint b = k < pw ? prov[k] : 0u;
-                scratch[at + w0 + k] = sh == 0u ? b : (prov[max(k, 1u) - 1u] >> (32u - sh)) | (b << sh);
+                scratch[at + w0 + k] = sh == 0u ? b : (prev >> (32u - sh)) | (b << sh);
+                prev = b;
             }
             bool tail = bits > 0u && (start + bits) % 32u != 0u && k == kf; // k == kf: the word began here
             uint tw = 0u;
             if (tail) {
                 uint b = kf < pw ? prov[kf] : 0u;
-                tw = sh == 0u ? b : (kf > 0u ? prov[max(kf, 1u) - 1u] >> (32u - sh) : 0u) | (b << sh);
+                tw = sh == 0u ? b : (prev >> (32u - sh)) | (b << sh);
             }
             barrier();
             if (tail) scratch[at + w0 + kf] = tw | (sg + 1u < SEGS ? HEAD_W(t + LANES) : 0u);

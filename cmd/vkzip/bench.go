@@ -315,13 +315,6 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 	if !ok || fd.CPU == nil {
 		return nil, usagef("--format %q: want a coded format (have %v)", formatName, codec.FormatNames())
 	}
-	// A format's own chunk size for a tensor of this size (huff: 2^16 from 4 Mi values, smaller below) unless
-	// --chunk is given; sizes outside its range are clamped.
-	if !chunkSet && fd.ShiftFor != nil {
-		shift = fd.ShiftFor(uint64(size) / 2)
-	}
-	shift = min(max(shift, uint(fd.MinShift)), uint(fd.MaxShift))
-	latShift = min(max(latShift, uint(fd.MinShift)), uint(fd.MaxShift))
 	dt := layout.DTypeBF16
 	switch {
 	case *dtypeName != "":
@@ -335,6 +328,13 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 		return nil, usagef("--format %s does not code %v", fd.Name, dt)
 	}
 	values := int(size / int64(dt.Size()))
+	// A format's own chunk size for a tensor of this many values (huff: 2^16 from 4 Mi values, smaller below)
+	// unless --chunk is given; sizes outside its range are clamped.
+	if !chunkSet && fd.ShiftFor != nil {
+		shift = fd.ShiftFor(uint64(values))
+	}
+	shift = min(max(shift, uint(fd.MinShift)), uint(fd.MaxShift))
+	latShift = min(max(latShift, uint(fd.MinShift)), uint(fd.MaxShift))
 	src, err := benchData(*data, values, *seed)
 	if err != nil {
 		return nil, err
