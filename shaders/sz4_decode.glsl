@@ -402,23 +402,23 @@ void main() {
                     }
                 }
             } else {
-                uint iters = (words + WG - 1u) / WG;
+                // In parallel, Horner per thread, the words padded with zeros in front to a multiple of WG (leading
+                // zeros leave a linear CRC unchanged) and the initial register folded into the first word: the sum
+                // of the threads' terms is the register itself, with no shifts by powers of x after it (a chain of
+                // multiplications by one thread while the others wait).
+                uint iters = (words + WG - 1u) / WG, pad = iters * WG - words;
                 uint a = 0u;
                 for (uint j = 0u; j < iters; j++) {
                     uint q = j * WG + t;
-                    uint w = q >= words ? 0u : (q == 0u ? info : (q == 1u ? off : sideWord(sw + q - 2u)));
+                    uint w = q < pad ? 0u : (q == pad ? ~info : (q == pad + 1u ? off : sideWord(sw + q - pad - 2u)));
                     a = shiftBy(TAB_M4T, a) ^ w;
                 }
                 uint x = subgroupXor(mulmod(a, consts[CONST_KC + t]));
                 if (subgroupElect()) sgX[gl_SubgroupID] = x;
                 barrier();
                 if (t == 0u) {
-                    uint lin = 0u;
-                    for (uint s = 0u; s < gl_NumSubgroups; s++) lin ^= sgX[s];
-                    uint pad = 4u * (iters * WG - words);
-                    POW_FROM(lin, pad, CONST_XINV);
-                    POW_FROM(reg, 4u * words, CONST_XPOW);
-                    reg ^= lin;
+                    reg = 0u;
+                    for (uint s = 0u; s < gl_NumSubgroups; s++) reg ^= sgX[s];
                 }
             }
             if (t == 0u) {

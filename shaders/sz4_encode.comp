@@ -9,6 +9,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 
 #include "layout.glsl"
 
@@ -71,6 +72,24 @@ uint expAt(uint lc, uint v) {
     return ((v & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
 }
 
+// loadSlot returns slot s of segment chunk lc: its 8 values, zeros past m.
+uvec4 loadSlot(uint lc, uint s, uint m) {
+    uint v0 = 8u * s;
+    uvec4 x = uvec4(0u);
+    if ((PROF & 128u) != 0u) {
+        x = uvec4(s * 0x9E3779B1u, s ^ 0x3F803F80u, s * 40503u, s + 0x3F803F80u) & 0x3FFF3FFFu;
+    } else if (v0 + 8u <= m) {
+        x = srcv[pc.srcBase + lc * SLOTS + s];
+    } else if (v0 < m) {
+        // Values past the end are not part of the tensor: they stay zero.
+        for (uint q = 0u; q < 4u; q++) {
+            uint v = v0 + 2u * q;
+            if (v < m) x[q] = srcw[4u * pc.srcBase + (lc * N + v) / 2u] & (v + 1u < m ? ~0u : 0xFFFFu);
+        }
+    }
+    return x;
+}
+
 // escBits returns the escape bits of the 8 values of slot s of segment chunk lc (values at or past m excluded).
 uint escBits(uint lc, uint s, uint m) {
     uint esc = 0u;
@@ -100,25 +119,20 @@ void main() {
         uint kSG = 0u; // escapes this subgroup found (uniform within the subgroup)
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         if (t == 0u) overflow = 0u;
+        // With one entry per (slot row, subgroup) in WG words, sgX counts each subgroup's escapes per row (words
+        // 0..) and where they start in its run (from WG), so that the merge below places each escape directly.
+        // Each subgroup zeroes its own counts: no workgroup barrier.
+        bool rowCounts = ITERS * gl_NumSubgroups <= WG;
+        if (rowCounts) {
+            for (uint r = gl_SubgroupInvocationID; r < ITERS; r += gl_SubgroupSize)
+                sgX[r * gl_NumSubgroups + gl_SubgroupID] = 0u;
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+        }
         for (uint j = 0u; j < ITERS; j += U) {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
             uvec4 xs[U];
-            for (uint u = 0u; u < U; u++) {
-                uint s = (j + u) * WG + t;
-                uint v0 = 8u * s;
-                xs[u] = uvec4(0u);
-                if ((PROF & 128u) != 0u) {
-                    xs[u] = uvec4(s * 0x9E3779B1u, s ^ 0x3F803F80u, s * 40503u, s + 0x3F803F80u) & 0x3FFF3FFFu;
-                } else if (v0 + 8u <= m) {
-                    xs[u] = srcv[pc.srcBase + lc * SLOTS + s];
-                } else if (v0 < m) {
-                    // Values past the end are not part of the tensor: they stay zero.
-                    for (uint q = 0u; q < 4u; q++) {
-                        uint v = v0 + 2u * q;
-                        if (v < m) xs[u][q] = srcw[4u * pc.srcBase + (lc * N + v) / 2u] & (v + 1u < m ? ~0u : 0xFFFFu);
-                    }
-                }
-            }
+            for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
             // Bit u: slot u may hold an escape (an exponent whose lookup has bit 4). Only this flag is kept: the rare
             // path below finds the escapes again from memory, which also drops the zeros past a tensor's end.
             uint escF = 0u;
@@ -157,22 +171,47 @@ void main() {
             // slots, and the exponents are re-read from memory on that path, so the values need not stay live.
             if ((PROF & 2u) == 0u && subgroupAny(escF != 0u)) {
                 uint share = LIST_CAP / gl_NumSubgroups, listBase = gl_SubgroupID * share; // this subgroup's run
-                for (uint u = 0u; u < U; u++) {
-                    uint s = (j + u) * WG + t;
-                    uint esc = ((escF >> u) & 1u) != 0u && 8u * s < m ? escBits(lc, s, m) : 0u;
-                    uint v0 = 8u * s;
-                    uint idx = kSG + subgroupExclusiveAdd(bitCount(esc));
-                    kSG += subgroupAdd(bitCount(esc));
-                    while (esc != 0u) {
-                        uint b = findLSB(esc);
-                        esc &= esc - 1u;
-                        if (idx < share) {
-                            escList[listBase + idx] = (v0 + b) | (expAt(lc, v0 + b) << ESCAPE_EXP_SHIFT);
-                        } else {
-                            overflow = 1u;
+                uint sg = gl_SubgroupSize, ob = gl_SubgroupID * sg; // this subgroup's owner table in sgSum
+                [[dont_unroll]] for (uint u = 0u; u < U; u++) {
+                    // The subgroup tests the flagged slots' values together, one value per invocation: the n
+                    // flagged slots in lane order, 8 values each, sg values per pass. Each invocation learns the
+                    // owner of its slot from a table the owners fill by rank, and takes the value over by shuffle.
+                    uint v0 = 8u * ((j + u) * WG + t);
+                    bool fl = ((escF >> u) & 1u) != 0u && v0 < m;
+                    uvec4 fb = subgroupBallot(fl);
+                    uint n = subgroupBallotBitCount(fb), rowK = 0u;
+                    if (n == 0u) continue;
+                    uvec4 y = fl ? loadSlot(lc, v0 / 8u, m) : uvec4(0u); // the flagged slots again, one 16-byte load
+                    if (fl) sgSum[ob + subgroupBallotExclusiveBitCount(fb)] = gl_SubgroupInvocationID;
+                    subgroupMemoryBarrierShared();
+                    subgroupBarrier();
+                    for (uint p = 0u; p * sg < 8u * n; p++) {
+                        uint i = p * sg + gl_SubgroupInvocationID, b = i & 7u;
+                        uint own = sgSum[ob + min(i >> 3, n - 1u)];
+                        uint w0 = subgroupShuffle(y.x, own), w1 = subgroupShuffle(y.y, own);
+                        uint w2 = subgroupShuffle(y.z, own), w3 = subgroupShuffle(y.w, own);
+                        uint pos = subgroupShuffle(v0, own) + b;
+                        uint w = b < 4u ? (b < 2u ? w0 : w1) : (b < 6u ? w2 : w3);
+                        uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
+                        bool esc = i < 8u * n && pos < m && (lut[e] & 0x10u) != 0u;
+                        uvec4 eb = subgroupBallot(esc);
+                        if (esc) {
+                            uint idx = kSG + rowK + subgroupBallotExclusiveBitCount(eb);
+                            if (idx < share) {
+                                escList[listBase + idx] = pos | (e << ESCAPE_EXP_SHIFT);
+                            } else {
+                                overflow = 1u;
+                            }
                         }
-                        idx++;
+                        rowK += subgroupBallotBitCount(eb);
                     }
+                    subgroupBarrier(); // the owner table is read before the next slot row writes it
+                    if (rowCounts && rowK != 0u && subgroupElect()) {
+                        uint e = (j + u) * gl_NumSubgroups + gl_SubgroupID;
+                        sgX[e] = rowK;
+                        sgX[WG + e] = kSG;
+                    }
+                    kSG += rowK;
                 }
             }
         }
@@ -181,8 +220,29 @@ void main() {
         barrier();
         uint k = 0u;
         for (uint i = 0u; i < gl_NumSubgroups; i++) k += sgCount[i];
-        if (ESCAPE_SIZE * k < rawSide(m)) {
-            if (overflow == 0u) {
+        if (ESCAPE_SIZE * k < rawSide(m) && (PROF & 2048u) == 0u) {
+            if (overflow == 0u && rowCounts && k > WG / 4u) {
+                // An escape's place: the escapes of earlier rows, and of earlier subgroups in its row (an exclusive
+                // scan of the counts in row-major order, one entry per invocation), plus its index in its
+                // subgroup's part of the row. For a few escapes the binary searches below cost less than the
+                // scan's two barriers.
+                uint e = ITERS * gl_NumSubgroups;
+                uint cnt = t < e ? sgX[t] : 0u;
+                uint before = subgroupExclusiveAdd(cnt);
+                uint tot = subgroupAdd(cnt);
+                if (subgroupElect()) sgSum[gl_SubgroupID] = tot;
+                barrier();
+                for (uint i = 0u; i < gl_SubgroupID; i++) before += sgSum[i];
+                if (t < e) sgX[t] = before;
+                barrier();
+                uint g = gl_SubgroupID;
+                for (uint i = gl_SubgroupInvocationID; i < sgCount[g]; i += gl_SubgroupSize) {
+                    uint w = escList[g * share + i];
+                    uint re = ((w & ESCAPE_POS_MASK) / (8u * WG)) * gl_NumSubgroups + g;
+                    scratch[lc * SCRATCH + sgX[re] + i - sgX[WG + re]] = w;
+                }
+                barrier(); // sgX is read before the checksum below reuses it
+            } else if (overflow == 0u) {
                 // Merge the sorted runs: an escape's place is its index in its run plus, for every other run, how
                 // many of that run's escapes come before it (binary search).
                 uint total = k;

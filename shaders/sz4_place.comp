@@ -82,24 +82,22 @@ void main() {
                     ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
             }
         } else if (pc.checksums != 0u) {
-            // Parallel: Horner per thread over words t, t+WG, ..., padded with zero words to a multiple of WG.
-            uint iters = (words + WG - 1u) / WG;
+            // Parallel: Horner per thread over words t, t+WG, ..., padded with zero words in front to a multiple of
+            // WG (leading zeros leave a linear CRC unchanged), the initial register folded into the first word: the
+            // threads' terms sum to the register itself, with no chain of multiplications by one thread after it.
+            uint iters = (words + WG - 1u) / WG, pad = iters * WG - words;
             uint a = 0u;
             for (uint j = 0u; j < iters; j++) {
                 uint q = j * WG + t;
-                a = shiftBy(TAB_M4T, a) ^ (q < words ? hword(q, info, off, lc) : 0u);
+                uint w = q < pad ? 0u : hword(q - pad, info, off, lc) ^ (q == pad ? 0xFFFFFFFFu : 0u);
+                a = shiftBy(TAB_M4T, a) ^ w;
             }
             uint x = subgroupXor(mulmod(a, kc));
             if (subgroupElect()) sgX[gl_SubgroupID] = x;
             barrier();
             if (t == 0u) {
-                uint lin = 0u;
-                for (uint s = 0u; s < gl_NumSubgroups; s++) lin ^= sgX[s];
-                uint pad = 4u * (iters * WG - words);
-                POW_FROM(lin, pad, CONST_XINV);         // drop the zero padding
-                uint init = 0xFFFFFFFFu;
-                POW_FROM(init, 4u * words, CONST_XPOW); // the standard init register, shifted through the header
-                uint reg = lin ^ init;
+                uint reg = 0u;
+                for (uint s = 0u; s < gl_NumSubgroups; s++) reg ^= sgX[s];
                 crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg)))
                     ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
             }

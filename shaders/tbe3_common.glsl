@@ -119,11 +119,12 @@ uint denseCRC(uint aP0, uint aP1, uint aP2, uint aS, uint ks, uint m) {
             } \
         } \
     } else { \
-        uint _iters = (_words + WG - 1u) / WG; \
+        /* zeros in front up to a multiple of WG, the initial register folded into the first word */ \
+        uint _iters = (_words + WG - 1u) / WG, _pad = _iters * WG - _words; \
         uint _a = 0u; \
         for (uint _j = 0u; _j < _iters; _j++) { \
-            uint _q = _j * WG + gl_LocalInvocationID.x; \
-            uint _w = _q >= _words ? 0u : (_q == 0u ? (info) : (_q == 1u ? (off) : sideAt(_q - 2u))); \
+            uint _q = _j * WG + gl_LocalInvocationID.x, _r = _q - _pad; \
+            uint _w = _q < _pad ? 0u : (_r == 0u ? ~(info) : (_r == 1u ? (off) : sideAt(_r - 2u))); \
             _a = shiftBy(TAB_M4T, _a) ^ _w; \
         } \
         uint _x = subgroupXor(mulmod(_a, consts[CONST_KC + gl_LocalInvocationID.x])); \
@@ -131,11 +132,8 @@ uint denseCRC(uint aP0, uint aP1, uint aP2, uint aS, uint ks, uint m) {
         if (subgroupElect()) red[gl_SubgroupID] = _x; \
         barrier(); \
         if (gl_LocalInvocationID.x == 0u) { \
-            uint _lin = 0u; \
-            for (uint _s = 0u; _s < gl_NumSubgroups; _s++) _lin ^= red[_s]; \
-            POW_FROM(_lin, 4u * (_iters * WG - _words), CONST_XINV); \
-            POW_FROM(_reg, 4u * _words, CONST_XPOW); \
-            _reg ^= _lin; \
+            _reg = 0u; \
+            for (uint _s = 0u; _s < gl_NumSubgroups; _s++) _reg ^= red[_s]; \
         } \
         barrier(); \
     } \

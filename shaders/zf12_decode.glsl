@@ -367,24 +367,22 @@ void main() {
                     }
                 }
             } else {
-                uint iters = (words + WG - 1u) / WG;
+                // Zeros in front up to a multiple of WG, the initial register folded into the first word (as in
+                // sz4_decode.glsl): the threads' terms sum to the register, no multiplications after.
+                uint iters = (words + WG - 1u) / WG, pad = iters * WG - words;
                 uint a = 0u;
                 for (uint j = 0u; j < iters; j++) {
-                    uint q = j * WG + t;
-                    uint w = q >= words ? 0u : (q == 0u ? info : (q == 1u ? off : (q < 2u + HWORDS
-                        ? heads[HEAD_BASE + q - 2u] : sideWord(sw + q - 2u - HWORDS))));
+                    uint q = j * WG + t, r = q - pad;
+                    uint w = q < pad ? 0u : (r == 0u ? ~info : (r == 1u ? off : (r < 2u + HWORDS
+                        ? heads[HEAD_BASE + r - 2u] : sideWord(sw + r - 2u - HWORDS))));
                     a = shiftBy(TAB_M4T, a) ^ w;
                 }
                 uint x = subgroupXor(mulmod(a, consts[CONST_KC + t]));
                 if (subgroupElect()) sgX[gl_SubgroupID] = x;
                 barrier();
                 if (t == 0u) {
-                    uint lin = 0u;
-                    for (uint s = 0u; s < gl_NumSubgroups; s++) lin ^= sgX[s];
-                    uint pad = 4u * (iters * WG - words);
-                    POW_FROM(lin, pad, CONST_XINV);
-                    POW_FROM(reg, 4u * words, CONST_XPOW);
-                    reg ^= lin;
+                    reg = 0u;
+                    for (uint s = 0u; s < gl_NumSubgroups; s++) reg ^= sgX[s];
                 }
             }
             if (t == 0u) {

@@ -588,8 +588,9 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 		if !info.SubgroupStages.HasCompute() {
 			reasons = append(reasons, "no subgroup operations in compute shaders")
 		}
+		// The subgroup operations the kernels in shaders/ use.
 		var missing []string
-		for _, op := range []SubgroupOps{SubgroupBasic, SubgroupBallot, SubgroupArithmetic} {
+		for _, op := range []SubgroupOps{SubgroupBasic, SubgroupVote, SubgroupArithmetic, SubgroupBallot, SubgroupShuffle} {
 			if info.SubgroupOps&op == 0 {
 				missing = append(missing, op.String())
 			}
