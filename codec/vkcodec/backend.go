@@ -21,7 +21,7 @@ type Options struct {
 	Device     string // device selector: index or name substring ("" = $VKZIP_DEVICE, else the best device)
 	Auto       bool   // chosen by "--backend auto": refuse CPU Vulkan implementations (the Go backend is faster)
 	Validation bool   // Khronos validation layers (also $VKZIP_VALIDATE=1)
-	WorkGroup  int    // threads per workgroup of the chunk kernels (default 256)
+	WorkGroup  int    // threads per workgroup of the chunk kernels (default 256; at least the widest subgroup)
 	Repl       int    // CRC table replication in shared memory (default 1)
 	CRCBits    int    // register bits per CRC shift-table lookup, 4 to 8 (0: each kernel's fastest, or $VKZIP_CRC_BITS)
 	Groups     int    // workgroups per dispatch (default: by device type)
@@ -151,7 +151,7 @@ func Open(o Options) (*Backend, error) {
 	lim := info.Limits
 	b.slabMax = min(uint64(lim.MaxStorageBufferRange), lim.MaxMemoryAllocationSize) &^ (regionAlign - 1)
 	maxWG := min(uint32(o.WorkGroup), lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0])
-	b.o.WorkGroup = int(floorPow2(maxWG))
+	b.o.WorkGroup = int(floorPow2(max(maxWG, b.minWorkGroup())))
 	b.groups = uint32(o.Groups)
 	if b.groups == 0 {
 		b.groups = 4096
@@ -190,7 +190,7 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 			b.o.Repl /= 2
 		case b.o.EscCap > 64 || b.o.ListCap > 64:
 			b.o.EscCap, b.o.ListCap = max(b.o.EscCap/2, 64), max(b.o.ListCap/2, 64)
-		case b.o.WorkGroup > 64:
+		case b.o.WorkGroup > 64 && b.o.WorkGroup/2 >= int(b.minWorkGroup()):
 			b.o.WorkGroup /= 2
 		default:
 			return &codec.Error{Class: codec.ErrNoDevice, Chunk: -1, Detail: fmt.Sprintf(
@@ -198,6 +198,11 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 		}
 	}
 }
+
+// minWorkGroup is the smallest workgroup the chunk kernels take: one whole subgroup of the widest size the device
+// may run (the SplitZip-4 encoder hands a subgroup's values round in passes of gl_SubgroupSize invocations, which a
+// workgroup smaller than its subgroup would leave partly unfilled).
+func (b *Backend) minWorkGroup() uint32 { return floorPow2(max(b.info.MaxSubgroupSize, 1)) }
 
 func floorPow2(x uint32) uint32 {
 	p := uint32(1)

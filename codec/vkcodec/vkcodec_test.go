@@ -171,6 +171,22 @@ func TestSharedMemoryFit(t *testing.T) {
 	require.NoError(t, b.fitSharedMemory(16<<10))
 }
 
+// TestWorkGroupHoldsSubgroup checks that no workgroup of the chunk kernels is smaller than the device's widest
+// subgroup, whatever the options or the shared memory ask, and that such a backend still codes correctly.
+func TestWorkGroupHoldsSubgroup(t *testing.T) {
+	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024, CRCBits: 8}}
+	b.info.MaxSubgroupSize = 128
+	b.info.Name = "wide subgroups"
+	require.ErrorIs(t, b.fitSharedMemory(12<<10), codec.ErrNoDevice) // would need workgroups of 64
+	require.Equal(t, 128, b.o.WorkGroup)
+
+	vb := openTest(t, Options{WorkGroup: 1})
+	require.GreaterOrEqual(t, uint32(vb.o.WorkGroup), vb.info.MaxSubgroupSize)
+	src := kvLike(rand.New(rand.NewPCG(9, 10)), 3<<12+5, 0.02) // escapes enough for the encoder's shared path
+	cpu, gpu := encodeBoth(t, vb, src, 12, true)
+	require.True(t, string(cpu) == string(gpu), "bytes differ at %d", firstDiff(cpu, gpu))
+}
+
 // TestWarm checks that Warm allocates everything concurrent callers need: after Warm(2, n), two concurrent
 // encodes and decodes of n values create no device objects that outlive them (no new slabs).
 func TestWarm(t *testing.T) {
