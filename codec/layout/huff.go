@@ -22,13 +22,7 @@ const (
 // (as ChunkShiftFor). Large tensors code faster and, when stationary, smaller at 2^16 (fewer tables: KV-like data
 // 1.4675x against 1.4604x, H200 encode 524 against 485 GB/s); a small one keeps per-16,384-value codes, which adapt
 // when it mixes distributions (the K and V of one layer in one tensor: 1.4968x at 2^14, 1.4684x at 2^16).
-func HuffShiftFor(n uint64) uint {
-	s := uint(HuffDefaultShift)
-	for s > HuffSmallShift && n>>s < 64 {
-		s--
-	}
-	return s
-}
+func HuffShiftFor(n uint64) uint { return spreadShift(n, HuffDefaultShift, HuffSmallShift) }
 
 // Huff is the size arithmetic of a huff body of N values with chunks of 1<<Shift values:
 //

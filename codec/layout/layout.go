@@ -395,9 +395,13 @@ const (
 // tensors, smaller ones for small tensors so that one has at least 64 chunks to spread over the device (a 1 MiB
 // tensor: 8 chunks of 2^16, or 64 of 2^13), never below SmallChunkShift. Any shift in [MinChunkShift,
 // MaxChunkShift] is valid; the 12-byte table entry per chunk costs 0.07 % at 2^13.
-func ChunkShiftFor(n uint64) uint {
-	s := uint(DefaultChunkShift)
-	for s > SmallChunkShift && n>>s < 64 {
+func ChunkShiftFor(n uint64) uint { return spreadShift(n, DefaultChunkShift, SmallChunkShift) }
+
+// spreadShift is the largest chunk shift from hi down to lo that gives a tensor of n values at least 64 chunks (lo
+// when none does): enough workgroups to spread over a GPU.
+func spreadShift(n uint64, hi, lo uint) uint {
+	s := hi
+	for s > lo && n>>s < 64 {
 		s--
 	}
 	return s
