@@ -229,7 +229,7 @@ void main() {
         for (uint j0 = 0u; j0 < ITERS; j0 += U) {
           // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them.
           uvec3 in3[U];
-          for (uint u = 0u; u < U; u++) {
+          [[unroll]] for (uint u = 0u; u < U; u++) {
             uint s = (j0 + u) * WG + t;
             uint v0 = 8u * s;
             in3[u] = uvec3(0u);
@@ -244,7 +244,7 @@ void main() {
                 if (v0 + 4u < m) in3[u].z = lows[LOW_BASE + 2u * s + 1u];
             }
           }
-          for (uint u = 0u; u < U; u++) {
+          [[unroll]] for (uint u = 0u; u < U; u++) {
             uint j = j0 + u;
             uint s = j * WG + t;
             uint v0 = 8u * s;
@@ -279,33 +279,6 @@ void main() {
                 for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
             }
           }
-        }
-        // Escapes are patched in after the dense pass, one invocation per escape: looking for them in every slot
-        // cost ~10 % of the decoder's time for a handful of values per chunk. An escaped value's code is 0, so the
-        // dense pass wrote codebook[0] there; the barrier orders that store before the patch's.
-        if (!raw && k > 0u && (PROF & 2u) == 0u) {
-            memoryBarrierBuffer();
-            barrier();
-            for (uint i = t; i < k; i += WG) {
-                uint p = escAt(i, k, sw) & ESCAPE_POS_MASK;
-                if (p >= m) continue; // non-canonical, reported when the escapes were staged
-                uint cp = (codes[CODE_BASE + p / 8u] >> (4u * (p & 7u))) & 15u;
-                if (cp != 0u) report(STATUS_NONCANONICAL, c);
-                // The other value of the 32-bit output word: an escape too (the neighbouring list entry), or coded.
-                uint q = p ^ 1u;
-                uint eq = cbExp((codes[CODE_BASE + q / 8u] >> (4u * (q & 7u))) & 15u);
-                uint j = (p & 1u) == 0u ? i + 1u : i - 1u; // i - 1 wraps past k when i = 0
-                if (j < k) {
-                    uint wj = escAt(j, k, sw);
-                    if ((wj & ESCAPE_POS_MASK) == q) eq = (wj >> ESCAPE_EXP_SHIFT) & 0xFFu;
-                }
-                uint ep = (escAt(i, k, sw) >> ESCAPE_EXP_SHIFT) & 0xFFu;
-                uint lw = lows[LOW_BASE + p / 4u];
-                uint lp = (lw >> (8u * (p & 3u))) & 0xFFu, lq = (lw >> (8u * (q & 3u))) & 0xFFu;
-                uint vp = ((lp & 0x80u) << 8) | (ep << 7) | (lp & 0x7Fu);
-                uint vq = ((lq & 0x80u) << 8) | (eq << 7) | (lq & 0x7Fu);
-                dstw[4u * pc.dstBase + (lc * N + (p & ~1u)) / 2u] = (p & 1u) == 0u ? vp | (vq << 16) : vq | (vp << 16);
-            }
         }
         if (raw) {
             // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.
@@ -363,41 +336,41 @@ void main() {
             barrier();
         }
 
-        // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece.
-        if (pc.checksums != 0u && (PROF & 8u) == 0u) {
-            // Per-thread constants and the chunk's entry are re-read here rather than kept in registers through the
-            // main loop: fewer live registers, more resident workgroups.
-            uint xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
-            uint xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
+        // Escapes are patched in after the dense pass, one invocation per escape: looking for them in every slot
+        // cost ~10 % of the decoder's time for a handful of values per chunk. An escaped value's code is 0, so the
+        // dense pass wrote codebook[0] there; a buffer barrier orders that store before the patch's. It is the
+        // checksum's barrier too, after the checksum's sums, so the dense stores have drained meanwhile; the first
+        // round's reads (its escape, code word and low word: inputs, not the output) are issued before all that.
+        bool doPatch = !raw && k > 0u && (PROF & 2u) == 0u;
+        uint wF = 0u, cwF = 0u, lwF = 0u;
+        if (doPatch && t < k) {
+            wF = escAt(t, k, sw);
+            uint p = min(wF & ESCAPE_POS_MASK, m - 1u);
+            cwF = codes[CODE_BASE + p / 8u];
+            lwF = lows[LOW_BASE + p / 4u];
+        }
+
+        // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece. The
+        // header-and-side register is folded while the other subgroups finish their sums, from the staged escapes
+        // where they are staged (read from the side buffer, each step waited for an L2 load).
+        bool crcOn = pc.checksums != 0u && (PROF & 8u) == 0u;
+        uint stored = 0u, words = 0u, reg = 0xFFFFFFFFu, nsg = gl_NumSubgroups;
+        if (crcOn) {
+            // The chunk's entry is re-read here rather than kept in registers through the main loop: fewer live
+            // registers, more resident workgroups. The loads go first so that their latency overlaps the sums.
             info = table[TAB_BASE + ENTRY_INFO];
             off = table[TAB_BASE + ENTRY_SIDE_OFF];
+            stored = table[TAB_BASE + ENTRY_CRC];
+            uint xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
+            uint xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
             size = raw ? rawSide(m) : ESCAPE_SIZE * (info & COUNT_MASK);
             sw = off / 4u;
-            if (subgroupElect()) {
-                sgX[2u * gl_SubgroupID] = xC;
-                sgX[2u * gl_SubgroupID + 1u] = xL;
-            }
-            barrier();
-            uint linD = 0u;
-            if (t == 0u) {
-                uint linC = 0u, linL = 0u;
-                for (uint s = 0u; s < gl_NumSubgroups; s++) {
-                    linC ^= sgX[2u * s];
-                    linL ^= sgX[2u * s + 1u];
-                }
-                if (last) {
-                    linC = mulmod(linC, pc.invC);
-                    linL = mulmod(linL, pc.invL);
-                }
-                linD = (last ? mulmod(linC, pc.shLowLast) : shiftBy(TAB_ML, linC)) ^ linL;
-            }
-            barrier();
-            uint words = 2u + size / 4u;
-            uint reg = 0xFFFFFFFFu;
+            bool staged = !raw && !corrupt && k <= ESC_CAP; // side word i is escs[i]
+            words = 2u + size / 4u;
             if (words <= SERIAL_MAX) {
                 if (t == 0u) {
                     for (uint q = 0u; q < words; q++) {
-                        uint w = q == 0u ? info : (q == 1u ? off : sideWord(sw + q - 2u));
+                        uint w = q == 0u ? info : (q == 1u ? off : (staged ? escs[q - 2u] : sideWord(sw + q - 2u)));
                         reg = shiftBy(TAB_M4, reg ^ w);
                     }
                 }
@@ -410,23 +383,62 @@ void main() {
                 uint a = 0u;
                 for (uint j = 0u; j < iters; j++) {
                     uint q = j * WG + t;
-                    uint w = q < pad ? 0u : (q == pad ? ~info : (q == pad + 1u ? off : sideWord(sw + q - pad - 2u)));
+                    uint w = q < pad ? 0u : (q == pad ? ~info : (q == pad + 1u ? off
+                        : (staged ? escs[q - pad - 2u] : sideWord(sw + q - pad - 2u))));
                     a = shiftBy(TAB_M4T, a) ^ w;
                 }
                 uint x = subgroupXor(mulmod(a, consts[CONST_KC + t]));
-                if (subgroupElect()) sgX[gl_SubgroupID] = x;
-                barrier();
-                if (t == 0u) {
-                    reg = 0u;
-                    for (uint s = 0u; s < gl_NumSubgroups; s++) reg ^= sgX[s];
-                }
+                if (subgroupElect()) sgX[2u * nsg + gl_SubgroupID] = x;
             }
-            if (t == 0u) {
-                uint crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg))) ^ linD ^ 0xFFFFFFFFu;
-                if (crc != table[TAB_BASE + ENTRY_CRC]) report(STATUS_CHECKSUM, c);
+            if (subgroupElect()) {
+                sgX[2u * gl_SubgroupID] = xC;
+                sgX[2u * gl_SubgroupID + 1u] = xL;
             }
+        }
+        if (doPatch) memoryBarrierBuffer();
+        barrier();
+        if (crcOn && t == 0u) {
+            uint linC = 0u, linL = 0u;
+            for (uint s = 0u; s < nsg; s++) {
+                linC ^= sgX[2u * s];
+                linL ^= sgX[2u * s + 1u];
+            }
+            if (words > SERIAL_MAX) {
+                reg = 0u; // the terms' XOR is the register, its initial value folded in
+                for (uint s = 0u; s < nsg; s++) reg ^= sgX[2u * nsg + s];
+            }
+            if (last) {
+                linC = mulmod(linC, pc.invC);
+                linL = mulmod(linL, pc.invL);
+            }
+            uint linD = (last ? mulmod(linC, pc.shLowLast) : shiftBy(TAB_ML, linC)) ^ linL;
+            uint crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg))) ^ linD ^ 0xFFFFFFFFu;
+            if (crc != stored) report(STATUS_CHECKSUM, c);
         } else if (t == 0u && pc.checksums == 0u && table[TAB_BASE + ENTRY_CRC] != 0u) {
             report(STATUS_NONCANONICAL, c);
+        }
+        if (doPatch) {
+            for (uint i = t; i < k; i += WG) {
+                uint w = i == t ? wF : escAt(i, k, sw);
+                uint p = w & ESCAPE_POS_MASK;
+                if (p >= m) continue; // non-canonical, reported when the escapes were staged
+                uint cwp = i == t ? cwF : codes[CODE_BASE + p / 8u]; // the code word of p and of its pair p ^ 1
+                if (((cwp >> (4u * (p & 7u))) & 15u) != 0u) report(STATUS_NONCANONICAL, c);
+                // The other value of the 32-bit output word: an escape too (the neighbouring list entry), or coded.
+                uint q = p ^ 1u;
+                uint eq = cbExp((cwp >> (4u * (q & 7u))) & 15u);
+                uint j = (p & 1u) == 0u ? i + 1u : i - 1u; // i - 1 wraps past k when i = 0
+                if (j < k) {
+                    uint wj = escAt(j, k, sw);
+                    if ((wj & ESCAPE_POS_MASK) == q) eq = (wj >> ESCAPE_EXP_SHIFT) & 0xFFu;
+                }
+                uint ep = (w >> ESCAPE_EXP_SHIFT) & 0xFFu;
+                uint lw = i == t ? lwF : lows[LOW_BASE + p / 4u];
+                uint lp = (lw >> (8u * (p & 3u))) & 0xFFu, lq = (lw >> (8u * (q & 3u))) & 0xFFu;
+                uint vp = ((lp & 0x80u) << 8) | (ep << 7) | (lp & 0x7Fu);
+                uint vq = ((lq & 0x80u) << 8) | (eq << 7) | (lq & 0x7Fu);
+                dstw[4u * pc.dstBase + (lc * N + (p & ~1u)) / 2u] = (p & 1u) == 0u ? vp | (vq << 16) : vq | (vp << 16);
+            }
         }
         barrier();
     }

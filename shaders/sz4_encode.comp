@@ -132,11 +132,11 @@ void main() {
         for (uint j = 0u; j < ITERS; j += U) {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
             uvec4 xs[U];
-            for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
+            [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
             // Bit u: slot u may hold an escape (an exponent whose lookup has bit 4). Only this flag is kept: the rare
             // path below finds the escapes again from memory, which also drops the zeros past a tensor's end.
             uint escF = 0u;
-            for (uint u = 0u; u < U; u++) {
+            [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
                 uint v0 = 8u * s;
                 uvec4 x = xs[u];
@@ -217,6 +217,14 @@ void main() {
         }
         uint share = LIST_CAP / gl_NumSubgroups; // list entries per subgroup
         if (subgroupElect()) sgCount[gl_SubgroupID] = kSG;
+        // Linear CRC of code piece || low piece: per-thread Horner results shifted into place, XORed together per
+        // subgroup. Taken before the barrier, so that subgroups done early do it while the others finish (a raw
+        // chunk's code piece is summed again below).
+        uint xC = 0u, xL = 0u;
+        if (pc.checksums != 0u && (PROF & 1u) == 0u) {
+            xC = subgroupXor(mulmod(aC, consts[CONST_KC + t])); // read late: not live through the main loop
+            xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
+        }
         barrier();
         uint k = 0u;
         for (uint i = 0u; i < gl_NumSubgroups; i++) k += sgCount[i];
@@ -320,15 +328,8 @@ void main() {
                 }
                 scratch[lc * SCRATCH + q] = w;
             }
+            if (pc.checksums != 0u && (PROF & 1u) == 0u) xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
         }
-        // Linear CRC of code piece || low piece: per-thread Horner results shifted into place, XORed together.
-        uint xC = 0u, xL = 0u;
-        if (pc.checksums != 0u && (PROF & 1u) == 0u) {
-            xC = mulmod(aC, consts[CONST_KC + t]); // read late: not live through the main loop
-            xL = mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]);
-        }
-        xC = subgroupXor(xC);
-        xL = subgroupXor(xL);
         if (subgroupElect()) {
             sgX[2u * gl_SubgroupID] = xC;
             sgX[2u * gl_SubgroupID + 1u] = xL;

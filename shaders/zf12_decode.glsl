@@ -241,7 +241,7 @@ void main() {
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         for (uint j0 = 0u; j0 < ITERS; j0 += U) {
           uvec3 in3[U];
-          for (uint u = 0u; u < U; u++) {
+          [[unroll]] for (uint u = 0u; u < U; u++) {
             uint s = (j0 + u) * WG + t;
             uint v0 = 8u * s;
             in3[u] = uvec3(0u);
@@ -254,7 +254,7 @@ void main() {
                 if (v0 + 4u < m) in3[u].z = lows[LOW_BASE + 2u * s + 1u];
             }
           }
-          for (uint u = 0u; u < U; u++) {
+          [[unroll]] for (uint u = 0u; u < U; u++) {
             uint s = (j0 + u) * WG + t;
             uint v0 = 8u * s;
             uint cw = in3[u].x, lw0 = in3[u].y, lw1 = in3[u].z;

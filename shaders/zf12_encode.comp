@@ -159,8 +159,8 @@ void main() {
         for (uint j = 0u; j < ITERS; j += U) {
             uvec4 xs[U];
             uint valid[U];
-            for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m, valid[u]);
-            for (uint u = 0u; u < U; u++) {
+            [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m, valid[u]);
+            [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
                 uint v0 = 8u * s;
                 uvec4 x = xs[u];

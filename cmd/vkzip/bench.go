@@ -213,7 +213,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	wg := fs.Int("wg", 0, "vulkan: threads per workgroup (tuning)")
 	repl := fs.Int("repl", 0, "vulkan: CRC table replication (tuning)")
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
-	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning)")
+	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning; 0: each kernel's default)")
 	profile := fs.Uint("profile", 0, "vulkan: switch kernel parts off to time them (wrong results; see vkcodec.Options.Profile)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
 	latChunk := fs.Int("latency-chunk", 0, "chunk size in values of the 1 MiB tensor (default: layout.ChunkShiftFor, 8192)")

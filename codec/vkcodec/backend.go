@@ -26,7 +26,7 @@ type Options struct {
 	CRCBits    int    // register bits per CRC shift-table lookup, 4 to 8 (0: each kernel's fastest, or $VKZIP_CRC_BITS)
 	Groups     int    // workgroups per dispatch (default: by device type)
 	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
-	Unroll     int    // slots each thread loads together in the chunk kernels (default 2)
+	Unroll     int    // slots each thread loads together in the chunk kernels (0: each kernel's fastest, see unroll)
 	ListCap    int    // escapes the encoder keeps in shared memory per chunk before its slow ordered path (default 1024)
 	// MemoryBudget caps the device memory one call takes (0: no cap): calls over it run as several submissions, one
 	// per group of tensors that fits, and a single tensor over it is refused with ErrTooLarge.
@@ -108,9 +108,6 @@ func Open(o Options) (*Backend, error) {
 	}
 	if o.EscCap == 0 {
 		o.EscCap = 1024
-	}
-	if o.Unroll == 0 {
-		o.Unroll = 2
 	}
 	if o.ListCap == 0 {
 		o.ListCap = 1024
@@ -293,7 +290,7 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 		Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: crcBitsSpecID, Value: uint32(b.crcBits(name))}}}
 	// Unroll must divide the slots each thread handles per chunk.
 	unroll := uint32(1)
-	for u := uint32(b.o.Unroll); u > 1; u /= 2 {
+	for u := uint32(b.unroll(name)); u > 1; u /= 2 {
 		if (uint32(1)<<shift/8/wg)%u == 0 {
 			unroll = u
 			break
@@ -362,6 +359,20 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	}
 	b.pipes[key] = p
 	return p, nil
+}
+
+// unroll returns the slots each thread of kernel loads together: Options.Unroll, else the kernel's fastest on the
+// H200 (bench/RESULTS.md, fourth session of 2026-12-02): 4 for the SplitZip-4 decoder (1721 GB/s against 1693 at 2;
+// 8 took 58 registers and gave 1498), 2 for every other chunk kernel (the SplitZip-4 encoder took 63 registers at 4
+// for no gain, the zf12 decoder lost 6 %).
+func (b *Backend) unroll(kernel string) int {
+	switch {
+	case b.o.Unroll != 0:
+		return b.o.Unroll
+	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
+		return 4
+	}
+	return 2
 }
 
 // crcBits is the field width of kernel's CRC shift tables: Options.CRCBits, else the fastest on an H200

@@ -140,7 +140,7 @@ func TestCorruptionClasses(t *testing.T) {
 // every variant must produce the reference bytes.
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 4}, {ListCap: 16}} {
+	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}, {ListCap: 16}} {
 		vb := openTest(t, o)
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
@@ -185,6 +185,18 @@ func TestWorkGroupHoldsSubgroup(t *testing.T) {
 	src := kvLike(rand.New(rand.NewPCG(9, 10)), 3<<12+5, 0.02) // escapes enough for the encoder's shared path
 	cpu, gpu := encodeBoth(t, vb, src, 12, true)
 	require.True(t, string(cpu) == string(gpu), "bytes differ at %d", firstDiff(cpu, gpu))
+}
+
+// TestUnrollDefaults pins the per-kernel unroll choice: the SplitZip-4 decoders load four slots per thread unless
+// Options.Unroll says otherwise, every other chunk kernel two.
+func TestUnrollDefaults(t *testing.T) {
+	b := &Backend{}
+	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 2, "zf12_decode": 2, "zf12_encode": 2} {
+		require.Equal(t, want, b.unroll(k), k)
+	}
+	b.o.Unroll = 1
+	require.Equal(t, 1, b.unroll("sz4_decode"))
+	require.Equal(t, 1, b.unroll("sz4_encode"))
 }
 
 // TestWarm checks that Warm allocates everything concurrent callers need: after Warm(2, n), two concurrent
