@@ -57,7 +57,9 @@ layout(push_constant) uniform PC {
 #define CRC_SHARED_HOT
 #include "crc_tables.glsl"
 
-shared uint lut[256];       // exponent -> code, | 0x10 when escaped
+shared uint lut[256];       // exponent -> code, or ESC_FLAG alone when escaped
+shared uint lutHi[256];     // the same with the code in bits 4-7: a byte of two codes is lut | lutHi
+const uint ESC_FLAG = 0x100u;
 shared uint escList[LIST_CAP]; // escapes, one sorted run per subgroup: no workgroup barrier while scanning
 shared uint sgCount[WG];    // escapes each subgroup found in the current chunk
 shared uint sgSum[WG];      // per-subgroup totals for the ordered fallback scan
@@ -95,7 +97,7 @@ uint escBits(uint lc, uint s, uint m) {
     uint esc = 0u;
     uint v0 = 8u * s;
     for (uint b = 0u; b < 8u; b++) {
-        if (v0 + b < m) esc |= (lut[expAt(lc, v0 + b)] >> 4) << b;
+        if (v0 + b < m) esc |= (lut[expAt(lc, v0 + b)] >> 8) << b;
     }
     return esc;
 }
@@ -104,11 +106,12 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     loadTables();
     for (uint e = t; e < 256u; e += WG) {
-        uint code = 0x10u;
+        uint code = ESC_FLAG;
         for (uint i = 0u; i < 16u; i++) {
             if (((pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu) == e) code = i;
         }
         lut[e] = code;
+        lutHi[e] = code == ESC_FLAG ? ESC_FLAG : code << 4;
     }
     barrier();
 
@@ -133,7 +136,7 @@ void main() {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
             uvec4 xs[U];
             [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
-            // Bit u: slot u may hold an escape (an exponent whose lookup has bit 4). Only this flag is kept: the rare
+            // Bit u: slot u may hold an escape (an exponent whose lookup has ESC_FLAG). Only this flag is kept: the rare
             // path below finds the escapes again from memory, which also drops the zeros past a tensor's end.
             uint escF = 0u;
             [[unroll]] for (uint u = 0u; u < U; u++) {
@@ -142,13 +145,14 @@ void main() {
                 uvec4 x = xs[u];
                 uint cw = 0u, any = 0u;
                 for (uint q = 0u; q < 4u; q++) {
-                    uint c0 = (PROF & 32u) != 0u ? (x[q] >> 7) & 0xFu : lut[(x[q] >> 7) & 0xFFu];
-                    uint c1 = (PROF & 32u) != 0u ? (x[q] >> 23) & 0xFu : lut[(x[q] >> 23) & 0xFFu];
-                    cw |= ((c0 & 15u) << (8u * q)) | ((c1 & 15u) << (8u * q + 4u));
-                    any |= c0 | c1;
+                    // The two values' codes as one byte, ESC_FLAG above it if either is escaped (code 0 then).
+                    uint pr = (PROF & 32u) != 0u ? ((x[q] >> 7) & 0xFu) | ((x[q] >> 19) & 0xF0u)
+                                                 : lut[(x[q] >> 7) & 0xFFu] | lutHi[(x[q] >> 23) & 0xFFu];
+                    cw |= (pr & 0xFFu) << (8u * q);
+                    any |= pr;
                 }
                 if (v0 + 8u > m) cw &= v0 < m ? (1u << (4u * (m - v0))) - 1u : 0u;
-                escF |= ((any >> 4) & 1u) << u;
+                escF |= ((any >> 8) & 1u) << u;
                 uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
                 uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
                 if ((PROF & 64u) != 0u && (cw ^ lw0 ^ lw1) != 0x12345678u) {
@@ -193,7 +197,7 @@ void main() {
                         uint pos = subgroupShuffle(v0, own) + b;
                         uint w = b < 4u ? (b < 2u ? w0 : w1) : (b < 6u ? w2 : w3);
                         uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
-                        bool esc = i < 8u * n && pos < m && (lut[e] & 0x10u) != 0u;
+                        bool esc = i < 8u * n && pos < m && (lut[e] & ESC_FLAG) != 0u;
                         uvec4 eb = subgroupBallot(esc);
                         if (esc) {
                             uint idx = kSG + rowK + subgroupBallotExclusiveBitCount(eb);

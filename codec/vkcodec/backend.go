@@ -168,7 +168,7 @@ func Open(o Options) (*Backend, error) {
 // shaders/crc_tables.glsl), as the compilers lay it out.
 func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
 	tables := func(kernel string) uint32 { return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.o.Repl) }
-	encode = 4 * (tables("sz4_encode") + 256 + uint32(b.o.ListCap) + 4*wg + 1)
+	encode = 4 * (tables("sz4_encode") + 512 + uint32(b.o.ListCap) + 4*wg + 1)
 	decode = 4 * (tables("sz4_decode") + 512 + uint32(b.o.EscCap) + 2*wg)
 	ze, zd := zf12Shared(tables("zf12_encode"), wg)
 	return max(encode, ze), max(decode, zd)
