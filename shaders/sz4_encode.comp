@@ -136,8 +136,8 @@ void main() {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
             uvec4 xs[U];
             [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
-            // Bit u: slot u may hold an escape (an exponent whose lookup has ESC_FLAG). Only this flag is kept: the rare
-            // path below finds the escapes again from memory, which also drops the zeros past a tensor's end.
+            // Bit u: slot u may hold an escape (an exponent whose lookup has ESC_FLAG). Only this flag is kept: the
+            // rare path below finds the escapes again from memory, which also drops the zeros past a tensor's end.
             uint escF = 0u;
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
