@@ -5,8 +5,9 @@
 // dtab below), and the CRC
 // of the entry and piece (four strided Horner registers per invocation, loads coalesced). Then the chunk's values go
 // in blocks of 16 positions (512 values): invocation l decodes lane l's 16 codes into the staging buffer, reading
-// the lane's words from a 16-word ring in shared memory that all lanes refill together at block starts, a block
-// ahead (see the ring's comment: the decode chain must never wait for global memory). After a barrier, invocation t
+// the lane's words from a 16-word ring in shared memory that the team refills together, each invocation loading
+// words of eight lanes at the block's start for the next block (see the ring's comment: the decode chain must never
+// wait for global memory). After a barrier, invocation t
 // combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
 // 16-byte stores and folds those low words into the CRC. Shared memory is what bounds the chunks in flight
 // (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB, the
@@ -22,6 +23,9 @@
 #if HUFF_INT64
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
+#if HUFF_INT16
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#endif
 
 #include "layout.glsl"
 #include "common.glsl"
@@ -30,7 +34,12 @@
 #define HUFF_ARENA dtab
 // Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
 // construction, which borrows them once the workgroup's chunks are decoded.
-#define CHW (512u + 32u * 17u)
+#if HUFF_INT16
+#define TROW 0u   // the decode tables are 16-bit entries of their own array (tab16)
+#else
+#define TROW 512u // two rows of decode tables, 16-bit entries in pairs
+#endif
+#define CHW (TROW + 32u * 17u)
 #define HUFF_ARENA_WORDS ((WG / 32u) * CHW > 1792u ? (WG / 32u) * CHW : 1792u)
 layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
 #include "huff_common.glsl"
@@ -38,7 +47,8 @@ layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; // CRC ta
 layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
 layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 1 no CRC, 2 no lane decoding,
                                                // 4 no output stores, 8 no end-of-chunk checks, 16 no table lookup
-                                               // (3-bit codes), 32 no staging writes, 64 no ring reads; 0 in real
+                                               // (3-bit codes), 32 no staging writes, 64 no ring reads, 128 no
+                                               // lane word loads in the block loop; 0 in real
                                                // use
 
 layout(std430, binding = 0) readonly buffer Lows { uint lows[]; };   // ≥ 1 word
@@ -84,17 +94,28 @@ void teamBarrier() {
     }
 }
 
-// dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1,
-// then the rings of all chunks' lanes. The decode tables are two levels of 16-bit entries (symbol | length << 8).
+// dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1
+// (with 16-bit integers, in tab16 below), then the rings of all chunks' lanes. The decode tables are two levels of
+// 16-bit entries (symbol | length << 8).
 // With x the next 11 lane bits read first bit highest, each code covers one contiguous range of x; from B (the first
 // code longer than 9 bits, a multiple of 4, 2048 when there is none) the second level holds the 10- and 11-bit
 // codes at x − B (at most 510 entries: Kraft with 256 symbols). The first level holds the codes of at most 9 bits
 // and LONG from B on, indexed by the next 9 lane bits as they come (first bit lowest, no reversal on the chain): it
 // is built by ranges of x >> 2 in the chunk's ring area (FREV), then permuted. 4 KiB of 11-bit table per chunk became
 // 2 KiB, and with the rings in the arena too more chunks fit an SM (shared memory bounds them).
+// FTAB2 / TTAB2 write the entries 2w and 2w+1 of a level.
+#if HUFF_INT16
+// With 16-bit integers the tables are an array of their own, 16-bit entries (no shifts on the decode chain).
+shared uint16_t tab16[K * 1024u];
+#define FTAB2(w, a, b) { tab16[TR + 2u * (w)] = uint16_t(a); tab16[TR + 2u * (w) + 1u] = uint16_t(b); }
+#define TTAB2(w, a, b) { tab16[TR + 512u + 2u * (w)] = uint16_t(a); tab16[TR + 512u + 2u * (w) + 1u] = uint16_t(b); }
+#else
 #define FTAB(w) dtab[TR + (w)]
-#define FREV(w) dtab[RA + (w)]
 #define TTAB(w) dtab[TR + 256u + (w)]
+#define FTAB2(w, a, b) FTAB(w) = (a) | ((b) << 16)
+#define TTAB2(w, a, b) TTAB(w) = (a) | ((b) << 16)
+#endif
+#define FREV(w) dtab[RA + (w)]
 #define RING(j) dtab[RB + (j)]
 // Staging: the block's 512 exponents, 4 per word, a row of 36 words per group of 4 positions: lane l's word of
 // positions 4g .. 4g+3 at word 36g + l (the decode chain stores one word per 4 codes). The combine step's reads
@@ -115,6 +136,15 @@ shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
 shared uint sAnyRaw;
 shared uint sKN;                // x^(32·N/4): moves the entry-and-piece CRC over a full low piece
 shared uint rawLW[LANES];
+// Lane word loads (see the ring): per lane its first word's index in the piece binding (per chunk), and per block
+// the index of the word the next loads follow (the block's first word + 8) with the words left from it (≤ 15) in
+// bits 16..19, double-buffered by block parity, so that each invocation loads words of other lanes.
+shared uvec4 tBase[K * 8u];
+shared uvec4 tPk[2u * K * 8u];
+#define TBASE(l) tBase[team * 8u + (l) / 4u][(l) % 4u]
+#define TPK(b, l) tPk[((b) * K + team) * 8u + (l) / 4u][(l) % 4u]
+#define TBASEV(l) tBase[team * 8u + (l) / 4u] // lanes l .. l+3 (l a multiple of 4)
+#define TPKV(b, l) tPk[((b) * K + team) * 8u + (l) / 4u]
 
 uint pieceWord(uint i) {
     uint w = pc.pieceLen / 4u;
@@ -149,6 +179,42 @@ uint countEq(uint w, uint l) {
 
 uint nibble(uint base, uint i) { return (dtab[base + i / 8u] >> (4u * (i % 8u))) & 15u; }
 
+// window is the lane's next 32 bits (first bit lowest) from its window c0, c1 at bit sh of c0 (decodeStep).
+uint window(uint c0, uint c1, uint sh) {
+#if HUFF_INT64
+    return uint(packUint2x32(uvec2(c0, c1)) >> sh); // a funnel shift: 5 % faster on the H200
+#else
+    return (c0 >> sh) | ((c1 << 1) << (31u - sh));
+#endif
+}
+
+// lookup is the decode tables' entry (symbol | length << 8) of the code that starts the lane bits `bits` (first bit
+// lowest), x being their first 11 bits read first bit highest.
+uint lookup(uint bits, uint x, uint B, uint TR) {
+    if ((PROF & 16u) != 0u) return (x & 255u) | (3u << 8);
+    // Both levels are read at once (the second's index wraps to its end below B): a branch for the rare long
+    // codes made the whole subgroup wait whenever one lane had one.
+    uint y = min(x - B, 511u), p = bits & 511u;
+#if HUFF_INT16
+    uint f = uint(tab16[TR + p]), g = uint(tab16[TR + 512u + y]);
+#else
+    uint f = (FTAB(p >> 1) >> ((p & 1u) << 4)) & 0xFFFFu;
+    uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
+#endif
+    return f == LONG ? g : f;
+}
+
+// advance moves a lane's window past sh ≤ 63 bits of c0 (at most one word) and reads the word after it from the
+// ring (RB), ahead of its use.
+void advance(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, uint RB) {
+    bool cr = sh >= 32u;
+    c0 = cr ? c1 : c0;
+    c1 = cr ? nx : c1;
+    sh -= cr ? 32u : 0u;
+    k2 += cr ? 1u : 0u;
+    nx = (PROF & 64u) == 0u ? RING(k2 & 15u) : ~sh;
+}
+
 // decodeStep decodes the next code of a lane: its symbol. The lane's window is c0, c1 (its words k2−2, k2−1, sh
 // bits of c0 taken: the lane's bit position is 32·(k2−2) + sh) and nx (word k2, read from the lane's ring at RB a step
 // before it can be needed: after a word is passed, the next 32 bits take at least two codes), so no step waits for a
@@ -156,31 +222,27 @@ uint nibble(uint base, uint i) { return (dtab[base + i / 8u] >> (4u * (i % 8u)))
 // Registers and the table lookups only: the same steps in every lane.
 uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, inout uint bad, uint B,
                 uint TR, uint RB, bool check) {
-#if HUFF_INT64
-    uint bits = uint(packUint2x32(uvec2(c0, c1)) >> sh); // a funnel shift: 5 % faster on the H200
-#else
-    uint bits = (c0 >> sh) | ((c1 << 1) << (31u - sh));
-#endif
-    uint x = bitfieldReverse(bits) >> 21;
-    uint d = (x & 255u) | (3u << 8);
-    if ((PROF & 16u) == 0u) {
-        // Both levels are read at once (the second's index wraps to its end below B): a branch for the rare long
-        // codes made the whole subgroup wait whenever one lane had one.
-        uint y = min(x - B, 511u), p = bits & 511u;
-        uint f = (FTAB(p >> 1) >> ((p & 1u) << 4)) & 0xFFFFu;
-        uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
-        d = f == LONG ? g : f;
-    }
+    uint bits = window(c0, c1, sh);
+    uint d = lookup(bits, bitfieldReverse(bits) >> 21, B, TR);
     uint len = d >> 8;
     if (check && len == 0u) bad |= 1u;
     sh += len; // ≤ 31 + 11
-    bool cr = sh >= 32u;
-    c0 = cr ? c1 : c0;
-    c1 = cr ? nx : c1;
-    sh -= cr ? 32u : 0u;
-    k2 += cr ? 1u : 0u;
-    nx = (PROF & 64u) == 0u ? RING(k2 & 15u) : ~sh;
+    advance(c0, c1, nx, sh, k2, RB);
     return d & 255u;
+}
+
+// decodePair decodes the next two codes of a lane whose code is complete (no pattern starts no code): their
+// symbols in bits 0..7 and 8..15. Two codes take at most 22 bits, all inside the window's 32 bits from sh, so the
+// window moves once per pair (at most one word: sh ≤ 31 + 22) and reads the ring once.
+uint decodePair(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, uint B, uint TR,
+                uint RB) {
+    uint bits = window(c0, c1, sh), xr = bitfieldReverse(bits);
+    uint d1 = lookup(bits, xr >> 21, B, TR);
+    uint l1 = d1 >> 8;
+    uint d2 = lookup(bits >> l1, (xr << l1) >> 21, B, TR);
+    sh += l1 + (d2 >> 8);
+    advance(c0, c1, nx, sh, k2, RB);
+    return (d1 & 255u) | ((d2 & 255u) << 8);
 }
 
 void report(uint cls, uint v) {
@@ -194,7 +256,7 @@ void main() {
     initStrideCRC();
     if (t == 0u) sKN = consts[CONSTS_XPOW + SHIFT];
     barrier();
-    uint TR = team * 512u, RA = K * 512u + team * LANES * RS;
+    uint TR = HUFF_INT16 != 0 ? team * 1024u : team * 512u, RA = K * TROW + team * LANES * RS;
     uint SB = RA + 256u, LB = RA + 320u, NB = RA + 352u, BB = RA + 384u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
         uint c = base + team;
@@ -380,11 +442,11 @@ void main() {
                     B = min(B, a);
                     uint t = a - B;
                     if (l == 10u) {
-                        if ((t / 2u) % TEAM == i) TTAB(t / 2u) = e | (e << 16);
+                        if ((t / 2u) % TEAM == i) TTAB2(t / 2u, e, e);
                     } else if ((t & 1u) == 0u && (t / 2u) % TEAM == i) {
                         uint k2 = min(k + 1u, 255u);
                         uint s2 = (dtab[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
-                        TTAB(t / 2u) = e | ((s2 | (HUFF_MAX_LEN << 8)) << 16);
+                        TTAB2(t / 2u, e, s2 | (HUFF_MAX_LEN << 8));
                     }
                 }
                 a += 1u << (HUFF_MAX_LEN - l);
@@ -405,8 +467,12 @@ void main() {
                 uint pa = bitfieldReverse(2u * w) >> 23, pb = bitfieldReverse(2u * w + 1u) >> 23;
                 uint ea = (FREV(pa >> 1) >> ((pa & 1u) << 4)) & 0xFFFFu;
                 uint eb = (FREV(pb >> 1) >> ((pb & 1u) << 4)) & 0xFFFFu;
-                FTAB(w) = ea | (eb << 16);
+                FTAB2(w, ea, eb);
             }
+        }
+        if (!skip && !raw) {
+            TBASE(i) = pc.pieceBase + off + rel;
+            TPK(0u, i) = 8u | (nw > 8u ? min(nw - 8u, 15u) << 16 : 0u);
         }
         teamBarrier(); // decode tables built
         uint B = tB[team];
@@ -416,11 +482,14 @@ void main() {
         bool foldLow = doCRC && lowLater;
         // The lane's words reach the chain through its ring in shared memory. A block's 16 codes take at most 176
         // bits, so from word k (the lane's bit position / 32) at the block's start the chain's window (decodeStep)
-        // reads words k .. k+8 at most; at every block's start all lanes together store the eight words loaded at
-        // the previous block's start (k' + 8 .. k' + 15, so the ring holds k .. k' + 15 ⊇ k .. k+8, since
-        // k ≤ k' + 6) and load the next eight. Every lane loads at the same step: in SIMT a register loaded by one
-        // lane stalls the whole subgroup at its next use by any lane, so lanes fetching on their own schedules would
-        // wait at almost every step.
+        // reads words k .. k+8 at most. At every block's start the team loads words k+9 .. k+15 of every lane (k+8
+        // is in the ring already) and stores them after the block's chain, into slots that chain does not read, so
+        // the ring holds k .. k+15 for the next block (whose first word is at most k+6). The loads are spread over
+        // the team: invocation 8g + s loads word k+8+s of lanes 8g .. 8g+7 (s = 0 idles), so each load instruction
+        // reads four short runs of words instead of 32 scattered words (the lane positions come through shared
+        // memory, TPK). Every lane loads at the same step: in SIMT a register loaded by one lane stalls the whole
+        // subgroup at its next use by any lane, so lanes fetching on their own schedules would wait at almost every
+        // step.
         if (dec) {
             [[unroll]] for (uint r = 0u; r < 4u; r++) {
                 RING(r) = r0[r];
@@ -429,7 +498,8 @@ void main() {
                 RING(12u + r) = r3[r];
             }
         }
-        uint pk = 0u; // the first word of the eight in r0, r1 (none before the first block)
+        uint lg = i & ~7u, ls = i & 7u; // this invocation loads word k+8+ls of lanes lg .. lg+7
+        uint slots = 0u;                // the ring slots of those words, 4 bits per lane
         // The chain's window in registers (decodeStep).
         uint c0 = 0u, c1 = 0u, nx = 0u, sh = 0u, k2 = 2u;
         if (dec && (PROF & 64u) == 0u) {
@@ -448,31 +518,27 @@ void main() {
                 uint bk = blk + hb;
                 if (emit && bk + 3u < NBLK) lw[(hb + 3u) & 3u] = lowQuad(v0 / 4u + (512u * (bk + 3u) + vt) / 4u);
                 if (dec) {
-                    if (bk > 0u) {
+                    if ((PROF & 128u) == 0u) {
+                        // Words inside each lane, so inside the piece by the structure checks.
+                        uvec4 p0 = TPKV(bk & 1u, lg), p1 = TPKV(bk & 1u, lg + 4u);
+                        uvec4 b0 = TBASEV(lg), b1 = TBASEV(lg + 4u);
+                        slots = 0u;
                         [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                            RING((pk + r) & 15u) = r0[r];
-                            RING((pk + 4u + r) & 15u) = r1[r];
+                            uint q0 = p0[r] & 0xFFFFu, q1 = p1[r] & 0xFFFFu;
+                            r0[r] = ls != 0u && ls < (p0[r] >> 16) ? pieces[b0[r] + q0 + ls] : 0u;
+                            r1[r] = ls != 0u && ls < (p1[r] >> 16) ? pieces[b1[r] + q1 + ls] : 0u;
+                            slots |= ((q0 + ls) & 15u) << (4u * r) | ((q1 + ls) & 15u) << (4u * r + 16u);
                         }
-                    }
-                    pk = k2 + 6u; // the block's first word + 8
-                    if (pk + 8u <= nw) { // the lane's words, inside the piece by the structure checks
-                        uint pa = pc.pieceBase + off + rel + pk;
-                        r0 = uvec4(pieces[pa], pieces[pa + 1u], pieces[pa + 2u], pieces[pa + 3u]);
-                        r1 = uvec4(pieces[pa + 4u], pieces[pa + 5u], pieces[pa + 6u], pieces[pa + 7u]);
-                    } else {
-                        r0 = laneQuad(off + rel, pk, nw);
-                        r1 = laneQuad(off + rel, pk + 4u, nw);
                     }
                     // The serial decode chain, four codes to a staging word. A full block (every lane of every full
                     // chunk, unless its code has a single symbol) is unrolled: no position checks, constant shifts,
-                    // and no check for a pattern that starts no code (a complete code has none).
+                    // no check for a pattern that starts no code (a complete code has none), and the window moves
+                    // once per two codes (decodePair).
                     uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
                     if (lim == BP && !single) {
                         [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
-                            uint a = decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false);
-                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false) << 8;
-                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false) << 16;
-                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, false) << 24;
+                            uint a = decodePair(c0, c1, nx, sh, k2, B, TR, RB);
+                            a |= decodePair(c0, c1, nx, sh, k2, B, TR, RB) << 16;
                             if ((PROF & 32u) == 0u) stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
                         }
                     } else {
@@ -485,6 +551,16 @@ void main() {
                             }
                         }
                     }
+                    // The words loaded at the block's start, into slots this block's chains do not read; then
+                    // where the next loads start.
+                    if (ls != 0u) {
+                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                            dtab[RA + (lg + r) * RS + ((slots >> (4u * r)) & 15u)] = r0[r];
+                            dtab[RA + (lg + 4u + r) * RS + ((slots >> (4u * r + 16u)) & 15u)] = r1[r];
+                        }
+                    }
+                    uint pk = k2 + 6u; // the next block's first word + 8
+                    TPK((bk + 1u) & 1u, i) = pk | (nw > pk ? min(nw - pk, 15u) << 16 : 0u);
                 }
                 teamBarrier();
                 uint vb = 512u * bk + vt; // value index in the chunk of this invocation's 16

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,13 +60,13 @@ func TestLayoutFresh(t *testing.T) {
 }
 
 func TestSPIRVNoExtraCapabilities(t *testing.T) {
-	// Portability: 32-bit storage access only (no 8/16-bit storage, no Int64), except in the variants the host
-	// picks by a device feature: each has a portable twin.
-	const int64Cap = 11
+	// Portability: 32-bit storage access only (no 8/16-bit storage, no Int64 or Int16), except in the variants the
+	// host picks by device features: each has a portable twin.
+	const int64Cap, int16Cap = 11, 22
 	gated := map[string]struct {
-		cap  uint32
+		caps []uint32
 		twin string
-	}{"huff_decode_i64": {int64Cap, "huff_decode"}} // codec/vkcodec: HuffKernels.Int64, by shaderInt64
+	}{"huff_decode_i64": {[]uint32{int64Cap, int16Cap}, "huff_decode"}} // codec/vkcodec: HuffKernels.Int64
 	for _, n := range Names {
 		b, err := SPIRV(n)
 		require.NoError(t, err)
@@ -73,11 +74,13 @@ func TestSPIRVNoExtraCapabilities(t *testing.T) {
 		caps := capabilities(b)
 		g, isGated := gated[n]
 		if isGated {
-			require.Contains(t, caps, g.cap, "%s is the variant that uses capability %d", n, g.cap)
+			for _, c := range g.caps {
+				require.Contains(t, caps, c, "%s is the variant that uses capability %d", n, c)
+			}
 			require.Contains(t, Names, g.twin, "%s has a portable twin", n)
 		}
-		for _, bad := range []uint32{4433, 4434, 4435, 4436, 4448, int64Cap} { // StorageBuffer16/8BitAccess…, Int64
-			if isGated && bad == g.cap {
+		for _, bad := range []uint32{4433, 4434, 4435, 4436, 4448, int64Cap, int16Cap} { // 16/8-bit storage, Int64, Int16
+			if isGated && slices.Contains(g.caps, bad) {
 				continue
 			}
 			require.NotContains(t, caps, bad, "%s uses capability %d", n, bad)

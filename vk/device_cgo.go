@@ -131,6 +131,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 		feats.ExternalSemaphoreFD = true
 	}
 	feats.ShaderInt64 = fresh.ShaderInt64
+	feats.ShaderInt16 = fresh.ShaderInt16
 	if fresh.PipelineExecutableInfo {
 		exts = append(exts, extPipelineExecProps)
 		feats.PipelineStatistics = true
@@ -145,6 +146,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	o.enableTimeline = C.uint32_t(b2u(feats.TimelineSemaphore))
 	o.enableExecProps = C.uint32_t(b2u(feats.PipelineStatistics))
 	o.enableInt64 = C.uint32_t(b2u(feats.ShaderInt64))
+	o.enableInt16 = C.uint32_t(b2u(feats.ShaderInt16))
 	o.extensionCount = C.uint32_t(len(exts))
 	for i, e := range exts {
 		cs := C.CString(e)

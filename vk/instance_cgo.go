@@ -495,6 +495,7 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	}
 	info.RobustBufferAccessAvailable = p.features.robustBufferAccess != 0
 	info.ShaderInt64 = p.features.rest[C.VKZ_FEATURE_SHADER_INT64-1] != 0
+	info.ShaderInt16 = p.features.rest[C.VKZ_FEATURE_SHADER_INT16-1] != 0
 
 	if p.haveProps2 != 0 {
 		info.SubgroupSize = uint32(p.subgroup.subgroupSize)

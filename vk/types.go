@@ -158,6 +158,7 @@ type DeviceInfo struct {
 	Extensions                  []string // sorted device extension names
 	RobustBufferAccessAvailable bool
 	ShaderInt64                 bool // 64-bit integers in shaders (core feature shaderInt64)
+	ShaderInt16                 bool // 16-bit integers in shaders (core feature shaderInt16)
 	TimelineSemaphore           bool // feature available
 	ExternalMemoryFD            bool // VK_KHR_external_memory_fd available
 	ExternalSemaphoreFD         bool // VK_KHR_external_semaphore_fd available
@@ -353,7 +354,10 @@ type EnabledFeatures struct {
 	ComputeFullSubgroups bool
 	TimelineSemaphore    bool
 	// ShaderInt64: the shaderInt64 feature is enabled, so kernels may use 64-bit integers.
-	ShaderInt64         bool
+	ShaderInt64 bool
+	// ShaderInt16: the shaderInt16 feature is enabled, so kernels may use 16-bit integers (not 16-bit storage in
+	// buffers, a separate feature).
+	ShaderInt16         bool
 	ExternalMemoryFD    bool
 	ExternalSemaphoreFD bool
 	// PipelineStatistics: VK_KHR_pipeline_executable_properties and its

@@ -1231,13 +1231,16 @@ func TestPipelineStatConversion(t *testing.T) {
 	}
 }
 
-// shaderInt64 is enabled wherever the device has it (vkzip's kernels pick 64-bit variants by it); lavapipe has it.
-func TestShaderInt64Feature(t *testing.T) {
+// shaderInt64 and shaderInt16 are enabled wherever the device has them (vkzip's kernels pick variants by them);
+// lavapipe has both.
+func TestShaderIntFeatures(t *testing.T) {
 	dev := vktest.OpenTestDevice(t)
 	info, feats := dev.Info(), dev.Features()
 	assert.Equal(t, info.ShaderInt64, feats.ShaderInt64)
+	assert.Equal(t, info.ShaderInt16, feats.ShaderInt16)
 	if strings.Contains(info.Name, "llvmpipe") {
 		assert.True(t, info.ShaderInt64, "lavapipe supports shaderInt64")
+		assert.True(t, info.ShaderInt16, "lavapipe supports shaderInt16")
 	}
 }
 

@@ -355,13 +355,14 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 	qi.queueCount = nq;
 	qi.pQueuePriorities = prio;
 
-	// Core features stay VK_FALSE but shaderInt64 when asked for: in particular
+	// Core features stay VK_FALSE but shaderInt64 and shaderInt16 when asked for: in particular
 	// robustBufferAccess is explicitly disabled (it costs bounds checks on every
 	// storage access).
 	VkPhysicalDeviceFeatures2 f2;
 	memset(&f2, 0, sizeof f2);
 	f2.sType = VKZ_ST_PHYSICAL_DEVICE_FEATURES_2;
 	if (o->enableInt64) f2.features.rest[VKZ_FEATURE_SHADER_INT64 - 1] = 1;
+	if (o->enableInt16) f2.features.rest[VKZ_FEATURE_SHADER_INT16 - 1] = 1;
 	void** tail = &f2.pNext;
 	VkPhysicalDeviceSubgroupSizeControlFeatures sc;
 	memset(&sc, 0, sizeof sc);

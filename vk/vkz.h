@@ -353,6 +353,7 @@ typedef struct VkPhysicalDeviceSubgroupSizeControlProperties {
 // (robustBufferAccess) is touched by name, shaderInt64 (member 40) by index.
 #define VKZ_FEATURE_COUNT 55
 #define VKZ_FEATURE_SHADER_INT64 40
+#define VKZ_FEATURE_SHADER_INT16 41
 typedef struct VkPhysicalDeviceFeatures {
 	VkBool32 robustBufferAccess;
 	VkBool32 rest[VKZ_FEATURE_COUNT - 1];
@@ -901,6 +902,7 @@ typedef struct vkz_dev_opts {
 	uint32_t enableTimeline;       // 1: enable timelineSemaphore feature
 	uint32_t enableExecProps;      // 1: enable pipelineExecutableInfo (VK_KHR_pipeline_executable_properties)
 	uint32_t enableInt64;          // 1: enable the core feature shaderInt64
+	uint32_t enableInt16;          // 1: enable the core feature shaderInt16
 	uint32_t extensionCount;
 	const char* extensions[16];
 } vkz_dev_opts;

@@ -38,7 +38,8 @@ type vkDevice struct {
 	MemoryBytes    uint64 `json:"memory_bytes"`
 	MaxBufferRange uint64 `json:"max_storage_buffer_range"`
 	SharedMemory   uint32 `json:"max_shared_memory"`
-	ShaderInt64    bool   `json:"shader_int64"` // 64-bit integers in kernels (the faster huff decoder)
+	ShaderInt64    bool   `json:"shader_int64"` // 64-bit integers in kernels (with shader_int16: the faster huff decoder)
+	ShaderInt16    bool   `json:"shader_int16"` // 16-bit integers in kernels
 	UUID           string `json:"uuid"`
 	Usable         bool   `json:"usable"`
 	Reason         string `json:"reason,omitempty"`
@@ -81,7 +82,7 @@ func listDevices(w io.Writer, asJSON bool) error {
 			Vendor: d.VendorName, VendorID: d.VendorID, Driver: d.DriverName, DriverInfo: d.DriverInfo,
 			APIVersion: d.APIVersion, SubgroupSize: d.SubgroupSize, SubgroupOps: d.SubgroupOps.String(),
 			MemoryBytes: d.DeviceLocalBytes, MaxBufferRange: uint64(d.Limits.MaxStorageBufferRange),
-			SharedMemory: d.Limits.MaxComputeSharedMemorySize, ShaderInt64: d.ShaderInt64, UUID: fmt.Sprintf("%x", d.UUID),
+			SharedMemory: d.Limits.MaxComputeSharedMemorySize, ShaderInt64: d.ShaderInt64, ShaderInt16: d.ShaderInt16, UUID: fmt.Sprintf("%x", d.UUID),
 			Usable: d.Usable, Reason: d.Reason, AutoPicks: d.Index == best})
 	}
 	if asJSON {
@@ -104,13 +105,10 @@ func listDevices(w io.Writer, asJSON bool) error {
 		if d.AutoPicks {
 			use += ", auto picks it"
 		}
-		i64 := "no"
-		if d.ShaderInt64 {
-			i64 = "yes"
-		}
-		fmt.Fprintf(w, "vulkan device %d: %s\n  type %s, vendor %s, driver %s (%s), Vulkan %s\n  subgroup %d (%s), memory %.1f GiB, max binding %.0f MiB, int64 kernels %s; %s\n",
+		yesNo := map[bool]string{false: "no", true: "yes"}
+		fmt.Fprintf(w, "vulkan device %d: %s\n  type %s, vendor %s, driver %s (%s), Vulkan %s\n  subgroup %d (%s), memory %.1f GiB, max binding %.0f MiB, int64 kernels %s, int16 kernels %s; %s\n",
 			d.Index, d.Name, d.Type, d.Vendor, d.Driver, d.DriverInfo, d.APIVersion, d.SubgroupSize, d.SubgroupOps,
-			float64(d.MemoryBytes)/(1<<30), float64(d.MaxBufferRange)/(1<<20), i64, use)
+			float64(d.MemoryBytes)/(1<<30), float64(d.MaxBufferRange)/(1<<20), yesNo[d.ShaderInt64], yesNo[d.ShaderInt16], use)
 	}
 	return nil
 }

@@ -564,6 +564,7 @@ func TestDevices(t *testing.T) {
 	for _, d := range out.Vulkan {
 		if strings.Contains(d.Name, "llvmpipe") {
 			assert.True(t, d.ShaderInt64, "lavapipe has 64-bit integers in kernels")
+			assert.True(t, d.ShaderInt16, "lavapipe has 16-bit integers in kernels")
 		}
 	}
 	r = vkz(t, t.TempDir(), nil, "devices")

@@ -35,9 +35,9 @@ type HuffKernels struct {
 	// barriers (shaders/huff_decode.glsl: TEAM_SYNC). Default: whether the device's subgroups are 32 invocations
 	// (one size) and can be required full; VKZIP_HUFF_TEAM_SYNC=0 turns it off.
 	TeamSync bool
-	// Int64 selects the decoder built with 64-bit integers (huff_decode_i64: the lane window's shift is one
-	// funnel shift, 5 % faster on an H200). Default: whether the device enabled shaderInt64; VKZIP_HUFF_INT64=0
-	// turns it off.
+	// Int64 selects the decoder built with 64-bit and 16-bit integers (huff_decode_i64: the lane window's shift is
+	// one funnel shift, and the decode tables are 16-bit entries read without shifts). Default: whether the device
+	// enabled shaderInt64 and shaderInt16; VKZIP_HUFF_INT64=0 turns it off.
 	Int64 bool
 
 	mu    sync.Mutex
@@ -65,8 +65,8 @@ func envU32(name string, def uint32) uint32 {
 }
 
 // fitHuffDecodeWG halves a decode workgroup size until its shared memory (4 chunks' at 128) fits the device.
-func (b *Backend) fitHuffDecodeWG(dwg uint32) uint32 {
-	for dwg > layout.HuffLanes && huffDecodeShared(dwg, b.crcBits("huff_decode")) > b.info.Limits.MaxComputeSharedMemorySize {
+func (b *Backend) fitHuffDecodeWG(dwg uint32, wide bool) uint32 {
+	for dwg > layout.HuffLanes && huffDecodeShared(dwg, b.crcBits("huff_decode"), wide) > b.info.Limits.MaxComputeSharedMemorySize {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
 	}
 	return dwg
@@ -82,6 +82,9 @@ func defaultHuffDecodeWG(teamSync bool) uint32 {
 	return 128
 }
 
+// huffWide: the device enabled 64-bit and 16-bit integers in shaders, so huff_decode_i64 can run there.
+func (b *Backend) huffWide() bool { return b.dev.Features().ShaderInt64 && b.dev.Features().ShaderInt16 }
+
 // teamSyncable: the device's subgroups are exactly one huff decode team (32 invocations, one size) and can be
 // required full, so a team can be a subgroup.
 func (b *Backend) teamSyncable() bool {
@@ -95,12 +98,13 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 	lim := uint32(b.o.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
 	team := b.teamSyncable() && os.Getenv("VKZIP_HUFF_TEAM_SYNC") != "0"
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG(team))))
+	wide := b.huffWide() && os.Getenv("VKZIP_HUFF_INT64") != "0"
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG(team))), wide)
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
 		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg,
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
-		Int64:      b.dev.Features().ShaderInt64 && os.Getenv("VKZIP_HUFF_INT64") != "0", TeamSync: team,
+		Int64:      wide, TeamSync: team,
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
@@ -111,15 +115,19 @@ const huffDecodeCRCStride = 128
 const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
-// the staging of one block's exponents (4 rows of 36 words) and 8 flags; an arena holding every chunk's two
-// decode-table rows and its lanes' rings (32 × 17 words, the header's arrays until the ring is filled), at least the
-// 7 × 256 words the raw chunks' code construction borrows; per workgroup the CRC tables (crcTableWords + 129), the
+// the staging of one block's exponents (4 rows of 36 words), 8 flags and the lane load positions (32 + 2 × 32);
+// an arena holding every chunk's two
+// decode-table rows (a separate array with wide, huff_decode_i64) and its lanes' rings (32 × 17 words, the header's
+// arrays until the ring is filled), at least the 7 × 256 words the raw chunks' code construction borrows; per workgroup the CRC tables (crcTableWords + 129), the
 // code construction's codes (256, unused by the decoder: an upper bound) and scalars (4), a flag, x^(8N) and 32 lane
 // sizes.
-func huffDecodeShared(wg uint32, crcBits int) uint32 {
+func huffDecodeShared(wg uint32, crcBits int, wide bool) uint32 {
 	k := wg / huffDecodeTeam
 	arena := max(k*(512+32*17), 7*256)
-	return 4 * (k*(144+8) + arena + crcTableWords(crcBits) + 129 + 256 + 4 + 1 + 1 + 32)
+	if wide {
+		arena = k*512 + max(k*32*17, 7*256)
+	}
+	return 4 * (k*(144+8+96) + arena + crcTableWords(crcBits) + 129 + 256 + 4 + 1 + 1 + 32)
 }
 
 // decodeKernel names the decoder's variant (Int64).

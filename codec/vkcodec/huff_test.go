@@ -192,10 +192,10 @@ func TestHuffVulkanVariants(t *testing.T) {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
 			// The device's limits bound the variant (lavapipe: 32 KiB of shared memory, too little for 128).
+			k.Int64 = v.i64 && vb.huffWide()
 			k.EncodeWG, k.PlaceWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.ewg, lim),
-				vb.fitHuffDecodeWG(min(v.dwg, lim)),
+				vb.fitHuffDecodeWG(min(v.dwg, lim), k.Int64),
 				v.groups, v.batch
-			k.Int64 = v.i64 && vb.dev.Features().ShaderInt64
 			if v.cache != 0 {
 				k.CacheShift = v.cache
 			}
@@ -224,15 +224,16 @@ func TestHuffVulkanVariants(t *testing.T) {
 // (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
 func TestHuffDecodeSharedBudget(t *testing.T) {
 	t.Setenv("VKZIP_HUFF_INT64", "")
-	require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG(true), 8), uint32(48<<10))
+	require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG(true), 8, false), uint32(48<<10))
+	require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG(true), 8, true), uint32(48<<10))
 	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
 	defer k.Close()
-	require.Equal(t, vb.dev.Features().ShaderInt64, k.Int64, "the 64-bit decoder wherever the device has it")
+	require.Equal(t, vb.huffWide(), k.Int64, "the 64-bit decoder wherever the device has 64- and 16-bit integers")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
 	require.Zero(t, k.DecodeWG%huffDecodeTeam)
-	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG, vb.crcBits(k.decodeKernel())), vb.info.Limits.MaxComputeSharedMemorySize)
+	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG, vb.crcBits(k.decodeKernel()), k.Int64), vb.info.Limits.MaxComputeSharedMemorySize)
 	src := huffPatterns(rand.New(rand.NewPCG(24, 14)), 3<<12+5)["kv"]
 	n := uint64(len(src) / 2)
 	dst := make([]byte, len(src))
