@@ -83,7 +83,9 @@ func defaultHuffDecodeWG(teamSync bool) uint32 {
 }
 
 // huffWide: the device enabled 64-bit and 16-bit integers in shaders, so huff_decode_i64 can run there.
-func (b *Backend) huffWide() bool { return b.dev.Features().ShaderInt64 && b.dev.Features().ShaderInt16 }
+func (b *Backend) huffWide() bool {
+	return b.dev.Features().ShaderInt64 && b.dev.Features().ShaderInt16
+}
 
 // teamSyncable: the device's subgroups are exactly one huff decode team (32 invocations, one size) and can be
 // required full, so a team can be a subgroup.
