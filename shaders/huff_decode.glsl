@@ -20,6 +20,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_memory_scope_semantics : require
 #if HUFF_INT64
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
@@ -87,8 +88,8 @@ const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words 
 // teamBarrier orders a team's own shared memory: a subgroup barrier with TEAM_SYNC, else the workgroup's.
 void teamBarrier() {
     if (TEAM_SYNC != 0u) {
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
+        // Shared memory only: subgroupBarrier() also orders buffer memory, which may wait for the loads in flight.
+        controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
     } else {
         barrier();
     }

@@ -10,6 +10,7 @@
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_memory_scope_semantics : require
 
 #include "layout.glsl"
 
@@ -56,6 +57,12 @@ layout(push_constant) uniform PC {
 #include "common.glsl"
 #define CRC_SHARED_HOT
 #include "crc_tables.glsl"
+
+// subgroupSharedBarrier syncs the subgroup and orders its shared memory only (subgroupBarrier() also orders buffer
+// memory, which may wait for the loads in flight).
+void subgroupSharedBarrier() {
+    controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+}
 
 shared uint lut[256];       // exponent -> code, or ESC_FLAG alone when escaped
 shared uint lutHi[256];     // the same with the code in bits 4-7: a byte of two codes is lut | lutHi
@@ -129,8 +136,7 @@ void main() {
         if (rowCounts) {
             for (uint r = gl_SubgroupInvocationID; r < ITERS; r += gl_SubgroupSize)
                 sgX[r * gl_NumSubgroups + gl_SubgroupID] = 0u;
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
+            subgroupSharedBarrier();
         }
         for (uint j = 0u; j < ITERS; j += U) {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
@@ -187,8 +193,7 @@ void main() {
                     if (n == 0u) continue;
                     uvec4 y = fl ? loadSlot(lc, v0 / 8u, m) : uvec4(0u); // the flagged slots again, one 16-byte load
                     if (fl) sgSum[ob + subgroupBallotExclusiveBitCount(fb)] = gl_SubgroupInvocationID;
-                    subgroupMemoryBarrierShared();
-                    subgroupBarrier();
+                    subgroupSharedBarrier();
                     for (uint p = 0u; p * sg < 8u * n; p++) {
                         uint i = p * sg + gl_SubgroupInvocationID, b = i & 7u;
                         uint own = sgSum[ob + min(i >> 3, n - 1u)];
@@ -209,7 +214,7 @@ void main() {
                         }
                         rowK += subgroupBallotBitCount(eb);
                     }
-                    subgroupBarrier(); // the owner table is read before the next slot row writes it
+                    subgroupSharedBarrier(); // the owner table is read before the next slot row writes it
                     if (rowCounts && rowK != 0u && subgroupElect()) {
                         uint e = (j + u) * gl_NumSubgroups + gl_SubgroupID;
                         sgX[e] = rowK;
