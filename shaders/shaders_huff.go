@@ -8,7 +8,7 @@ package shaders
 //	                  (pass 2 is sz4_scan: prefix sum of piece sizes)
 //	huff_place.comp   pass 3: pieces to their offsets, chunk table offsets and CRCs
 //	huff_decode.glsl  decode, validation and CRC check in one pass, one lane per invocation: huff_decode.comp,
-//	                  and huff_decode_i64.comp for devices with 64-bit integers in shaders
+//	                  and huff_decode_i64.comp for devices with 64- and 16-bit integers in shaders
 
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O huff_encode.comp -o huff_encode.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O huff_place.comp -o huff_place.spv
