@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Session-24 device run (one call): the previous tree (.devbin/vkzip-old), the tree with spread lane loads and
 # 16-bit tables (.devbin/vkzip-t16) and this one (two codes per window move) alternated on the huff bench (512 MiB
-# kvlike, ROUNDS rounds, compiler statistics in the first), then huff profile masks (PROFILES) and environment
-# variants (VARIANTS, gpu-huff.sh syntax) of this tree (PROFILES=none: none), SplitZip-4 alternated on SZ4_DATAS; FINAL=1 then runs the final checks (gpu-s22-final.sh with
-# HUFF=1, no escape rows, no A/B). Files in $OUT.
+# kvlike, ROUNDS rounds, compiler statistics in the first; BINS overrides the list), then huff profile masks
+# (PROFILES; none: no masks) and environment variants (VARIANTS, gpu-huff.sh syntax) of this tree, SplitZip-4
+# alternated on SZ4_DATAS, and with FINAL=1 the final checks (gpu-s22-final.sh with HUFF=1, no escape rows, no A/B).
+# Files in $OUT.
 set -uo pipefail
 . "$(dirname "$0")/gpu-env.sh"
 for r in $(seq ${ROUNDS:-2}); do

@@ -117,12 +117,11 @@ const huffDecodeCRCStride = 128
 const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
-// the staging of one block's exponents (4 rows of 36 words), 8 flags and the lane load positions (32 + 2 × 32);
-// an arena holding every chunk's two
-// decode-table rows (a separate array with wide, huff_decode_i64) and its lanes' rings (32 × 17 words, the header's
-// arrays until the ring is filled), at least the 7 × 256 words the raw chunks' code construction borrows; per workgroup the CRC tables (crcTableWords + 129), the
-// code construction's codes (256, unused by the decoder: an upper bound) and scalars (4), a flag, x^(8N) and 32 lane
-// sizes.
+// the staging of one block's exponents (4 rows of 36 words), 8 flags and the lane load positions (32 + 2 × 32); an
+// arena holding every chunk's two decode-table rows (a separate array with wide, huff_decode_i64) and its lanes'
+// rings (32 × 17 words, the header's arrays until the ring is filled), at least the 7 × 256 words the raw chunks'
+// code construction borrows; per workgroup the CRC tables (crcTableWords + 129), the code construction's codes (256,
+// unused by the decoder: an upper bound) and scalars (4), a flag, x^(8N) and 32 lane sizes.
 func huffDecodeShared(wg uint32, crcBits int, wide bool) uint32 {
 	k := wg / huffDecodeTeam
 	arena := max(k*(512+32*17), 7*256)
