@@ -2,21 +2,22 @@
 // of K chunks), a team of 32 invocations per chunk. Per chunk, in parallel over the team: the table entry against its
 // neighbour's and the piece header (lengths parsed 8 nibbles per word, Kraft sum from per-length counts), the
 // canonical order of the symbols (rank among equal lengths by nibble popcounts) and the two-level decode tables (see
-// dtab below), and the CRC
-// of the entry and piece (four strided Horner registers per invocation, loads coalesced). Then the chunk's values go
+// dtab below). Then the chunk's values go
 // in blocks of 16 positions (512 values): invocation l decodes lane l's 16 codes into the staging buffer, reading
 // the lane's words from a 16-word ring in shared memory that the team refills together, each invocation loading
 // words of eight lanes at the block's start for the next block (see the ring's comment: the decode chain must never
 // wait for global memory). After a barrier, invocation t
 // combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
-// 16-byte stores and folds those low words into the CRC. Shared memory is what bounds the chunks in flight
+// 16-byte stores. Shared memory is what bounds the chunks in flight
 // (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB, the
 // header's arrays and the tables' staging until the ring is filled) and one block's exponents (576 bytes), the first
 // two in an arena that the raw chunks' code construction borrows.
-// The CRC verdict comes at the chunk's end and takes precedence over lane stream errors, as in the reference.
-// Status: flags, the lowest structurally corrupt chunk, the lowest chunk with a CRC mismatch, and the lowest chunk
-// with a stream error, as chunk<<1 | (0 corrupt lane stream, 1 non-canonical). Every index derived from payload
-// data is bounded before use.
+// The chunk checksums are huff_check.comp's, a kernel of its own that the host records beside this one (it has
+// many more words in flight per SM than the decode chains leave room for); a stream error of a chunk whose checksum
+// fails is reported too, and the status's precedence (checksum before stream errors) decides, as in the reference.
+// Status: flags, the lowest structurally corrupt chunk, the lowest chunk with a CRC mismatch (huff_check), and the
+// lowest chunk with a stream error, as chunk<<1 | (0 corrupt lane stream, 1 non-canonical). Every index derived
+// from payload data is bounded before use.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -30,8 +31,6 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-// CRC words are taken in groups of 4 per invocation, 32 invocations: a stride of 128 words.
-#define HUFF_CRC_STRIDE 128u
 #define HUFF_ARENA dtab
 // Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
 // construction, which borrows them once the workgroup's chunks are decoded.
@@ -42,11 +41,9 @@
 #endif
 #define CHW (TROW + 32u * 17u)
 #define HUFF_ARENA_WORDS ((WG / 32u) * CHW > 1792u ? (WG / 32u) * CHW : 1792u)
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
 #include "huff_common.glsl"
 
-layout(constant_id = 2) const uint BATCH = 8;  // message words loaded together per invocation in the CRC pass
-layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 1 no CRC, 2 no lane decoding,
+layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 2 no lane decoding,
                                                // 4 no output stores, 8 no end-of-chunk checks, 16 no table lookup
                                                // (3-bit codes), 32 no staging writes, 64 no ring reads, 128 no
                                                // lane word loads in the block loop; 0 in real
@@ -83,7 +80,6 @@ const uint K = WG / TEAM;    // chunks per workgroup
 const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
 const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
-const uint AB = BATCH / 2u > 1u ? BATCH / 2u : 1u; // groups of 4 message words loaded together in the CRC pass
 
 // teamBarrier orders a team's own shared memory: a subgroup barrier with TEAM_SYNC, else the workgroup's.
 void teamBarrier() {
@@ -130,12 +126,10 @@ const uint RS = 17u;            // ring stride per lane (16 words + 1: lanes' sl
 // symbols per code length (12). Shared memory bounds the chunks an SM holds: with these in the ring area and the
 // staging packed, a workgroup of 128 takes 23.5 KiB, so an SM holds four (16 chunks) instead of three.
 shared uint tFlag[K];           // 1: a length above 11 (corrupt); 2: non-zero table padding (non-canonical)
-shared uint tCrcA[K], tCrcB[K]; // XOR of the team's CRC terms: entry and piece (or the whole message); low piece
 shared uint tB[K];             // the chunk's first long-code index (decode tables)
 shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
 shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
 shared uint sAnyRaw;
-shared uint sKN;                // x^(32·N/4): moves the entry-and-piece CRC over a full low piece
 shared uint rawLW[LANES];
 // Lane word loads (see the ring): per lane its first word's index in the piece binding (per chunk), and per block
 // the index of the word the next loads follow (the block's first word + 8) with the words left from it (≤ 15) in
@@ -254,9 +248,6 @@ void report(uint cls, uint v) {
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint team = TEAM_SYNC != 0u ? gl_SubgroupID : t / TEAM, i = TEAM_SYNC != 0u ? gl_SubgroupInvocationID : t % TEAM;
-    initStrideCRC();
-    if (t == 0u) sKN = consts[CONSTS_XPOW + SHIFT];
-    barrier();
     uint TR = HUFF_INT16 != 0 ? team * 1024u : team * 512u, RA = K * TROW + team * LANES * RS;
     uint SB = RA + 256u, LB = RA + 320u, NB = RA + 352u, BB = RA + 384u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
@@ -264,8 +255,6 @@ void main() {
         bool act = c < pc.chunks;
         if (i == 0u) {
             tFlag[team] = 0u;
-            tCrcA[team] = 0u;
-            tCrcB[team] = 0u;
             tBad[team] = 0u;
             tRaw[team] = 0u;
         }
@@ -372,42 +361,7 @@ void main() {
             atomicOr(status[0], STATUS_CORRUPT);
             status[4] = 1u;
         }
-        bool doCRC = !skip && pc.checksums != 0u && (PROF & 1u) == 0u;
         bool ncCRC = !skip && pc.checksums == 0u && stored != 0u;
-        uint pw = size / 4u;
-        // Full chunks fold their low piece while decoding (the words are loaded there anyway); the last chunk folds
-        // its whole message here.
-        bool lowLater = !last;
-        uint lowW = last ? pc.lowWords - v0 / 4u : N / 4u;
-        if (doCRC) {
-            // Message words q: info (with the initial register folded in), offset, piece, [low piece]. Invocation i
-            // takes q ≡ 4i .. 4i+3 (mod 128): four Horner registers of stride 128, loads coalesced.
-            uint T = 2u + pw + (lowLater ? 0u : lowW);
-            uint u0 = 0u, u1 = 0u, u2 = 0u, u3 = 0u;
-            for (uint q0 = 4u * i; q0 < T; q0 += HUFF_CRC_STRIDE * AB) {
-                uvec4 wv[AB];
-                [[unroll]] for (uint b = 0u; b < AB; b++) {
-                    [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                        uint q = q0 + b * HUFF_CRC_STRIDE + r;
-                        uint x = 0u;
-                        if (q < 2u) x = q == 0u ? ~info : off;
-                        else if (q < 2u + pw) x = pieceWord(off + q - 2u);
-                        else if (q < T) x = lowWord(v0 / 4u + q - 2u - pw);
-                        wv[b][r] = x;
-                    }
-                }
-                [[unroll]] for (uint b = 0u; b < AB; b++) {
-                    uint q = q0 + b * HUFF_CRC_STRIDE;
-                    if (q < T) u0 = shiftT(u0) ^ wv[b].x;
-                    if (q + 1u < T) u1 = shiftT(u1) ^ wv[b].y;
-                    if (q + 2u < T) u2 = shiftT(u2) ^ wv[b].z;
-                    if (q + 3u < T) u3 = shiftT(u3) ^ wv[b].w;
-                }
-            }
-            uint x = strideTerm(u0, 4u * i, T) ^ strideTerm(u1, 4u * i + 1u, T) ^ strideTerm(u2, 4u * i + 2u, T)
-                ^ strideTerm(u3, 4u * i + 3u, T);
-            if (x != 0u) atomicXor(tCrcA[team], x);
-        }
         bool dec = !skip && !raw && (PROF & 2u) == 0u;
         // The lane's first 16 words, in flight while the decode table is built.
         uint RB = RA + i * RS;
@@ -480,7 +434,6 @@ void main() {
         uint bad = 0u;
         uint ci = laneValues(m, i);
         bool emit = !skip;
-        bool foldLow = doCRC && lowLater;
         // The lane's words reach the chain through its ring in shared memory. A block's 16 codes take at most 176
         // bits, so from word k (the lane's bit position / 32) at the block's start the chain's window (decodeStep)
         // reads words k .. k+8 at most. At every block's start the team loads words k+9 .. k+15 of every lane (k+8
@@ -509,7 +462,6 @@ void main() {
             nx = RING(2u);
         }
         uint vt = 16u * i; // this invocation's first value in every block
-        uint l0 = 0u, l1 = 0u, l2 = 0u, l3 = 0u; // CRC registers of the low words 4i .. 4i+3 (mod 128)
         // Low words of blocks bk .. bk+3 in lw[bk % 4]: each load is issued three blocks before its use.
         uvec4 lw[4];
         [[unroll]] for (uint r = 0u; r < 3u; r++) lw[r] = emit ? lowQuad(v0 / 4u + (512u * r + vt) / 4u) : uvec4(0u);
@@ -610,21 +562,9 @@ void main() {
                             }
                         }
                     }
-                    if (foldLow) {
-                        l0 = shiftT(l0) ^ lq.x;
-                        l1 = shiftT(l1) ^ lq.y;
-                        l2 = shiftT(l2) ^ lq.z;
-                        l3 = shiftT(l3) ^ lq.w;
-                    }
                 }
                 teamBarrier(); // staging read before the next block writes it
             }
-        }
-        if (foldLow) {
-            uint T = N / 4u;
-            uint x = strideTerm(l0, 4u * i, T) ^ strideTerm(l1, 4u * i + 1u, T) ^ strideTerm(l2, 4u * i + 2u, T)
-                ^ strideTerm(l3, 4u * i + 3u, T);
-            if (x != 0u) atomicXor(tCrcB[team], x);
         }
         if (dec) {
             // Lane ends: enough words, no extra word, zero bits after the last code.
@@ -642,14 +582,6 @@ void main() {
             } else {
                 if ((tFlag[team] & 2u) != 0u) bad |= 2u; // table padding
                 if (size >= rawSize) bad |= 2u;
-            }
-        }
-        teamBarrier(); // CRC terms complete
-        if (doCRC) {
-            uint crc = lowLater ? mulmod(tCrcA[team], sKN) ^ tCrcB[team] : tCrcA[team];
-            if ((crc ^ 0xFFFFFFFFu) != stored) {
-                if (i == 0u) report(2u, c);
-                skip = true;
             }
         }
         if (!skip && raw && i == 0u) {

@@ -379,15 +379,16 @@ func (b *Backend) unroll(kernel string) int {
 // crcBits is the field width of kernel's CRC shift tables: Options.CRCBits, else the fastest on an H200
 // (bench/RESULTS.md): 4 for the SplitZip-4 decoder (the 4 KiB of 16-entry tables leave it more shared memory), 5
 // for the TBE-3 and zf12 kernels (their tables in shared memory shrink from 20 to 4.4 KiB: TBE-3 decode +31 %,
-// encode +13 %, zf12 encode +14 %), 8 elsewhere (in the SplitZip-4 encoder and the huff kernels 7 conflict-free
-// lookups of narrow tables cost more than 4 conflicting byte lookups).
+// encode +13 %, zf12 encode +14 %) and huff's CRC passes (huff_place 179 → 164 µs, huff_check), 8 elsewhere (in
+// the SplitZip-4 encoder 7 conflict-free lookups of narrow tables cost more than 4 conflicting byte lookups).
 func (b *Backend) crcBits(kernel string) int {
 	switch {
 	case b.o.CRCBits != 0:
 		return b.o.CRCBits
 	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
 		return 4
-	case strings.HasPrefix(kernel, "tbe3_") || strings.HasPrefix(kernel, "zf12_"):
+	case strings.HasPrefix(kernel, "tbe3_") || strings.HasPrefix(kernel, "zf12_") || kernel == "huff_place" ||
+		kernel == "huff_check":
 		return 5
 	}
 	return 8

@@ -16,18 +16,23 @@ import (
 
 // HuffKernels runs huff (format 5, docs/FORMAT.md §14) on a Backend's device, producing and accepting exactly the
 // reference codec's bytes: encode in three passes (huff_encode: low bytes, code, piece to a scratch slot;
-// sz4_scan: prefix sum of piece sizes; huff_place: pieces to their offsets, CRCs), decode in one (huff_decode).
+// sz4_scan: prefix sum of piece sizes; huff_place: pieces to their offsets, CRCs), decode in one (huff_decode, with
+// huff_check beside it for the checksums).
 // One queue submission per tensor; each stream of a tensor is one binding, so a tensor whose streams exceed the
 // device's binding range is refused (ErrTooLarge).
 type HuffKernels struct {
 	b *Backend
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
 	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
-	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); Batch the loads each invocation of the
-	// kernels issues together (source, low, piece and CRC words). Defaults 256, 128, 256 (128 without TeamSync),
-	// 0, 8 (the fastest on an H200, bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG,
-	// VKZIP_HUFF_DECODE_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on one device.
-	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, Batch uint32
+	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); CheckWG and CheckGroups are the decoder's
+	// checksum pass's; Batch the loads each invocation of the kernels issues together (source, low, piece and CRC
+	// words). Defaults 256, 128, 256 (128 without TeamSync), 0, 128, 0, 8 (the fastest on an H200,
+	// bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG, VKZIP_HUFF_DECODE_GROUPS,
+	// VKZIP_HUFF_CHECK_WG, VKZIP_HUFF_CHECK_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on
+	// one device.
+	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, CheckWG, CheckGroups, Batch uint32
+	// CheckFirst records the checksum pass before the decoder instead of after it (VKZIP_HUFF_CHECK_FIRST=1).
+	CheckFirst bool
 	// CacheShift: the encoder keeps the exponents of chunks of up to 2^CacheShift values in shared memory (default
 	// 14; VKZIP_HUFF_CACHE_SHIFT overrides it).
 	CacheShift uint32
@@ -55,6 +60,7 @@ const (
 	pushHuffEncode = 4 * 7
 	pushHuffPlace  = 4 * 8
 	pushHuffDecode = 4 * 10
+	pushHuffCheck  = 4 * 7
 )
 
 func envU32(name string, def uint32) uint32 {
@@ -66,7 +72,7 @@ func envU32(name string, def uint32) uint32 {
 
 // fitHuffDecodeWG halves a decode workgroup size until its shared memory (4 chunks' at 128) fits the device.
 func (b *Backend) fitHuffDecodeWG(dwg uint32, wide bool) uint32 {
-	for dwg > layout.HuffLanes && huffDecodeShared(dwg, b.crcBits("huff_decode"), wide) > b.info.Limits.MaxComputeSharedMemorySize {
+	for dwg > layout.HuffLanes && huffDecodeShared(dwg, wide) > b.info.Limits.MaxComputeSharedMemorySize {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
 	}
 	return dwg
@@ -103,32 +109,30 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 	wide := b.huffWide() && os.Getenv("VKZIP_HUFF_INT64") != "0"
 	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG(team))), wide)
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
-		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg,
+		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg, CheckWG: wg(envU32("VKZIP_HUFF_CHECK_WG", 128)),
+		CheckGroups: envU32("VKZIP_HUFF_CHECK_GROUPS", 0), CheckFirst: os.Getenv("VKZIP_HUFF_CHECK_FIRST") == "1",
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
 		Int64:      wide, TeamSync: team,
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
-// huffDecodeCRCStride is the decoder's CRC stride in words (shaders/huff_decode.glsl: HUFF_CRC_STRIDE).
-const huffDecodeCRCStride = 128
-
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
 const huffDecodeTeam = layout.HuffLanes
 
 // huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
-// the staging of one block's exponents (4 rows of 36 words), 8 flags and the lane load positions (32 + 2 × 32); an
+// the staging of one block's exponents (4 rows of 36 words), 6 flags and the lane load positions (32 + 2 × 32); an
 // arena holding every chunk's two decode-table rows (a separate array with wide, huff_decode_i64) and its lanes'
 // rings (32 × 17 words, the header's arrays until the ring is filled), at least the 7 × 256 words the raw chunks'
-// code construction borrows; per workgroup the CRC tables (crcTableWords + 129), the code construction's codes (256,
-// unused by the decoder: an upper bound) and scalars (4), a flag, x^(8N) and 32 lane sizes.
-func huffDecodeShared(wg uint32, crcBits int, wide bool) uint32 {
+// code construction borrows; per workgroup the code construction's codes (256, unused by the decoder: an upper
+// bound) and scalars (4), a flag and 32 lane sizes.
+func huffDecodeShared(wg uint32, wide bool) uint32 {
 	k := wg / huffDecodeTeam
 	arena := max(k*(512+32*17), 7*256)
 	if wide {
 		arena = k*512 + max(k*32*17, 7*256)
 	}
-	return 4 * (k*(144+8+96) + arena + crcTableWords(crcBits) + 129 + 256 + 4 + 1 + 1 + 32)
+	return 4 * (k*(144+6+96) + arena + 256 + 4 + 1 + 32)
 }
 
 // decodeKernel names the decoder's variant (Int64).
@@ -181,10 +185,12 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	case "huff_place":
 		desc.Bindings, desc.PushConstantSize = 6, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
+	case "huff_check":
+		desc.Bindings, desc.PushConstantSize = 5, pushHuffCheck
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode", "huff_decode_i64":
-		desc.Bindings, desc.PushConstantSize = 6, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
-			vk.SpecConst{ID: 4, Value: b2u(key.teamSync)})
+		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile}, vk.SpecConst{ID: 4, Value: b2u(key.teamSync)})
 		if key.teamSync {
 			desc.RequiredSubgroupSize, desc.RequireFullSubgroups = layout.HuffLanes, true
 		}
@@ -358,11 +364,11 @@ func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift u
 	if err != nil {
 		return nil, err
 	}
-	decConsts, err := b.constsFor(ctx, k.decodeKernel(), huffDecodeCRCStride, shift)
+	bd, err := s.bind(b, dec, lows.dev, table.dev, pieces.dev, out.dev, status.dev)
 	if err != nil {
 		return nil, err
 	}
-	bd, err := s.bind(b, dec, lows.dev, table.dev, pieces.dev, out.dev, status.dev, decConsts)
+	chk, err := k.checkPass(ctx, s, shift, checksums, lows.dev, table.dev, pieces.dev, status.dev)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +384,9 @@ func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift u
 	var pw pushWriter
 	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
 		uint32(layout.Align4(2*n)/4), 0, 0, 0, 0)
+	chk.record(cmd, true, C, g, pieceLen, 0, 0, 0)
 	cmd.Dispatch(dec, bd, pw.b, k.decodeGroups(C), 1, 1)
+	chk.record(cmd, false, C, g, pieceLen, 0, 0, 0)
 	cmd.Barrier()
 	b.copyDown(cmd, out)
 	b.copyDown(cmd, status)
@@ -608,11 +616,11 @@ func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.Buf
 	if err != nil {
 		return err
 	}
-	decConsts, err := b.constsFor(ctx, k.decodeKernel(), huffDecodeCRCStride, g.Shift)
+	bd, err := s.bind(b, dec, vLows.l, vTable.l, vPieces.l, vDst.l, status.dev)
 	if err != nil {
 		return err
 	}
-	bd, err := s.bind(b, dec, vLows.l, vTable.l, vPieces.l, vDst.l, status.dev, decConsts)
+	chk, err := k.checkPass(ctx, s, g.Shift, checksums, vLows.l, vTable.l, vPieces.l, status.dev)
 	if err != nil {
 		return err
 	}
@@ -625,10 +633,61 @@ func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.Buf
 	var pw pushWriter
 	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
 		uint32(layout.Align4(2*g.N)/4), vLows.words(), vTable.words(), vPieces.words(), vDst.words())
+	chk.record(cmd, true, C, g, pieceLen, vLows.words(), vTable.words(), vPieces.words())
 	cmd.Dispatch(dec, bd, pw.b, k.decodeGroups(C), 1, 1)
+	chk.record(cmd, false, C, g, pieceLen, vLows.words(), vTable.words(), vPieces.words())
 	cmd.Barrier()
 	cmd.Timestamp(op.qp, 1)
 	b.copyDown(cmd, status)
 	cmd.BarrierToHost()
 	return cmd.End()
+}
+
+// huffCheck is a decode's checksum pass (shaders/huff_check.comp), recorded beside huff_decode with no barrier
+// between them: the decoder is bound by the latency of its decode chains and by shared memory, so the CRCs run in a
+// kernel of their own with many more words in flight per SM. Both only read the body, and meet in the status words
+// through atomics. The zero value records nothing (checksums off).
+type huffCheck struct {
+	pipe   *vk.Pipeline
+	bd     *vk.Bindings
+	groups uint32 // the grid's cap
+	first  bool   // recorded before the decoder
+}
+
+// checkPass prepares the checksum pass of a decode over lows, table and pieces into status.
+func (k *HuffKernels) checkPass(ctx context.Context, s *session, shift uint, checksums bool, lows, table, pieces,
+	status loc) (huffCheck, error) {
+	if !checksums {
+		return huffCheck{}, nil
+	}
+	b := k.b
+	pipe, err := k.pipeline("huff_check", k.CheckWG, shift)
+	if err != nil {
+		return huffCheck{}, err
+	}
+	consts, err := b.constsFor(ctx, "huff_check", k.CheckWG, shift)
+	if err != nil {
+		return huffCheck{}, err
+	}
+	bd, err := s.bind(b, pipe, lows, table, pieces, status, consts)
+	if err != nil {
+		return huffCheck{}, err
+	}
+	g := b.groups
+	if k.CheckGroups != 0 {
+		g = min(g, k.CheckGroups)
+	}
+	return huffCheck{pipe: pipe, bd: bd, groups: g, first: k.CheckFirst}, nil
+}
+
+// record dispatches the pass over C chunks (bases: words from each binding's start to its data) if it goes
+// before the decoder (before) or after it (!before).
+func (h huffCheck) record(cmd *vk.Commands, before bool, C uint64, g layout.Huff, pieceLen uint64, lowBase, tableBase,
+	pieceBase uint32) {
+	if h.pipe == nil || before != h.first {
+		return
+	}
+	var pw pushWriter
+	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), uint32(pieceLen), uint32(g.LowBytes()/4), lowBase, tableBase, pieceBase)
+	cmd.Dispatch(h.pipe, h.bd, pw.b, uint32(min(C, uint64(h.groups))), 1, 1)
 }
