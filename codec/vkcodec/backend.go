@@ -35,8 +35,9 @@ type Options struct {
 	// (results are wrong: benchmarks only; 0 in every real use). Bits: 1 in-loop CRC (encode: all of it),
 	// 2 escapes, 8 decode CRC epilogue, 16 decode escape staging, 32 code lookups, 64 stores, 128 loads, 2048
 	// encode's placing of the escapes found (their merge into value order). The huff
-	// kernels read the same word with their own bits: decode 1 CRC, 2 lane decoding, 4 stores, 8 end-of-chunk
-	// checks, 16 table lookups, 32 staging writes, 64 ring reads, 128 lane word loads of the block loop; encode 256
+	// kernels read the same word with their own bits: decode 2 lane decoding, 4 stores, 8 end-of-chunk checks, 16
+	// table lookups, 32 staging writes, 64 ring reads, 128 lane word loads of the block loop (its checksum pass
+	// goes with checksums off); encode 256
 	// histogram, 512 code construction, 1024
 	// lane codes, 4096 Huffman merge, 8192 ranking (so that one kernel's switches never
 	// hand the other a body it rejects).

@@ -79,7 +79,7 @@ func (b *Backend) fitHuffDecodeWG(dwg uint32, wide bool) uint32 {
 }
 
 // defaultHuffDecodeWG is the decoder's default workgroup: with teams synced as subgroups, 8 chunks in flight in
-// 43 KiB of shared memory (two workgroups per SM on an H200, as many chunks as four of 128, but 3–5 % faster);
+// 41 KiB of shared memory (two workgroups per SM on an H200, as many chunks as four of 128, but 1–5 % faster);
 // otherwise 4 chunks in 24 KiB (eight chunks behind every workgroup barrier were 4 % slower). bench/RESULTS.md.
 func defaultHuffDecodeWG(teamSync bool) uint32 {
 	if teamSync {
