@@ -50,8 +50,8 @@ func huffPatterns(r *rand.Rand, n int) map[string][]byte {
 		"one":   mk(func(i int) uint16 { return 0x3C00 | uint16(i&0x807F) }),
 		"all":   mk(func(i int) uint16 { return uint16(i%256)<<7 | uint16(r.Uint32()&0x807F) }),
 		"fib":   mk(func(i int) uint16 { return uint16(fib[i])<<7 | uint16(r.Uint32()&0x807F) }),
-		// Three common exponents and one value in 41 from 150 rare ones: long codes covering far more than the
-		// decoder's 31-entry second level (its longEntry path).
+		// Three common exponents and one value in 41 from 150 rare ones: 10- and 11-bit codes covering far more of
+		// the decoder's second level than KV data's (at most 24 entries there).
 		"tail": mk(func(i int) uint16 {
 			e := 120 + r.IntN(3)
 			if i%41 == 0 {
