@@ -10,7 +10,7 @@
 // combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
 // 16-byte stores. Shared memory is what bounds the chunks in flight
 // (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB, the
-// header's arrays and the tables' staging until the ring is filled) and one block's exponents (576 bytes), the first
+// header's arrays until the ring is filled) and one block's exponents (576 bytes), the first
 // two in an arena that the raw chunks' code construction borrows.
 // The chunk checksums are huff_check.comp's, a kernel of its own that the host records beside this one (it has
 // many more words in flight per SM than the decode chains leave room for); a stream error of a chunk whose checksum
@@ -76,6 +76,8 @@ const uint TEAM = LANES;     // invocations per chunk, one lane each
 // the chunk loop's start and the raw chunks' check) sync the subgroup only, and the chunks of a workgroup do not wait
 // for each other at every block. 0: workgroup barriers throughout, teams by invocation index.
 layout(constant_id = 4) const uint TEAM_SYNC = 0;
+// L1MIN: the fewest first-level index bits a chunk's decode tables take (see dtab); 9 gives every chunk the widest.
+layout(constant_id = 5) const uint L1MIN = 6;
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
@@ -92,27 +94,32 @@ void teamBarrier() {
 }
 
 // dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1
-// (with 16-bit integers, in tab16 below), then the rings of all chunks' lanes. The decode tables are two levels of
-// 16-bit entries (symbol | length << 8).
-// With x the next 11 lane bits read first bit highest, each code covers one contiguous range of x; from B (the first
-// code longer than 9 bits, a multiple of 4, 2048 when there is none) the second level holds the 10- and 11-bit
-// codes at x − B (at most 510 entries: Kraft with 256 symbols). The first level holds the codes of at most 9 bits
-// and LONG from B on, indexed by the next 9 lane bits as they come (first bit lowest, no reversal on the chain): it
-// is built by ranges of x >> 2 in the chunk's ring area (FREV), then permuted. 4 KiB of 11-bit table per chunk became
-// 2 KiB, and with the rings in the arena too more chunks fit an SM (shared memory bounds them).
-// FTAB2 / TTAB2 write the entries 2w and 2w+1 of a level.
+// (with 16-bit integers, in tab16 below), then the rings of all chunks' lanes. The decode tables are 1024 16-bit
+// entries (symbol | length << 8) in two levels. With x the next 11 lane bits read first bit highest, each code
+// covers one contiguous range of x, shorter codes first. The first level, entries 0 .. 2^W − 1, holds the codes
+// of at most W bits, indexed by the next W lane bits as they come (first bit lowest: no reversal on the chain),
+// and LONG where a longer code starts; the second, from entry 2^W, holds the longer codes at x − B (B: the first x
+// of a code longer than W bits). Each chunk takes the least W ≥ L1MIN whose second level fits the row (W = 9
+// always fits: at most 510 entries of 10- and 11-bit codes, Kraft with 256 symbols). Why small W: 32 lanes read
+// their entries at once, and entries in different words of one bank are read one after another. A first level
+// of 2^6 entries is 32 words, one per bank, so its reads never conflict; at W = 9 (256 words) a read of KV data
+// took 3.2–3.5 passes on average, and the second level of KV chunks at W = 6 is 20–40 entries, also one word per
+// bank (a simulation of the lanes' reads on kvlike, gauss and the KV test file).
+// TAB2 writes entries 2w and 2w+1 of a chunk's table, ENT reads entry e (TR: the table's first entry with 16-bit
+// integers, its first word without).
 #if HUFF_INT16
 // With 16-bit integers the tables are an array of their own, 16-bit entries (no shifts on the decode chain).
 shared uint16_t tab16[K * 1024u];
-#define FTAB2(w, a, b) { tab16[TR + 2u * (w)] = uint16_t(a); tab16[TR + 2u * (w) + 1u] = uint16_t(b); }
-#define TTAB2(w, a, b) { tab16[TR + 512u + 2u * (w)] = uint16_t(a); tab16[TR + 512u + 2u * (w) + 1u] = uint16_t(b); }
+#define TAB2(w, a, b) { tab16[TR + 2u * (w)] = uint16_t(a); tab16[TR + 2u * (w) + 1u] = uint16_t(b); }
+#define ENT(e) uint(tab16[TR + (e)])
 #else
-#define FTAB(w) dtab[TR + (w)]
-#define TTAB(w) dtab[TR + 256u + (w)]
-#define FTAB2(w, a, b) FTAB(w) = (a) | ((b) << 16)
-#define TTAB2(w, a, b) TTAB(w) = (a) | ((b) << 16)
+#define TAB2(w, a, b) dtab[TR + (w)] = (a) | ((b) << 16)
+#define ENT(e) ((dtab[TR + ((e) >> 1)] >> (((e) & 1u) << 4)) & 0xFFFFu)
 #endif
-#define FREV(w) dtab[RA + (w)]
+// Per code length l (1 .. 12) in the chunk's ring area while its tables are built: the first x of its codes
+// (CSTART, CSTART(12) the end of the code) and the canonical rank of its first symbol (CRANK).
+#define CSTART(l) dtab[RA + (l)]
+#define CRANK(l) dtab[RA + 16u + (l)]
 #define RING(j) dtab[RB + (j)]
 // Staging: the block's 512 exponents, 4 per word, a row of 36 words per group of 4 positions: lane l's word of
 // positions 4g .. 4g+3 at word 36g + l (the decode chain stores one word per 4 codes). The combine step's reads
@@ -120,13 +127,13 @@ shared uint16_t tab16[K * 1024u];
 shared uvec4 stg[K * 36u];
 const uint RS = 17u;            // ring stride per lane (16 words + 1: lanes' slots spread over the banks)
 // ring (in the arena, RING): per lane its words k at slot k % 16, the window the decode chain reads
-// Until the chunk's decode tables are built, its ring area (RA) holds their staging and the header's arrays:
-// FREV (256 words, below), from word 256 the present symbols in canonical order (64 words, 4 per word), from 320 the
+// Until the chunk's decode tables are built, its ring area (RA) holds the header's arrays: CSTART and CRANK
+// (words 0 .. 31), from word 256 the present symbols in canonical order (64 words, 4 per word), from 320 the
 // code lengths (32: symbol minSym + 8w + u in nibble u of word w), from 352 the lane word counts (32), from 384 the
 // symbols per code length (12). Shared memory bounds the chunks an SM holds: with these in the ring area and the
 // staging packed, a workgroup of 128 takes 23.5 KiB, so an SM holds four (16 chunks) instead of three.
 shared uint tFlag[K];           // 1: a length above 11 (corrupt); 2: non-zero table padding (non-canonical)
-shared uint tB[K];             // the chunk's first long-code index (decode tables)
+shared uint tB[K], tW[K];      // the chunk's decode tables: B and W (dtab)
 shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
 shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
 shared uint sAnyRaw;
@@ -184,19 +191,36 @@ uint window(uint c0, uint c1, uint sh) {
 }
 
 // lookup is the decode tables' entry (symbol | length << 8) of the code that starts the lane bits `bits` (first bit
-// lowest), x being their first 11 bits read first bit highest.
-uint lookup(uint bits, uint x, uint B, uint TR) {
+// lowest), x being their first 11 bits read first bit highest; M = 2^W − 1 and CAP = 1023 − 2^W (dtab).
+uint lookup(uint bits, uint x, uint B, uint TR, uint M, uint CAP) {
     if ((PROF & 16u) != 0u) return (x & 255u) | (3u << 8);
-    // Both levels are read at once (the second's index wraps to its end below B): a branch for the rare long
-    // codes made the whole subgroup wait whenever one lane had one.
-    uint y = min(x - B, 511u), p = bits & 511u;
-#if HUFF_INT16
-    uint f = uint(tab16[TR + p]), g = uint(tab16[TR + 512u + y]);
-#else
-    uint f = (FTAB(p >> 1) >> ((p & 1u) << 4)) & 0xFFFFu;
-    uint g = (TTAB(y >> 1) >> ((y & 1u) << 4)) & 0xFFFFu;
-#endif
+    // Both levels are read at once (the second's index clamps to the row's last entry below B, one word that the
+    // short codes' lanes share): a branch for the rare long codes made the whole subgroup wait whenever one lane
+    // had one.
+    uint f = ENT(bits & M), g = ENT(M + 1u + min(x - B, CAP));
     return f == LONG ? g : f;
+}
+
+// codeEntry is the entry of the code whose range holds x (0 when none does: a single-symbol code), from the
+// chunk's CSTART, CRANK and canonical order (SB).
+uint codeEntry(uint x, uint RA, uint SB) {
+    for (uint l = 1u; l <= HUFF_MAX_LEN; l++) {
+        if (x < CSTART(l + 1u)) {
+            uint k = min(CRANK(l) + ((x - CSTART(l)) >> (HUFF_MAX_LEN - l)), 255u);
+            return ((dtab[SB + k / 4u] >> (8u * (k % 4u))) & 255u) | (l << 8);
+        }
+    }
+    return 0u;
+}
+
+// tableEntry is entry e of a chunk's decode tables with a first level of W bits, B and end (CSTART(12)) as above.
+uint tableEntry(uint e, uint W, uint B, uint end, uint RA, uint SB) {
+    if (e < (1u << W)) {
+        uint x = (bitfieldReverse(e) >> (32u - W)) << (HUFF_MAX_LEN - W);
+        return x < B ? codeEntry(x, RA, SB) : (x < end ? LONG : 0u);
+    }
+    uint x = B + e - (1u << W);
+    return x < end ? codeEntry(x, RA, SB) : 0u;
 }
 
 // advance moves a lane's window past sh ≤ 63 bits of c0 (at most one word) and reads the word after it from the
@@ -216,9 +240,9 @@ void advance(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout u
 // ring read. With check, bad gets 1 for a pattern that starts no code (only a single-symbol code has those).
 // Registers and the table lookups only: the same steps in every lane.
 uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, inout uint bad, uint B,
-                uint TR, uint RB, bool check) {
+                uint TR, uint M, uint CAP, uint RB, bool check) {
     uint bits = window(c0, c1, sh);
-    uint d = lookup(bits, bitfieldReverse(bits) >> 21, B, TR);
+    uint d = lookup(bits, bitfieldReverse(bits) >> 21, B, TR, M, CAP);
     uint len = d >> 8;
     if (check && len == 0u) bad |= 1u;
     sh += len; // ≤ 31 + 11
@@ -230,11 +254,11 @@ uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inou
 // symbols in bits 0..7 and 8..15. Two codes take at most 22 bits, all inside the window's 32 bits from sh, so the
 // window moves once per pair (at most one word: sh ≤ 31 + 22) and reads the ring once.
 uint decodePair(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, uint B, uint TR,
-                uint RB) {
+                uint M, uint CAP, uint RB) {
     uint bits = window(c0, c1, sh), xr = bitfieldReverse(bits);
-    uint d1 = lookup(bits, xr >> 21, B, TR);
+    uint d1 = lookup(bits, xr >> 21, B, TR, M, CAP);
     uint l1 = d1 >> 8;
-    uint d2 = lookup(bits >> l1, (xr << l1) >> 21, B, TR);
+    uint d2 = lookup(bits >> l1, (xr << l1) >> 21, B, TR, M, CAP);
     sh += l1 + (d2 >> 8);
     advance(c0, c1, nx, sh, k2, RB);
     return (d1 & 255u) | ((d2 & 255u) << 8);
@@ -369,68 +393,34 @@ void main() {
         uvec4 r2 = dec ? laneQuad(off + rel, 8u, nw) : uvec4(0u), r3 = dec ? laneQuad(off + rel, 12u, nw) : uvec4(0u);
         teamBarrier(); // the canonical order complete
         bool single = false; // a code of one symbol: lane patterns that start no code are possible
-        if (!skip && !raw) {
-            // Decode tables: code k of length l covers indices [a, a + 2^(11−l)) of x. Codes of at most 8 bits
-            // fill whole first-level words; 9-bit codes, and 11-bit codes in the second level, come in pairs of
-            // entries sharing a word (a complete code has an even number of each); a 10-bit code fills a
-            // second-level word.
-            uint used = 0u;
-            for (uint l = 1u; l <= HUFF_MAX_LEN; l++) used += dtab[BB + l];
-            single = used == 1u;
-            uint a = 0u, B = 2048u;
-            for (uint k = 0u; k < used; k++) {
-                uint s = (dtab[SB + k / 4u] >> (8u * (k % 4u))) & 255u;
-                uint l = nibble(LB, s - lo);
-                uint e = s | (l << 8);
-                if (l <= 8u) {
-                    uint w0 = a / 8u, w1 = w0 + (1u << (8u - l));
-                    for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < w1; w += TEAM) FREV(w) = e | (e << 16);
-                } else if (l == 9u) {
-                    if ((a & 4u) == 0u && (a / 8u) % TEAM == i) {
-                        // The other half: the next 9-bit code, or the start of the long codes.
-                        uint k2 = min(k + 1u, 255u);
-                        uint s2 = (dtab[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
-                        uint e2 = k + 1u < used && nibble(LB, s2 - lo) == 9u ? s2 | (9u << 8) : LONG;
-                        FREV(a / 8u) = e | (e2 << 16);
-                    }
-                } else {
-                    B = min(B, a);
-                    uint t = a - B;
-                    if (l == 10u) {
-                        if ((t / 2u) % TEAM == i) TTAB2(t / 2u, e, e);
-                    } else if ((t & 1u) == 0u && (t / 2u) % TEAM == i) {
-                        uint k2 = min(k + 1u, 255u);
-                        uint s2 = (dtab[SB + k2 / 4u] >> (8u * (k2 % 4u))) & 255u;
-                        TTAB2(t / 2u, e, s2 | (HUFF_MAX_LEN << 8));
-                    }
-                }
-                a += 1u << (HUFF_MAX_LEN - l);
+        if (!skip && !raw && i < HUFF_MAX_LEN + 1u) {
+            // Length l = i + 1: the x and the canonical rank where its codes start (code k of length l covers
+            // indices [a, a + 2^(11−l)) of x).
+            uint l = i + 1u, st = 0u, rk = 0u;
+            for (uint j = 1u; j < l; j++) {
+                st += dtab[BB + j] << (HUFF_MAX_LEN - j);
+                rk += dtab[BB + j];
             }
-            // From B on, the first level points to the second (B = 2048, nothing, without long codes); a single
-            // code (0) leaves indices 1... without one.
-            uint w0 = (B + 7u) / 8u;
-            for (uint w = w0 + ((i + TEAM - (w0 % TEAM)) % TEAM); w < 256u; w += TEAM) FREV(w) = LONG | (LONG << 16);
-            if (used == 1u) {
-                for (uint w = 128u + i; w < 256u; w += TEAM) FREV(w) = 0u;
-            }
-            if (i == 0u) tB[team] = B;
+            CSTART(l) = st;
+            CRANK(l) = rk;
         }
         teamBarrier();
         if (!skip && !raw) {
-            // First level by lane bits as they come: entry p is entry reverse9(p) of the table by ranges.
-            for (uint w = i; w < 256u; w += TEAM) {
-                uint pa = bitfieldReverse(2u * w) >> 23, pb = bitfieldReverse(2u * w + 1u) >> 23;
-                uint ea = (FREV(pa >> 1) >> ((pa & 1u) << 4)) & 0xFFFFu;
-                uint eb = (FREV(pb >> 1) >> ((pb & 1u) << 4)) & 0xFFFFu;
-                FTAB2(w, ea, eb);
+            uint end = CSTART(HUFF_MAX_LEN + 1u), W = min(L1MIN, 9u), B = CSTART(W + 1u);
+            while (W < 9u && end - B > 1024u - (1u << W)) B = CSTART(++W + 1u);
+            single = CRANK(HUFF_MAX_LEN + 1u) == 1u;
+            uint ne = (1u << W) + end - B; // entries read: the first level, the second up to the code's end
+            for (uint w = i; 2u * w < ne; w += TEAM) TAB2(w, tableEntry(2u * w, W, B, end, RA, SB),
+                                                       tableEntry(2u * w + 1u, W, B, end, RA, SB));
+            if (i == 0u) {
+                tB[team] = B;
+                tW[team] = W;
             }
-        }
-        if (!skip && !raw) {
             TBASE(i) = pc.pieceBase + off + rel;
             TPK(0u, i) = 8u | (nw > 8u ? min(nw - 8u, 15u) << 16 : 0u);
         }
         teamBarrier(); // decode tables built
-        uint B = tB[team];
+        uint B = tB[team], M = (1u << tW[team]) - 1u, CAP = 1022u - M;
         uint bad = 0u;
         uint ci = laneValues(m, i);
         bool emit = !skip;
@@ -490,14 +480,14 @@ void main() {
                     uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
                     if (lim == BP && !single) {
                         [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
-                            uint a = decodePair(c0, c1, nx, sh, k2, B, TR, RB);
-                            a |= decodePair(c0, c1, nx, sh, k2, B, TR, RB) << 16;
+                            uint a = decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB);
+                            a |= decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB) << 16;
                             if ((PROF & 32u) == 0u) stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
                         }
                     } else {
                         uint a = 0u;
                         [[dont_unroll]] for (uint q = 0u; q < lim; q++) {
-                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, RB, true) << (8u * (q & 3u));
+                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, M, CAP, RB, true) << (8u * (q & 3u));
                             if ((PROF & 32u) == 0u && ((q & 3u) == 3u || q + 1u == lim)) {
                                 stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = a;
                                 a = 0u;

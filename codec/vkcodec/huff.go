@@ -44,15 +44,19 @@ type HuffKernels struct {
 	// one funnel shift, and the decode tables are 16-bit entries read without shifts). Default: whether the device
 	// enabled shaderInt64 and shaderInt16; VKZIP_HUFF_INT64=0 turns it off.
 	Int64 bool
+	// L1Bits is the fewest index bits of the first level of the decoder's tables (5–9, default 6; each chunk takes
+	// more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab); VKZIP_HUFF_L1_BITS
+	// overrides it.
+	L1Bits uint32
 
 	mu    sync.Mutex
 	pipes map[huffPipeKey]*vk.Pipeline
 }
 
 type huffPipeKey struct {
-	name                    string
-	wg, shift, batch, cache uint32
-	teamSync                bool
+	name                        string
+	wg, shift, batch, cache, l1 uint32
+	teamSync                    bool
 }
 
 // push-constant sizes of the huff kernels, in bytes
@@ -70,9 +74,10 @@ func envU32(name string, def uint32) uint32 {
 	return def
 }
 
-// fitHuffDecodeWG halves a decode workgroup size until its shared memory (4 chunks' at 128) fits the device.
-func (b *Backend) fitHuffDecodeWG(dwg uint32, wide bool) uint32 {
-	for dwg > layout.HuffLanes && huffDecodeShared(dwg, wide) > b.info.Limits.MaxComputeSharedMemorySize {
+// fitHuffDecodeWG halves a decode workgroup size until the shared memory of the decoder kernel (4 chunks' at 128)
+// fits the device.
+func (b *Backend) fitHuffDecodeWG(dwg uint32, kernel string) uint32 {
+	for dwg > layout.HuffLanes && huffDecodeShared(dwg, kernel) > b.info.Limits.MaxComputeSharedMemorySize {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
 	}
 	return dwg
@@ -107,41 +112,45 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
 	team := b.teamSyncable() && os.Getenv("VKZIP_HUFF_TEAM_SYNC") != "0"
 	wide := b.huffWide() && os.Getenv("VKZIP_HUFF_INT64") != "0"
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG(team))), wide)
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG(team))), huffDecodeKernel(wide))
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
 		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg, CheckWG: wg(envU32("VKZIP_HUFF_CHECK_WG", 128)),
 		CheckGroups: envU32("VKZIP_HUFF_CHECK_GROUPS", 0), CheckFirst: os.Getenv("VKZIP_HUFF_CHECK_FIRST") == "1",
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
-		Int64:      wide, TeamSync: team,
+		Int64:      wide, TeamSync: team, L1Bits: min(max(envU32("VKZIP_HUFF_L1_BITS", 6), 5), 9),
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
 const huffDecodeTeam = layout.HuffLanes
 
-// huffDecodeShared is huff_decode's shared memory in bytes for workgroups of wg invocations: per chunk in flight
-// the staging of one block's exponents (4 rows of 36 words), 6 flags and the lane load positions (32 + 2 × 32); an
-// arena holding every chunk's two decode-table rows (a separate array with wide, huff_decode_i64) and its lanes'
-// rings (32 × 17 words, the header's arrays until the ring is filled), at least the 7 × 256 words the raw chunks'
-// code construction borrows; per workgroup the code construction's codes (256, unused by the decoder: an upper
-// bound) and scalars (4), a flag and 32 lane sizes.
-func huffDecodeShared(wg uint32, wide bool) uint32 {
+// huffDecodeShared is the shared memory in bytes of a huff decoder kernel for workgroups of wg invocations: per
+// chunk in flight the staging of one block's exponents (4 rows of 36 words), 7 flags and the lane load positions
+// (32 + 2 × 32); an arena holding every chunk's two decode-table rows (a separate array in huff_decode_i64) and its
+// lanes' rings (32 × 17 words, the header's arrays until the ring is filled), at least the 7 × 256 words the raw
+// chunks' code construction borrows; per workgroup the code construction's codes (256, unused by the decoder: an
+// upper bound) and scalars (4), a flag and 32 lane sizes.
+func huffDecodeShared(wg uint32, kernel string) uint32 {
 	k := wg / huffDecodeTeam
 	arena := max(k*(512+32*17), 7*256)
-	if wide {
+	if kernel == "huff_decode_i64" {
 		arena = k*512 + max(k*32*17, 7*256)
 	}
-	return 4 * (k*(144+6+96) + arena + 256 + 4 + 1 + 32)
+	return 4 * (k*(144+7+96) + arena + 256 + 4 + 1 + 32)
 }
 
-// decodeKernel names the decoder's variant (Int64).
-func (k *HuffKernels) decodeKernel() string {
-	if k.Int64 {
+// huffDecodeKernel names the decoder variant: huff_decode_i64 where the device has 64- and 16-bit integers in
+// shaders (wide), huff_decode elsewhere.
+func huffDecodeKernel(wide bool) string {
+	if wide {
 		return "huff_decode_i64"
 	}
 	return "huff_decode"
 }
+
+// decodeKernel names the decoder's variant (Int64).
+func (k *HuffKernels) decodeKernel() string { return huffDecodeKernel(k.Int64) }
 
 // decodeGroups is the decoder's grid for C chunks.
 func (k *HuffKernels) decodeGroups(C uint64) uint32 {
@@ -164,7 +173,7 @@ func (k *HuffKernels) Close() error {
 }
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift,
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift, l1: k.L1Bits,
 		teamSync: k.TeamSync && k.b.teamSyncable()}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -190,7 +199,8 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode", "huff_decode_i64":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile}, vk.SpecConst{ID: 4, Value: b2u(key.teamSync)})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile}, vk.SpecConst{ID: 4, Value: b2u(key.teamSync)},
+			vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)})
 		if key.teamSync {
 			desc.RequiredSubgroupSize, desc.RequireFullSubgroups = layout.HuffLanes, true
 		}

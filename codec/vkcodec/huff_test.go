@@ -59,6 +59,19 @@ func huffPatterns(r *rand.Rand, n int) map[string][]byte {
 			}
 			return uint16(e)<<7 | uint16(r.Uint32()&0x807F)
 		}),
+		// 100 equally common exponents: codes of 6 and 7 bits, the 7-bit ones more than half of the 11-bit index
+		// space, so the decoder's tables take a first level of 7 bits, not 6.
+		"wide": mk(func(int) uint16 { return uint16(60+r.IntN(100))<<7 | uint16(r.Uint32()&0x807F) }),
+		// Half the values one exponent, half spread over 254 others: a 1-bit code and ~9-bit ones whose ranges
+		// fill half the 11-bit index space (the decoder's first level takes 9 bits).
+		"half": mk(func(i int) uint16 {
+			e := 127
+			if i%2 == 1 {
+				e = 1 + r.IntN(254)
+				e += e / 127 // not 127
+			}
+			return uint16(e)<<7 | uint16(r.Uint32()&0x807F)
+		}),
 	}
 }
 
@@ -176,7 +189,7 @@ func TestHuffVulkanVariants(t *testing.T) {
 	const shift = 12
 	p := huffPatterns(r, 1<<shift)
 	var src []byte
-	for _, name := range []string{"kv", "noise", "kv", "fib", "one", "noise", "noise", "all", "kv", "kv", "noise", "kv"} {
+	for _, name := range []string{"kv", "noise", "kv", "fib", "one", "noise", "wide", "noise", "all", "kv", "tail", "half", "kv", "noise", "kv"} {
 		src = append(src, p[name]...)
 	}
 	src = append(src, p["kv"][:2*777]...)
@@ -189,26 +202,32 @@ func TestHuffVulkanVariants(t *testing.T) {
 			i64                     bool
 			cache                   uint32 // the encoder's CacheShift (0: the default)
 			noTeam                  bool   // the decoder's workgroup barriers where teams may be subgroups
+			l1                      uint32 // the decoder's L1Bits (0: the default)
 		}{
-			{32, 32, 1, 1, false, 0, false}, {64, 64, 2, 3, true, 0, false}, {128, 128, 0, 8, false, 0, false},
-			{128, 128, 0, 8, true, 0, false}, {128, 128, 0, 8, true, 0, true}, {256, 256, 1, 16, true, 0, false},
-			{128, 256, 3, 8, false, 0, true}, {128, 32, 3, 8, false, 0, false},
+			{32, 32, 1, 1, false, 0, false, 0}, {64, 64, 2, 3, true, 0, false, 0}, {128, 128, 0, 8, false, 0, false, 0},
+			{128, 128, 0, 8, true, 0, false, 0}, {128, 128, 0, 8, true, 0, true, 0}, {256, 256, 1, 16, true, 0, false, 0},
+			{128, 256, 3, 8, false, 0, true, 0}, {128, 32, 3, 8, false, 0, false, 0},
 			// three segments per lane: segments of a multiple of eight positions
-			{96, 96, 2, 5, false, 0, false},
+			{96, 96, 2, 5, false, 0, false, 0},
 			// exponents read again from the source
-			{256, 128, 2, 8, false, 11, false}, {64, 64, 0, 4, false, 11, false},
+			{256, 128, 2, 8, false, 11, false, 0}, {64, 64, 0, 4, false, 11, false, 0},
+			// first levels of the decode tables wider than KV chunks need
+			{128, 128, 0, 8, true, 0, false, 9}, {128, 64, 2, 8, false, 0, false, 8}, {64, 128, 0, 8, true, 0, false, 5},
 		} {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
 			// The device's limits bound the variant (lavapipe: 32 KiB of shared memory, too little for 128).
 			k.Int64 = v.i64 && vb.huffWide()
 			k.EncodeWG, k.PlaceWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.ewg, lim),
-				vb.fitHuffDecodeWG(min(v.dwg, lim), k.Int64),
+				vb.fitHuffDecodeWG(min(v.dwg, lim), huffDecodeKernel(k.Int64)),
 				v.groups, v.batch
 			if v.cache != 0 {
 				k.CacheShift = v.cache
 			}
 			k.TeamSync = k.TeamSync && !v.noTeam
+			if v.l1 != 0 {
+				k.L1Bits = v.l1
+			}
 			got, err := k.Encode(ctx, src, n, shift, cs)
 			require.NoError(t, err, name)
 			require.True(t, string(body) == string(got), "%s: bytes differ at %d", name, firstDiff(body, got))
@@ -233,8 +252,9 @@ func TestHuffVulkanVariants(t *testing.T) {
 // (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
 func TestHuffDecodeSharedBudget(t *testing.T) {
 	t.Setenv("VKZIP_HUFF_INT64", "")
-	require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG(true), false), uint32(48<<10))
-	require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG(true), true), uint32(48<<10))
+	for _, kernel := range []string{"huff_decode", "huff_decode_i64"} {
+		require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG(true), kernel), uint32(48<<10), kernel)
+	}
 	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
@@ -242,7 +262,7 @@ func TestHuffDecodeSharedBudget(t *testing.T) {
 	require.Equal(t, vb.huffWide(), k.Int64, "the 64-bit decoder wherever the device has 64- and 16-bit integers")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
 	require.Zero(t, k.DecodeWG%huffDecodeTeam)
-	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG, k.Int64), vb.info.Limits.MaxComputeSharedMemorySize)
+	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG, k.decodeKernel()), vb.info.Limits.MaxComputeSharedMemorySize)
 	src := huffPatterns(rand.New(rand.NewPCG(24, 14)), 3<<12+5)["kv"]
 	n := uint64(len(src) / 2)
 	dst := make([]byte, len(src))
