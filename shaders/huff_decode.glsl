@@ -78,6 +78,12 @@ const uint TEAM = LANES;     // invocations per chunk, one lane each
 layout(constant_id = 4) const uint TEAM_SYNC = 0;
 // L1MIN: the fewest first-level index bits a chunk's decode tables take (see dtab); 9 gives every chunk the widest.
 layout(constant_id = 5) const uint L1MIN = 6;
+// ONE_READ 1: a code takes one table read, its level chosen by x < B; 0: both levels read and the first chooses.
+// The decode chains are bound by instructions per code, not by the reads' latency: one read, a clamp and a select
+// fewer per code took the H200 from 700 to 766 GB/s, while a uniform branch (subgroupAny) around the second read
+// cost a third, and tables of several codes per entry (fewer reads per code, more instructions) a sixth
+// (bench/RESULTS.md, seventh session of 2026-12-02).
+layout(constant_id = 6) const uint ONE_READ = 1;
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
@@ -191,9 +197,15 @@ uint window(uint c0, uint c1, uint sh) {
 }
 
 // lookup is the decode tables' entry (symbol | length << 8) of the code that starts the lane bits `bits` (first bit
-// lowest), x being their first 11 bits read first bit highest; M = 2^W − 1 and CAP = 1023 − 2^W (dtab).
-uint lookup(uint bits, uint x, uint B, uint TR, uint M, uint CAP) {
+// lowest), x being their first 11 bits read first bit highest; M = 2^W − 1 and CAP = 1023 − 2^W (dtab). Without
+// clamp, x − B must lie in the second level (a complete code).
+uint lookup(uint bits, uint x, uint B, uint TR, uint M, uint CAP, bool clamp) {
     if ((PROF & 16u) != 0u) return (x & 255u) | (3u << 8);
+    if (ONE_READ != 0u) {
+        // x < B exactly where the first level holds the code: one read, its index chosen by a compare.
+        uint y = clamp ? min(x - B, CAP) : x - B;
+        return ENT(x < B ? (bits & M) : M + 1u + y);
+    }
     // Both levels are read at once (the second's index clamps to the row's last entry below B, one word that the
     // short codes' lanes share): a branch for the rare long codes made the whole subgroup wait whenever one lane
     // had one.
@@ -242,7 +254,7 @@ void advance(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout u
 uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, inout uint bad, uint B,
                 uint TR, uint M, uint CAP, uint RB, bool check) {
     uint bits = window(c0, c1, sh);
-    uint d = lookup(bits, bitfieldReverse(bits) >> 21, B, TR, M, CAP);
+    uint d = lookup(bits, bitfieldReverse(bits) >> 21, B, TR, M, CAP, true);
     uint len = d >> 8;
     if (check && len == 0u) bad |= 1u;
     sh += len; // ≤ 31 + 11
@@ -256,9 +268,9 @@ uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inou
 uint decodePair(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, uint B, uint TR,
                 uint M, uint CAP, uint RB) {
     uint bits = window(c0, c1, sh), xr = bitfieldReverse(bits);
-    uint d1 = lookup(bits, xr >> 21, B, TR, M, CAP);
+    uint d1 = lookup(bits, xr >> 21, B, TR, M, CAP, false);
     uint l1 = d1 >> 8;
-    uint d2 = lookup(bits >> l1, (xr << l1) >> 21, B, TR, M, CAP);
+    uint d2 = lookup(bits >> l1, (xr << l1) >> 21, B, TR, M, CAP, false);
     sh += l1 + (d2 >> 8);
     advance(c0, c1, nx, sh, k2, RB);
     return (d1 & 255u) | ((d2 & 255u) << 8);
@@ -409,7 +421,9 @@ void main() {
             uint end = CSTART(HUFF_MAX_LEN + 1u), W = min(L1MIN, 9u), B = CSTART(W + 1u);
             while (W < 9u && end - B > 1024u - (1u << W)) B = CSTART(++W + 1u);
             single = CRANK(HUFF_MAX_LEN + 1u) == 1u;
-            uint ne = (1u << W) + end - B; // entries read: the first level, the second up to the code's end
+            // Entries read: the first level, the second up to the code's end; with a single-symbol code, all (no
+            // code from x = 1024 on: entries 0).
+            uint ne = single ? 1024u : (1u << W) + end - B;
             for (uint w = i; 2u * w < ne; w += TEAM) TAB2(w, tableEntry(2u * w, W, B, end, RA, SB),
                                                        tableEntry(2u * w + 1u, W, B, end, RA, SB));
             if (i == 0u) {

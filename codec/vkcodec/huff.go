@@ -48,6 +48,9 @@ type HuffKernels struct {
 	// more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab); VKZIP_HUFF_L1_BITS
 	// overrides it.
 	L1Bits uint32
+	// TwoReads reads both levels of the decoder's tables for every code, the first choosing, instead of one level
+	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ); VKZIP_HUFF_ONE_READ=0 sets it.
+	TwoReads bool
 
 	mu    sync.Mutex
 	pipes map[huffPipeKey]*vk.Pipeline
@@ -56,7 +59,7 @@ type HuffKernels struct {
 type huffPipeKey struct {
 	name                        string
 	wg, shift, batch, cache, l1 uint32
-	teamSync                    bool
+	teamSync, twoReads          bool
 }
 
 // push-constant sizes of the huff kernels, in bytes
@@ -119,7 +122,8 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
 		Int64:      wide, TeamSync: team, L1Bits: min(max(envU32("VKZIP_HUFF_L1_BITS", 6), 5), 9),
-		pipes: map[huffPipeKey]*vk.Pipeline{}}
+		TwoReads: os.Getenv("VKZIP_HUFF_ONE_READ") == "0",
+		pipes:    map[huffPipeKey]*vk.Pipeline{}}
 }
 
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
@@ -173,7 +177,7 @@ func (k *HuffKernels) Close() error {
 }
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift, l1: k.L1Bits,
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift, l1: k.L1Bits, twoReads: k.TwoReads,
 		teamSync: k.TeamSync && k.b.teamSyncable()}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -200,7 +204,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	case "huff_decode", "huff_decode_i64":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile}, vk.SpecConst{ID: 4, Value: b2u(key.teamSync)},
-			vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)})
+			vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)}, vk.SpecConst{ID: 6, Value: b2u(!key.twoReads)})
 		if key.teamSync {
 			desc.RequiredSubgroupSize, desc.RequireFullSubgroups = layout.HuffLanes, true
 		}

@@ -147,6 +147,35 @@ func classAt(t *testing.T, e error) string {
 	return fmt.Sprintf("%v@%d", ce.Class, ce.Chunk)
 }
 
+// A single-symbol chunk decoded in the table row a coded chunk used before it (one team, one workgroup): a bit of
+// its lanes' first words flipped starts no code (x ≥ 1024), and the decoder must report the lane stream corrupt,
+// as the reference does, whatever the coded chunk left in the row.
+func TestHuffVulkanSingleAfterCoded(t *testing.T) {
+	vb := openTest(t, Options{Groups: 1})
+	k := NewHuffKernels(vb)
+	defer k.Close()
+	k.DecodeWG, k.DecodeGroups = huffDecodeTeam, 1
+	p := huffPatterns(rand.New(rand.NewPCG(25, 14)), 4096)
+	src := append(append([]byte{}, p["kv"]...), p["one"]...)
+	const shift = 12
+	n := uint64(len(src) / 2)
+	body := huffRef(t, src, shift, false)
+	g := layout.Huff{N: n, Shift: shift}
+	e := body[g.TableOffset()+12:]
+	require.Zero(t, binary.LittleEndian.Uint32(e)>>layout.KindShift, "the single-symbol chunk is coded")
+	piece := g.PieceOffset() + 4*uint64(binary.LittleEndian.Uint32(e[4:]))
+	lanes := piece + layout.HuffTableBytes(uint(body[piece]), uint(body[piece+1])) + 4*layout.HuffCountsWords
+	for bit := 0; bit < 32*32; bit += 7 { // bits of the first words of lanes 0, 1, …
+		mod := append([]byte{}, body...)
+		mod[lanes+uint64(bit/8)] ^= 1 << (bit % 8)
+		want := codec.DecodeHuff(make([]byte, 2*n), mod, n, shift, false)
+		require.Error(t, want, "bit %d", bit)
+		got, err := k.Decode(context.Background(), mod, n, shift, false, make([]byte, 2*n))
+		require.NoError(t, err)
+		require.Equal(t, classAt(t, want), classAt(t, got), "bit %d", bit)
+	}
+}
+
 // Damaged bodies get the reference's verdict, class and chunk: single bit flips anywhere, with checksums (mostly
 // checksum errors) and with CRCs recomputed after the flip (lane streams, tables, padding, choices).
 func TestHuffVulkanHostile(t *testing.T) {
@@ -203,16 +232,20 @@ func TestHuffVulkanVariants(t *testing.T) {
 			cache                   uint32 // the encoder's CacheShift (0: the default)
 			noTeam                  bool   // the decoder's workgroup barriers where teams may be subgroups
 			l1                      uint32 // the decoder's L1Bits (0: the default)
+			twoReads                bool   // the decoder's TwoReads
 		}{
-			{32, 32, 1, 1, false, 0, false, 0}, {64, 64, 2, 3, true, 0, false, 0}, {128, 128, 0, 8, false, 0, false, 0},
-			{128, 128, 0, 8, true, 0, false, 0}, {128, 128, 0, 8, true, 0, true, 0}, {256, 256, 1, 16, true, 0, false, 0},
-			{128, 256, 3, 8, false, 0, true, 0}, {128, 32, 3, 8, false, 0, false, 0},
+			{32, 32, 1, 1, false, 0, false, 0, false}, {64, 64, 2, 3, true, 0, false, 0, false}, {128, 128, 0, 8, false, 0, false, 0, false},
+			{128, 128, 0, 8, true, 0, false, 0, false}, {128, 128, 0, 8, true, 0, true, 0, false}, {256, 256, 1, 16, true, 0, false, 0, false},
+			{128, 256, 3, 8, false, 0, true, 0, false}, {128, 32, 3, 8, false, 0, false, 0, false},
 			// three segments per lane: segments of a multiple of eight positions
-			{96, 96, 2, 5, false, 0, false, 0},
+			{96, 96, 2, 5, false, 0, false, 0, false},
 			// exponents read again from the source
-			{256, 128, 2, 8, false, 11, false, 0}, {64, 64, 0, 4, false, 11, false, 0},
+			{256, 128, 2, 8, false, 11, false, 0, false}, {64, 64, 0, 4, false, 11, false, 0, false},
 			// first levels of the decode tables wider than KV chunks need
-			{128, 128, 0, 8, true, 0, false, 9}, {128, 64, 2, 8, false, 0, false, 8}, {64, 128, 0, 8, true, 0, false, 5},
+			{128, 128, 0, 8, true, 0, false, 9, false}, {128, 64, 2, 8, false, 0, false, 8, false},
+			{64, 128, 0, 8, true, 0, false, 5, false},
+			// both levels of the decode tables read for every code
+			{128, 128, 0, 8, true, 0, false, 0, true}, {64, 64, 2, 8, false, 0, false, 0, true},
 		} {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
@@ -225,6 +258,7 @@ func TestHuffVulkanVariants(t *testing.T) {
 				k.CacheShift = v.cache
 			}
 			k.TeamSync = k.TeamSync && !v.noTeam
+			k.TwoReads = v.twoReads
 			if v.l1 != 0 {
 				k.L1Bits = v.l1
 			}
