@@ -85,7 +85,7 @@ layout(constant_id = 5) const uint L1MIN = 6;
 // (bench/RESULTS.md, seventh session of 2026-12-02).
 layout(constant_id = 6) const uint ONE_READ = 1;
 const uint K = WG / TEAM;    // chunks per workgroup
-const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than 9 bits
+const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than W bits (dtab)
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
 const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
 
