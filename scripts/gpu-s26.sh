@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Session-26 device run (one call): the Vulkan package tests matching TESTRUN, the previous tree (.devbin/vkzip-old) and this one alternated on the huff bench
-# (512 MiB kvlike, ROUNDS rounds, compiler statistics in the first; AB: "binary|ENV=V,..." entries), environment and
-# flag variants of this tree (VARIANTS, gpu-huff.sh syntax), then with FINAL=1 the final checks of this tree
-# (conformance, the Vulkan package tests, issue #4's acceptance command, the huff bench: gpu-s22-final.sh). Files
-# in $OUT.
+# Session-26 device run (one call): the Vulkan package tests matching TESTRUN, the previous tree (.devbin/vkzip-old)
+# and this one alternated on the huff bench (512 MiB kvlike, ROUNDS rounds, compiler statistics in the first; AB:
+# "binary|ENV=V,..." entries), environment and flag variants of this tree (VARIANTS, gpu-huff.sh syntax), then with
+# FINAL=1 the final checks of this tree (conformance, the Vulkan package tests, issue #4's acceptance command, the huff
+# bench: gpu-s22-final.sh). Files in $OUT.
 set -uo pipefail
 . "$(dirname "$0")/gpu-env.sh"
 if [ -n "${TESTRUN-}" ]; then

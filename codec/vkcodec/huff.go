@@ -44,9 +44,9 @@ type HuffKernels struct {
 	// one funnel shift, and the decode tables are 16-bit entries read without shifts). Default: whether the device
 	// enabled shaderInt64 and shaderInt16; VKZIP_HUFF_INT64=0 turns it off.
 	Int64 bool
-	// L1Bits is the fewest index bits of the first level of the decoder's tables (5–9, default 6; each chunk takes
-	// more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab); VKZIP_HUFF_L1_BITS
-	// overrides it.
+	// L1Bits is the fewest index bits of the first level of the decoder's tables (clamped to 5–9, default 6; each
+	// chunk takes more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab);
+	// VKZIP_HUFF_L1_BITS overrides it.
 	L1Bits uint32
 	// TwoReads reads both levels of the decoder's tables for every code, the first choosing, instead of one level
 	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ); VKZIP_HUFF_ONE_READ=0 sets it.
@@ -121,7 +121,7 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 		CheckGroups: envU32("VKZIP_HUFF_CHECK_GROUPS", 0), CheckFirst: os.Getenv("VKZIP_HUFF_CHECK_FIRST") == "1",
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
-		Int64:      wide, TeamSync: team, L1Bits: min(max(envU32("VKZIP_HUFF_L1_BITS", 6), 5), 9),
+		Int64:      wide, TeamSync: team, L1Bits: envU32("VKZIP_HUFF_L1_BITS", 6),
 		TwoReads: os.Getenv("VKZIP_HUFF_ONE_READ") == "0",
 		pipes:    map[huffPipeKey]*vk.Pipeline{}}
 }
@@ -177,8 +177,8 @@ func (k *HuffKernels) Close() error {
 }
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift, l1: k.L1Bits, twoReads: k.TwoReads,
-		teamSync: k.TeamSync && k.b.teamSyncable()}
+	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift, l1: k.L1Bits,
+		twoReads: k.TwoReads, teamSync: k.TeamSync && k.b.teamSyncable()}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if p := k.pipes[key]; p != nil {
@@ -203,8 +203,9 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode", "huff_decode_i64":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile}, vk.SpecConst{ID: 4, Value: b2u(key.teamSync)},
-			vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)}, vk.SpecConst{ID: 6, Value: b2u(!key.twoReads)})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
+			vk.SpecConst{ID: 4, Value: b2u(key.teamSync)}, vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)},
+			vk.SpecConst{ID: 6, Value: b2u(!key.twoReads)})
 		if key.teamSync {
 			desc.RequiredSubgroupSize, desc.RequireFullSubgroups = layout.HuffLanes, true
 		}
