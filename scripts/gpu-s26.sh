@@ -3,7 +3,7 @@
 # and this one alternated on the huff bench (512 MiB kvlike, ROUNDS rounds, compiler statistics in the first; AB:
 # "binary|ENV=V,..." entries), environment and flag variants of this tree (VARIANTS, gpu-huff.sh syntax), then with
 # FINAL=1 the final checks of this tree (conformance, the Vulkan package tests, issue #4's acceptance command, the huff
-# bench: gpu-s22-final.sh). Files in $OUT.
+# bench: gpu-s22-final.sh). VSTATS=1 prints the variants' compiler statistics too. Files in $OUT.
 set -uo pipefail
 . "$(dirname "$0")/gpu-env.sh"
 if [ -n "${TESTRUN-}" ]; then
@@ -17,6 +17,6 @@ for r in $(seq ${ROUNDS:-2}); do
       grep -v "huff_encode\|huff_place\|sz4_scan"
   done
 done
-[ -n "${VARIANTS:-}" ] && ITERS=6 VARIANTS="$VARIANTS" bash scripts/gpu-huff.sh 2>&1 | grep -v "huff_encode\|huff_place\|sz4_scan"
+[ -n "${VARIANTS:-}" ] && ITERS=6 STATS=${VSTATS:-} VARIANTS="$VARIANTS" bash scripts/gpu-huff.sh 2>&1 | grep -v "huff_encode\|huff_place\|sz4_scan"
 [ "${FINAL:-0}" = 1 ] && RUNS= AB_FORMATS=none ROUNDS=0 bash scripts/gpu-s22-final.sh
 exit 0

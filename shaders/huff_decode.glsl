@@ -2,16 +2,15 @@
 // of K chunks), a team of 32 invocations per chunk. Per chunk, in parallel over the team: the table entry against its
 // neighbour's and the piece header (lengths parsed 8 nibbles per word, Kraft sum from per-length counts), the
 // canonical order of the symbols (rank among equal lengths by nibble popcounts) and the two-level decode tables (see
-// dtab below). Then the chunk's values go
-// in blocks of 16 positions (512 values): invocation l decodes lane l's 16 codes into the staging buffer, reading
-// the lane's words from a 16-word ring in shared memory that the team refills together, each invocation loading
-// words of eight lanes at the block's start for the next block (see the ring's comment: the decode chain must never
-// wait for global memory). After a barrier, invocation t
-// combines values 16t..16t+15 of the block with their low bytes (16-byte loads, issued three blocks ahead) into two
-// 16-byte stores. Shared memory is what bounds the chunks in flight
-// (NVIDIA's driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB, the
-// header's arrays until the ring is filled) and one block's exponents (576 bytes), the first
-// two in an arena that the raw chunks' code construction borrows.
+// dtab below). Then the chunk's values go in blocks of 16 positions (512 values): invocation l decodes lane l's 16
+// codes into the staging buffer, reading the lane's words from a 16-word ring in shared memory that it refills
+// itself, loading two words at each block's start for later blocks (see the ring's comment: the decode chain must
+// never wait for global memory). After a barrier, invocation t combines values 16t..16t+15 of the block with their
+// low bytes (16-byte loads, issued LOWPF blocks ahead) into two 16-byte stores. The chunks in flight per SM are what
+// bounds the decoder (its chains wait on each other's latency): registers and shared memory decide them (NVIDIA's
+// driver keeps about 100 KiB per SM), so a chunk keeps only its decode tables (2 KiB), ring (2.1 KiB, the header's
+// arrays until the ring is filled) and one block's exponents (576 bytes), the first two in an arena that the raw
+// chunks' code construction borrows, and the block loop is one block long (its instructions stay in cache).
 // The chunk checksums are huff_check.comp's, a kernel of its own that the host records beside this one (it has
 // many more words in flight per SM than the decode chains leave room for); a stream error of a chunk whose checksum
 // fails is reported too, and the status's precedence (checksum before stream errors) decides, as in the reference.
@@ -32,12 +31,16 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_ARENA dtab
+// TABN: the 16-bit entries of a chunk's decode tables (dtab): 1024, 512 or 256. Smaller tables leave room in shared
+// memory for more chunks per SM; chunks whose tables do not fit (at 256: codes longer than 6 bits over more than 192
+// of the 2048 values of x, where KV chunks have 20–40) are decoded through their canonical ranges (WIDE), slower.
+layout(constant_id = 7) const uint TABN = 1024;
 // Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
 // construction, which borrows them once the workgroup's chunks are decoded.
 #if HUFF_INT16
 #define TROW 0u   // the decode tables are 16-bit entries of their own array (tab16)
 #else
-#define TROW 512u // two rows of decode tables, 16-bit entries in pairs
+#define TROW (TABN / 2u) // the decode tables, 16-bit entries in pairs
 #endif
 #define CHW (TROW + 32u * 17u)
 #define HUFF_ARENA_WORDS ((WG / 32u) * CHW > 1792u ? (WG / 32u) * CHW : 1792u)
@@ -84,10 +87,17 @@ layout(constant_id = 5) const uint L1MIN = 6;
 // cost a third, and tables of several codes per entry (fewer reads per code, more instructions) a sixth
 // (bench/RESULTS.md, seventh session of 2026-12-02).
 layout(constant_id = 6) const uint ONE_READ = 1;
+// RFILL: the words each lane loads into its ring per block (1–4; see the ring).
+layout(constant_id = 10) const uint RFILL = 2; // (8 is CRC_BITS, set for every kernel)
+// LOWPF: how many blocks ahead the low words are loaded (1–3).
+layout(constant_id = 11) const uint LOWPF = 1;
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than W bits (dtab)
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
 const uint NBLK = PMAX / BP; // blocks of a full chunk (even: PMAX ≥ 128)
+// A WIDE chunk's table row (dtab): a first level of WWIDE bits, then symbols, CSTART and OFF per length.
+const uint WWIDE = TABN >= 512u ? 8u : 6u;
+const uint WSYM = 1u << WWIDE, WCST = WSYM + 128u, WOFF = WCST + 16u;
 
 // teamBarrier orders a team's own shared memory: a subgroup barrier with TEAM_SYNC, else the workgroup's.
 void teamBarrier() {
@@ -99,14 +109,17 @@ void teamBarrier() {
     }
 }
 
-// dtab (declared by huff_common.glsl) is an arena of 256-word rows: chunk k's decode tables in rows 2k and 2k+1
-// (with 16-bit integers, in tab16 below), then the rings of all chunks' lanes. The decode tables are 1024 16-bit
-// entries (symbol | length << 8) in two levels. With x the next 11 lane bits read first bit highest, each code
+// dtab (declared by huff_common.glsl) is an arena: chunk k's decode tables in its row of TABN / 2 words (with 16-bit
+// integers, in tab16 below), then the rings of all chunks' lanes. The decode tables are TABN 16-bit entries
+// (symbol | length << 8) in two levels. With x the next 11 lane bits read first bit highest, each code
 // covers one contiguous range of x, shorter codes first. The first level, entries 0 .. 2^W − 1, holds the codes
 // of at most W bits, indexed by the next W lane bits as they come (first bit lowest: no reversal on the chain),
 // and LONG where a longer code starts; the second, from entry 2^W, holds the longer codes at x − B (B: the first x
-// of a code longer than W bits). Each chunk takes the least W ≥ L1MIN whose second level fits the row (W = 9
-// always fits: at most 510 entries of 10- and 11-bit codes, Kraft with 256 symbols). Why small W: 32 lanes read
+// of a code longer than W bits). Each chunk takes the least W ≥ L1MIN whose second level fits the row (with 1024
+// entries W = 9 always fits: at most 510 entries of 10- and 11-bit codes, Kraft with 256 symbols). A chunk whose
+// tables fit no W ≤ log2(TABN) is WIDE: a first level of WWIDE bits, then its symbols in canonical order (two per
+// entry, from WSYM) and per code length l its CSTART (entry WCST + l) and OFF (WOFF + l: CRANK(l) minus CSTART(l)'s
+// first l bits, 16-bit two's complement), from which lookupWide finds the longer codes. Why small W: 32 lanes read
 // their entries at once, and entries in different words of one bank are read one after another. A first level
 // of 2^6 entries is 32 words, one per bank, so its reads never conflict; at W = 9 (256 words) a read of KV data
 // took 3.2–3.5 passes on average, and the second level of KV chunks at W = 6 is 20–40 entries, also one word per
@@ -115,7 +128,7 @@ void teamBarrier() {
 // integers, its first word without).
 #if HUFF_INT16
 // With 16-bit integers the tables are an array of their own, 16-bit entries (no shifts on the decode chain).
-shared uint16_t tab16[K * 1024u];
+shared uint16_t tab16[K * TABN];
 #define TAB2(w, a, b) { tab16[TR + 2u * (w)] = uint16_t(a); tab16[TR + 2u * (w) + 1u] = uint16_t(b); }
 #define ENT(e) uint(tab16[TR + (e)])
 #else
@@ -144,15 +157,6 @@ shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
 shared uint tRaw[K], tOff[K], tM[K]; // raw chunks awaiting the choice check
 shared uint sAnyRaw;
 shared uint rawLW[LANES];
-// Lane word loads (see the ring): per lane its first word's index in the piece binding (per chunk), and per block
-// the index of the word the next loads follow (the block's first word + 8) with the words left from it (≤ 15) in
-// bits 16..19, double-buffered by block parity, so that each invocation loads words of other lanes.
-shared uvec4 tBase[K * 8u];
-shared uvec4 tPk[2u * K * 8u];
-#define TBASE(l) tBase[team * 8u + (l) / 4u][(l) % 4u]
-#define TPK(b, l) tPk[((b) * K + team) * 8u + (l) / 4u][(l) % 4u]
-#define TBASEV(l) tBase[team * 8u + (l) / 4u] // lanes l .. l+3 (l a multiple of 4)
-#define TPKV(b, l) tPk[((b) * K + team) * 8u + (l) / 4u]
 
 uint pieceWord(uint i) {
     uint w = pc.pieceLen / 4u;
@@ -213,6 +217,17 @@ uint lookup(uint bits, uint x, uint B, uint TR, uint M, uint CAP, bool clamp) {
     return f == LONG ? g : f;
 }
 
+// lookupWide is lookup's entry for a WIDE chunk (dtab): a code of at most WWIDE bits from the first level, a longer
+// one from the canonical ranges: its length the longest l with CSTART(l) ≤ x, its rank x's first l bits + OFF(l).
+uint lookupWide(uint bits, uint x, uint B, uint TR) {
+    uint f = ENT(bits & (WSYM - 1u));
+    uint l = WWIDE + 1u;
+    [[unroll]] for (uint j = WWIDE + 2u; j <= HUFF_MAX_LEN; j++) l += x >= ENT(WCST + j) ? 1u : 0u;
+    uint k = min(uint(int(x >> (HUFF_MAX_LEN - l)) + (int(ENT(WOFF + l) << 16) >> 16)), 255u);
+    uint d = ((ENT(WSYM + k / 2u) >> (8u * (k & 1u))) & 255u) | (l << 8);
+    return x < B ? f : d;
+}
+
 // codeEntry is the entry of the code whose range holds x (0 when none does: a single-symbol code), from the
 // chunk's CSTART, CRANK and canonical order (SB).
 uint codeEntry(uint x, uint RA, uint SB) {
@@ -226,7 +241,15 @@ uint codeEntry(uint x, uint RA, uint SB) {
 }
 
 // tableEntry is entry e of a chunk's decode tables with a first level of W bits, B and end (CSTART(12)) as above.
-uint tableEntry(uint e, uint W, uint B, uint end, uint RA, uint SB) {
+uint tableEntry(uint e, uint W, uint B, uint end, uint RA, uint SB, bool wide) {
+    if (wide && e >= (1u << W)) {
+        uint l = e - WOFF; // OFF(l), CSTART(l) for l ≤ 12
+        if (e >= WOFF) return l <= HUFF_MAX_LEN ? (CRANK(l) - (CSTART(l) >> (HUFF_MAX_LEN - l))) & 0xFFFFu : 0u;
+        if (e >= WCST) return e - WCST <= HUFF_MAX_LEN + 1u ? CSTART(e - WCST) : 0u;
+        uint j = e - WSYM; // symbols 2j, 2j+1 (dtab[SB ..] holds four per word)
+        if (e >= WSYM) return (dtab[SB + j / 2u] >> (16u * (j & 1u))) & 0xFFFFu;
+        return 0u;
+    }
     if (e < (1u << W)) {
         uint x = (bitfieldReverse(e) >> (32u - W)) << (HUFF_MAX_LEN - W);
         return x < B ? codeEntry(x, RA, SB) : (x < end ? LONG : 0u);
@@ -252,9 +275,10 @@ void advance(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout u
 // ring read. With check, bad gets 1 for a pattern that starts no code (only a single-symbol code has those).
 // Registers and the table lookups only: the same steps in every lane.
 uint decodeStep(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout uint k2, inout uint bad, uint B,
-                uint TR, uint M, uint CAP, uint RB, bool check) {
-    uint bits = window(c0, c1, sh);
-    uint d = lookup(bits, bitfieldReverse(bits) >> 21, B, TR, M, CAP, true);
+                uint TR, uint M, uint CAP, uint RB, bool check, bool wide) {
+    uint bits = window(c0, c1, sh), x = bitfieldReverse(bits) >> 21, d;
+    if (wide) d = lookupWide(bits, x, B, TR);
+    else d = lookup(bits, x, B, TR, M, CAP, true);
     uint len = d >> 8;
     if (check && len == 0u) bad |= 1u;
     sh += len; // ≤ 31 + 11
@@ -284,7 +308,7 @@ void report(uint cls, uint v) {
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint team = TEAM_SYNC != 0u ? gl_SubgroupID : t / TEAM, i = TEAM_SYNC != 0u ? gl_SubgroupInvocationID : t % TEAM;
-    uint TR = HUFF_INT16 != 0 ? team * 1024u : team * 512u, RA = K * TROW + team * LANES * RS;
+    uint TR = HUFF_INT16 != 0 ? team * TABN : team * (TABN / 2u), RA = K * TROW + team * LANES * RS;
     uint SB = RA + 256u, LB = RA + 320u, NB = RA + 352u, BB = RA + 384u;
     for (uint base = gl_WorkGroupID.x * K; base < pc.chunks; base += gl_NumWorkGroups.x * K) {
         uint c = base + team;
@@ -405,6 +429,7 @@ void main() {
         uvec4 r2 = dec ? laneQuad(off + rel, 8u, nw) : uvec4(0u), r3 = dec ? laneQuad(off + rel, 12u, nw) : uvec4(0u);
         teamBarrier(); // the canonical order complete
         bool single = false; // a code of one symbol: lane patterns that start no code are possible
+        bool wide = false;   // tables of the WIDE layout (dtab)
         if (!skip && !raw && i < HUFF_MAX_LEN + 1u) {
             // Length l = i + 1: the x and the canonical rank where its codes start (code k of length l covers
             // indices [a, a + 2^(11−l)) of x).
@@ -418,36 +443,39 @@ void main() {
         }
         teamBarrier();
         if (!skip && !raw) {
-            uint end = CSTART(HUFF_MAX_LEN + 1u), W = min(L1MIN, 9u), B = CSTART(W + 1u);
-            while (W < 9u && end - B > 1024u - (1u << W)) B = CSTART(++W + 1u);
+            uint end = CSTART(HUFF_MAX_LEN + 1u), WMAX = min(uint(findMSB(TABN)), 9u);
+            uint W = min(L1MIN, WMAX), B = CSTART(W + 1u);
+            while (W < WMAX && end - B > TABN - (1u << W)) B = CSTART(++W + 1u);
+            wide = end - B > TABN - (1u << W);
+            if (wide) B = CSTART((W = WWIDE) + 1u);
             single = CRANK(HUFF_MAX_LEN + 1u) == 1u;
             // Entries read: the first level, the second up to the code's end; with a single-symbol code, all (no
-            // code from x = 1024 on: entries 0).
-            uint ne = single ? 1024u : (1u << W) + end - B;
-            for (uint w = i; 2u * w < ne; w += TEAM) TAB2(w, tableEntry(2u * w, W, B, end, RA, SB),
-                                                       tableEntry(2u * w + 1u, W, B, end, RA, SB));
+            // code from x = 1024 on: entries 0); a WIDE chunk's up to its last CRANK.
+            uint ne = single ? TABN : (wide ? WOFF + HUFF_MAX_LEN + 1u : (1u << W) + end - B);
+            for (uint w = i; 2u * w < ne; w += TEAM) TAB2(w, tableEntry(2u * w, W, B, end, RA, SB, wide),
+                                                       tableEntry(2u * w + 1u, W, B, end, RA, SB, wide));
             if (i == 0u) {
                 tB[team] = B;
-                tW[team] = W;
+                tW[team] = W | (wide ? 16u : 0u);
             }
-            TBASE(i) = pc.pieceBase + off + rel;
-            TPK(0u, i) = 8u | (nw > 8u ? min(nw - 8u, 15u) << 16 : 0u);
         }
         teamBarrier(); // decode tables built
-        uint B = tB[team], M = (1u << tW[team]) - 1u, CAP = 1022u - M;
+        uint B = tB[team], M = (1u << (tW[team] & 15u)) - 1u, CAP = TABN - 2u - M;
+        wide = tW[team] >= 16u;
         uint bad = 0u;
         uint ci = laneValues(m, i);
         bool emit = !skip;
-        // The lane's words reach the chain through its ring in shared memory. A block's 16 codes take at most 176
-        // bits, so from word k (the lane's bit position / 32) at the block's start the chain's window (decodeStep)
-        // reads words k .. k+8 at most. At every block's start the team loads words k+9 .. k+15 of every lane (k+8
-        // is in the ring already) and stores them after the block's chain, into slots that chain does not read, so
-        // the ring holds k .. k+15 for the next block (whose first word is at most k+6). The loads are spread over
-        // the team: invocation 8g + s loads word k+8+s of lanes 8g .. 8g+7 (s = 0 idles), so each load instruction
-        // reads four short runs of words instead of 32 scattered words (the lane positions come through shared
-        // memory, TPK). Every lane loads at the same step: in SIMT a register loaded by one lane stalls the whole
-        // subgroup at its next use by any lane, so lanes fetching on their own schedules would wait at almost every
-        // step.
+        // The lane's words reach the chain through its ring in shared memory, 16 slots (word w at slot w % 16) that
+        // only the lane's own invocation writes and reads. The chain's window (decodeStep) holds words k2−2, k2−1
+        // and nx = word k2; a block's 16 codes take at most 176 bits, so its chain reads ring words k2 .. k2+6 (nx
+        // is read again while the window stays). The ring holds words up to f ≥ k2 + 6 at every block's start. Each
+        // block loads RFILL words f+1 .. (those below k2 + 16: their slots hold words before k2) at its start
+        // and stores them after its chain, so the loads' latency hides behind the chain; KV lanes advance ~1.5
+        // words per block. A lane that falls short (f < k2 + 6 after a block: codes of more than 2·32/16 bits on
+        // average) loads up to 8 more words at once before the next block. Every lane loads at the same step: in
+        // SIMT a register loaded by one lane stalls the whole subgroup at its next use by any lane.
+        uint lb = pc.pieceBase + off + rel; // the lane's first word in the piece binding
+        uint f = 15u;                       // the ring's last word
         if (dec) {
             [[unroll]] for (uint r = 0u; r < 4u; r++) {
                 RING(r) = r0[r];
@@ -456,8 +484,6 @@ void main() {
                 RING(12u + r) = r3[r];
             }
         }
-        uint lg = i & ~7u, ls = i & 7u; // this invocation loads word k+8+ls of lanes lg .. lg+7
-        uint slots = 0u;                // the ring slots of those words, 4 bits per lane
         // The chain's window in registers (decodeStep).
         uint c0 = 0u, c1 = 0u, nx = 0u, sh = 0u, k2 = 2u;
         if (dec && (PROF & 64u) == 0u) {
@@ -466,33 +492,29 @@ void main() {
             nx = RING(2u);
         }
         uint vt = 16u * i; // this invocation's first value in every block
-        // Low words of blocks bk .. bk+3 in lw[bk % 4]: each load is issued three blocks before its use.
-        uvec4 lw[4];
-        [[unroll]] for (uint r = 0u; r < 3u; r++) lw[r] = emit ? lowQuad(v0 / 4u + (512u * r + vt) / 4u) : uvec4(0u);
-        lw[3] = uvec4(0u);
-        for (uint blk = 0u; blk < NBLK; blk += 4u) {
-            [[unroll]] for (uint hb = 0u; hb < 4u; hb++) {
-                uint bk = blk + hb;
-                if (emit && bk + 3u < NBLK) lw[(hb + 3u) & 3u] = lowQuad(v0 / 4u + (512u * (bk + 3u) + vt) / 4u);
+        // Low words of blocks bk .. bk+LOWPF−1 in lw[0 ..]: each load is issued LOWPF blocks before its use, and the
+        // registers move down a place per block (a loop body of one block: four unrolled blocks, to index lw by
+        // constants, made the hot loop four times the instruction cache's worth).
+        uvec4 lw[3];
+        [[unroll]] for (uint r = 0u; r < 3u; r++) {
+            lw[r] = emit && r < LOWPF ? lowQuad(v0 / 4u + (512u * r + vt) / 4u) : uvec4(0u);
+        }
+        [[dont_unroll]] for (uint bk = 0u; bk < NBLK; bk++) {
+            {
+                uvec4 ln = emit && bk + LOWPF < NBLK ? lowQuad(v0 / 4u + (512u * (bk + LOWPF) + vt) / 4u) : uvec4(0u);
                 if (dec) {
-                    if ((PROF & 128u) == 0u) {
-                        // Words inside each lane, so inside the piece by the structure checks.
-                        uvec4 p0 = TPKV(bk & 1u, lg), p1 = TPKV(bk & 1u, lg + 4u);
-                        uvec4 b0 = TBASEV(lg), b1 = TBASEV(lg + 4u);
-                        slots = 0u;
-                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                            uint q0 = p0[r] & 0xFFFFu, q1 = p1[r] & 0xFFFFu;
-                            r0[r] = ls != 0u && ls < (p0[r] >> 16) ? pieces[b0[r] + q0 + ls] : 0u;
-                            r1[r] = ls != 0u && ls < (p1[r] >> 16) ? pieces[b1[r] + q1 + ls] : 0u;
-                            slots |= ((q0 + ls) & 15u) << (4u * r) | ((q1 + ls) & 15u) << (4u * r + 16u);
-                        }
+                    // Words inside the lane (so inside the piece by the structure checks), past its end zeros.
+                    uint lead = f - k2, rw[4];
+                    [[unroll]] for (uint s = 0u; s < RFILL; s++) {
+                        uint w = f + 1u + s;
+                        rw[s] = (PROF & 128u) == 0u && lead + s < 15u && w < nw ? pieces[lb + w] : 0u;
                     }
                     // The serial decode chain, four codes to a staging word. A full block (every lane of every full
                     // chunk, unless its code has a single symbol) is unrolled: no position checks, constant shifts,
                     // no check for a pattern that starts no code (a complete code has none), and the window moves
                     // once per two codes (decodePair).
                     uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
-                    if (lim == BP && !single) {
+                    if (lim == BP && !single && !wide) {
                         [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
                             uint a = decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB);
                             a |= decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB) << 16;
@@ -501,28 +523,32 @@ void main() {
                     } else {
                         uint a = 0u;
                         [[dont_unroll]] for (uint q = 0u; q < lim; q++) {
-                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, M, CAP, RB, true) << (8u * (q & 3u));
+                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, M, CAP, RB, true, wide)
+                                << (8u * (q & 3u));
                             if ((PROF & 32u) == 0u && ((q & 3u) == 3u || q + 1u == lim)) {
                                 stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = a;
                                 a = 0u;
                             }
                         }
                     }
-                    // The words loaded at the block's start, into slots this block's chains do not read; then
-                    // where the next loads start.
-                    if (ls != 0u) {
-                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                            dtab[RA + (lg + r) * RS + ((slots >> (4u * r)) & 15u)] = r0[r];
-                            dtab[RA + (lg + 4u + r) * RS + ((slots >> (4u * r + 16u)) & 15u)] = r1[r];
-                        }
+                    // The words loaded at the block's start, into slots the chain has passed; then the rare refill.
+                    [[unroll]] for (uint s = 0u; s < RFILL; s++) {
+                        if (lead + s < 15u) RING((f + 1u + s) & 15u) = rw[s];
                     }
-                    uint pk = k2 + 6u; // the next block's first word + 8
-                    TPK((bk + 1u) & 1u, i) = pk | (nw > pk ? min(nw - pk, 15u) << 16 : 0u);
+                    f += lead < 15u ? min(RFILL, 15u - lead) : 0u;
+                    if (f < k2 + 6u) {
+                        uint cw[8];
+                        [[unroll]] for (uint s = 0u; s < 8u; s++) {
+                            cw[s] = f + 1u + s < nw ? pieces[lb + f + 1u + s] : 0u;
+                        }
+                        [[unroll]] for (uint s = 0u; s < 8u; s++) RING((f + 1u + s) & 15u) = cw[s];
+                        f += 8u;
+                    }
                 }
                 teamBarrier();
                 uint vb = 512u * bk + vt; // value index in the chunk of this invocation's 16
                 if (emit && vb < m) {
-                    uvec4 lq = lw[hb];
+                    uvec4 lq = lw[0];
                     uvec4 e0, e1, e2, e3;
                     if (raw) {
                         uint pb = off + vb / 4u;
@@ -568,6 +594,9 @@ void main() {
                     }
                 }
                 teamBarrier(); // staging read before the next block writes it
+                lw[0] = LOWPF > 1u ? lw[1] : ln;
+                lw[1] = LOWPF > 2u ? lw[2] : ln;
+                lw[2] = ln;
             }
         }
         if (dec) {

@@ -51,6 +51,13 @@ type HuffKernels struct {
 	// TwoReads reads both levels of the decoder's tables for every code, the first choosing, instead of one level
 	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ); VKZIP_HUFF_ONE_READ=0 sets it.
 	TwoReads bool
+	// TableEntries is the 16-bit entries of a chunk's decode tables in the decoder's shared memory (256, 512, 1024;
+	// default DefaultHuffTableEntries; shaders/huff_decode.glsl: TABN); VKZIP_HUFF_TABLE overrides it.
+	TableEntries uint32
+	// RingFill is the words each lane loads into its ring per block (1–4, default 2; RFILL), LowAhead how many
+	// blocks ahead the low words are loaded (1–3, default 1: fewer registers; LOWPF); VKZIP_HUFF_RFILL and
+	// VKZIP_HUFF_LOWPF.
+	RingFill, LowAhead uint32
 
 	mu    sync.Mutex
 	pipes map[huffPipeKey]*vk.Pipeline
@@ -59,6 +66,7 @@ type HuffKernels struct {
 type huffPipeKey struct {
 	name                        string
 	wg, shift, batch, cache, l1 uint32
+	table, rfill, lowAhead      uint32
 	teamSync, twoReads          bool
 }
 
@@ -79,22 +87,17 @@ func envU32(name string, def uint32) uint32 {
 
 // fitHuffDecodeWG halves a decode workgroup size until the shared memory of the decoder kernel (4 chunks' at 128)
 // fits the device.
-func (b *Backend) fitHuffDecodeWG(dwg uint32, kernel string) uint32 {
-	for dwg > layout.HuffLanes && huffDecodeShared(dwg, kernel) > b.info.Limits.MaxComputeSharedMemorySize {
+func (b *Backend) fitHuffDecodeWG(dwg uint32, kernel string, table uint32) uint32 {
+	for dwg > layout.HuffLanes && huffDecodeShared(dwg, kernel, table) > b.info.Limits.MaxComputeSharedMemorySize {
 		dwg = max(layout.HuffLanes, dwg/2/layout.HuffLanes*layout.HuffLanes)
 	}
 	return dwg
 }
 
-// defaultHuffDecodeWG is the decoder's default workgroup: with teams synced as subgroups, 8 chunks in flight in
-// 41 KiB of shared memory (two workgroups per SM on an H200, as many chunks as four of 128, but 1–5 % faster);
-// otherwise 4 chunks in 24 KiB (eight chunks behind every workgroup barrier were 4 % slower). bench/RESULTS.md.
-func defaultHuffDecodeWG(teamSync bool) uint32 {
-	if teamSync {
-		return 256
-	}
-	return 128
-}
+// defaultHuffDecodeWG is the decoder's default workgroup: 4 chunks in flight in 19 KiB of shared memory. At the
+// decoder's 86 registers an H200 SM holds five such workgroups (20 warps, so 20 chunks) where workgroups of 256 (8
+// chunks in 38 KiB) fit only twice: 16 (bench/RESULTS.md, eighth session of 2026-12-02).
+const defaultHuffDecodeWG = 128
 
 // huffWide: the device enabled 64-bit and 16-bit integers in shaders, so huff_decode_i64 can run there.
 func (b *Backend) huffWide() bool {
@@ -115,33 +118,46 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
 	team := b.teamSyncable() && os.Getenv("VKZIP_HUFF_TEAM_SYNC") != "0"
 	wide := b.huffWide() && os.Getenv("VKZIP_HUFF_INT64") != "0"
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG(team))), huffDecodeKernel(wide))
+	tab := huffTableEntries(envU32("VKZIP_HUFF_TABLE", 0))
+	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG)), huffDecodeKernel(wide), tab)
 	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
 		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg, CheckWG: wg(envU32("VKZIP_HUFF_CHECK_WG", 128)),
 		CheckGroups: envU32("VKZIP_HUFF_CHECK_GROUPS", 0), CheckFirst: os.Getenv("VKZIP_HUFF_CHECK_FIRST") == "1",
 		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
 		Int64:      wide, TeamSync: team, L1Bits: envU32("VKZIP_HUFF_L1_BITS", 6),
-		TwoReads: os.Getenv("VKZIP_HUFF_ONE_READ") == "0",
-		pipes:    map[huffPipeKey]*vk.Pipeline{}}
+		TwoReads: os.Getenv("VKZIP_HUFF_ONE_READ") == "0", TableEntries: tab,
+		RingFill: min(envU32("VKZIP_HUFF_RFILL", 2), 4), LowAhead: min(envU32("VKZIP_HUFF_LOWPF", 1), 3),
+		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
 const huffDecodeTeam = layout.HuffLanes
 
-// huffDecodeShared is the shared memory in bytes of a huff decoder kernel for workgroups of wg invocations: per
-// chunk in flight the staging of one block's exponents (4 rows of 36 words), 7 flags and the lane load positions
-// (32 + 2 × 32); an arena holding every chunk's two decode-table rows (a separate array in huff_decode_i64) and its
-// lanes' rings (32 × 17 words, the header's arrays until the ring is filled), at least the 7 × 256 words the raw
+// huffDecodeShared is the shared memory in bytes of a huff decoder kernel for workgroups of wg invocations and
+// decode tables of the given entries: per chunk in flight the staging of one block's exponents (4 rows of 36 words)
+// and 7 flags; an arena holding every chunk's decode tables (table/2 words; a separate array in huff_decode_i64) and
+// its lanes' rings (32 × 17 words, the header's arrays until the ring is filled), at least the 7 × 256 words the raw
 // chunks' code construction borrows; per workgroup the code construction's codes (256, unused by the decoder: an
 // upper bound) and scalars (4), a flag and 32 lane sizes.
-func huffDecodeShared(wg uint32, kernel string) uint32 {
+func huffDecodeShared(wg uint32, kernel string, table uint32) uint32 {
 	k := wg / huffDecodeTeam
-	arena := max(k*(512+32*17), 7*256)
+	arena := max(k*(table/2+32*17), 7*256)
 	if kernel == "huff_decode_i64" {
-		arena = k*512 + max(k*32*17, 7*256)
+		arena = k*table/2 + max(k*32*17, 7*256)
 	}
-	return 4 * (k*(144+7+96) + arena + 256 + 4 + 1 + 32)
+	return 4 * (k*(144+7) + arena + 256 + 4 + 1 + 32)
+}
+
+// DefaultHuffTableEntries is the decoder's table entries per chunk unless set (HuffKernels.TableEntries).
+const DefaultHuffTableEntries = 1024
+
+// huffTableEntries is v if it is a table size the decoder takes (256, 512 or 1024), else the default.
+func huffTableEntries(v uint32) uint32 {
+	if v == 256 || v == 512 || v == 1024 {
+		return v
+	}
+	return DefaultHuffTableEntries
 }
 
 // huffDecodeKernel names the decoder variant: huff_decode_i64 where the device has 64- and 16-bit integers in
@@ -178,7 +194,8 @@ func (k *HuffKernels) Close() error {
 
 func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
 	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift, l1: k.L1Bits,
-		twoReads: k.TwoReads, teamSync: k.TeamSync && k.b.teamSyncable()}
+		twoReads: k.TwoReads, teamSync: k.TeamSync && k.b.teamSyncable(), table: huffTableEntries(k.TableEntries),
+		rfill: min(max(k.RingFill, 1), 4), lowAhead: min(max(k.LowAhead, 1), 3)}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if p := k.pipes[key]; p != nil {
@@ -205,7 +222,8 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
 			vk.SpecConst{ID: 4, Value: b2u(key.teamSync)}, vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)},
-			vk.SpecConst{ID: 6, Value: b2u(!key.twoReads)})
+			vk.SpecConst{ID: 6, Value: b2u(!key.twoReads)}, vk.SpecConst{ID: 7, Value: key.table},
+			vk.SpecConst{ID: 10, Value: key.rfill}, vk.SpecConst{ID: 11, Value: key.lowAhead})
 		if key.teamSync {
 			desc.RequiredSubgroupSize, desc.RequireFullSubgroups = layout.HuffLanes, true
 		}

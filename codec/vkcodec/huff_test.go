@@ -234,28 +234,49 @@ func TestHuffVulkanVariants(t *testing.T) {
 			noTeam                  bool   // the decoder's workgroup barriers where teams may be subgroups
 			l1                      uint32 // the decoder's L1Bits (0: the default)
 			twoReads                bool   // the decoder's TwoReads
+			table                   uint32 // the decoder's TableEntries (0: the default)
+			rfill, lowAhead         uint32 // the decoder's RingFill and LowAhead (0: the defaults)
 		}{
-			{32, 32, 1, 1, false, 0, false, 0, false}, {64, 64, 2, 3, true, 0, false, 0, false},
-			{128, 128, 0, 8, false, 0, false, 0, false}, {128, 128, 0, 8, true, 0, false, 0, false},
-			{128, 128, 0, 8, true, 0, true, 0, false}, {256, 256, 1, 16, true, 0, false, 0, false},
-			{128, 256, 3, 8, false, 0, true, 0, false}, {128, 32, 3, 8, false, 0, false, 0, false},
+			{ewg: 32, dwg: 32, groups: 1, batch: 1}, {ewg: 64, dwg: 64, groups: 2, batch: 3, i64: true},
+			{ewg: 128, dwg: 128, batch: 8}, {ewg: 128, dwg: 128, batch: 8, i64: true},
+			{ewg: 128, dwg: 128, batch: 8, i64: true, noTeam: true},
+			{ewg: 256, dwg: 256, groups: 1, batch: 16, i64: true},
+			{ewg: 128, dwg: 256, groups: 3, batch: 8, noTeam: true}, {ewg: 128, dwg: 32, groups: 3, batch: 8},
 			// three segments per lane: segments of a multiple of eight positions
-			{96, 96, 2, 5, false, 0, false, 0, false},
+			{ewg: 96, dwg: 96, groups: 2, batch: 5},
 			// exponents read again from the source
-			{256, 128, 2, 8, false, 11, false, 0, false}, {64, 64, 0, 4, false, 11, false, 0, false},
+			{ewg: 256, dwg: 128, groups: 2, batch: 8, cache: 11}, {ewg: 64, dwg: 64, batch: 4, cache: 11},
 			// first levels of the decode tables wider than KV chunks need
-			{128, 128, 0, 8, true, 0, false, 9, false}, {128, 64, 2, 8, false, 0, false, 8, false},
-			{64, 128, 0, 8, true, 0, false, 5, false},
+			{ewg: 128, dwg: 128, batch: 8, i64: true, l1: 9}, {ewg: 128, dwg: 64, groups: 2, batch: 8, l1: 8},
+			{ewg: 64, dwg: 128, batch: 8, i64: true, l1: 5},
 			// both levels of the decode tables read for every code
-			{128, 128, 0, 8, true, 0, false, 0, true}, {64, 64, 2, 8, false, 0, false, 0, true},
+			{ewg: 128, dwg: 128, batch: 8, i64: true, twoReads: true},
+			{ewg: 64, dwg: 64, groups: 2, batch: 8, twoReads: true},
+			// tables of 256 and 512 entries: the half, tail and noise chunks WIDE (shaders/huff_decode.glsl: dtab)
+			{ewg: 128, dwg: 128, batch: 8, i64: true, table: 256}, {ewg: 64, dwg: 64, groups: 2, batch: 8, table: 256},
+			{ewg: 128, dwg: 256, groups: 3, batch: 8, i64: true, noTeam: true, table: 256, l1: 5},
+			{ewg: 128, dwg: 128, batch: 8, i64: true, table: 256, l1: 8, twoReads: true},
+			{ewg: 128, dwg: 128, batch: 8, i64: true, table: 512}, {ewg: 64, dwg: 64, groups: 2, batch: 8, table: 512},
+			// ring fills of one word per block (most lanes fall short: the catch-up loads) and four; low words
+			// loaded one and two blocks ahead
+			{ewg: 128, dwg: 128, batch: 8, i64: true, rfill: 1, lowAhead: 1},
+			{ewg: 64, dwg: 64, groups: 2, batch: 8, rfill: 1, table: 256, lowAhead: 2},
+			{ewg: 128, dwg: 256, groups: 1, batch: 8, i64: true, rfill: 4, lowAhead: 2},
 		} {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
 			k := NewHuffKernels(vb)
 			// The device's limits bound the variant (lavapipe: 32 KiB of shared memory, too little for 128).
 			k.Int64 = v.i64 && vb.huffWide()
 			k.EncodeWG, k.PlaceWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.ewg, lim),
-				vb.fitHuffDecodeWG(min(v.dwg, lim), huffDecodeKernel(k.Int64)),
+				vb.fitHuffDecodeWG(min(v.dwg, lim), huffDecodeKernel(k.Int64), huffTableEntries(v.table)),
 				v.groups, v.batch
+			k.TableEntries = huffTableEntries(v.table)
+			if v.rfill != 0 {
+				k.RingFill = v.rfill
+			}
+			if v.lowAhead != 0 {
+				k.LowAhead = v.lowAhead
+			}
 			if v.cache != 0 {
 				k.CacheShift = v.cache
 			}
@@ -289,7 +310,8 @@ func TestHuffVulkanVariants(t *testing.T) {
 func TestHuffDecodeSharedBudget(t *testing.T) {
 	t.Setenv("VKZIP_HUFF_INT64", "")
 	for _, kernel := range []string{"huff_decode", "huff_decode_i64"} {
-		require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG(true), kernel), uint32(48<<10), kernel)
+		require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG, kernel, DefaultHuffTableEntries),
+			uint32(48<<10), kernel)
 	}
 	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
 	vb := openTest(t, Options{})
@@ -298,7 +320,8 @@ func TestHuffDecodeSharedBudget(t *testing.T) {
 	require.Equal(t, vb.huffWide(), k.Int64, "the 64-bit decoder wherever the device has 64- and 16-bit integers")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
 	require.Zero(t, k.DecodeWG%huffDecodeTeam)
-	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG, k.decodeKernel()), vb.info.Limits.MaxComputeSharedMemorySize)
+	require.LessOrEqual(t, huffDecodeShared(k.DecodeWG, k.decodeKernel(), k.TableEntries),
+		vb.info.Limits.MaxComputeSharedMemorySize)
 	src := huffPatterns(rand.New(rand.NewPCG(24, 14)), 3<<12+5)["kv"]
 	n := uint64(len(src) / 2)
 	dst := make([]byte, len(src))
