@@ -26,7 +26,7 @@ type HuffKernels struct {
 	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
 	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); CheckWG and CheckGroups are the decoder's
 	// checksum pass's; Batch the loads each invocation of the kernels issues together (source, low, piece and CRC
-	// words). Defaults 256, 128, 256 (128 without TeamSync), 0, 128, 0, 8 (the fastest on an H200,
+	// words). Defaults 256, 128, 128, 0, 128, 0, 8 (the fastest on an H200,
 	// bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG, VKZIP_HUFF_DECODE_GROUPS,
 	// VKZIP_HUFF_CHECK_WG, VKZIP_HUFF_CHECK_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on
 	// one device.
