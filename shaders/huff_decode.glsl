@@ -149,8 +149,7 @@ const uint RS = 17u;            // ring stride per lane (16 words + 1: lanes' sl
 // Until the chunk's decode tables are built, its ring area (RA) holds the header's arrays: CSTART and CRANK
 // (words 0 .. 31), from word 256 the present symbols in canonical order (64 words, 4 per word), from 320 the
 // code lengths (32: symbol minSym + 8w + u in nibble u of word w), from 352 the lane word counts (32), from 384 the
-// symbols per code length (12). Shared memory bounds the chunks an SM holds: with these in the ring area and the
-// staging packed, a workgroup of 128 takes 23.5 KiB, so an SM holds four (16 chunks) instead of three.
+// symbols per code length (12): no shared memory of their own, which with registers bounds the chunks an SM holds.
 shared uint tFlag[K];           // 1: a length above 11 (corrupt); 2: non-zero table padding (non-canonical)
 shared uint tB[K], tW[K];      // the chunk's decode tables: B and W (dtab)
 shared uint tBad[K];            // 1: lane stream corrupt, 2: non-canonical
@@ -201,7 +200,7 @@ uint window(uint c0, uint c1, uint sh) {
 }
 
 // lookup is the decode tables' entry (symbol | length << 8) of the code that starts the lane bits `bits` (first bit
-// lowest), x being their first 11 bits read first bit highest; M = 2^W − 1 and CAP = 1023 − 2^W (dtab). Without
+// lowest), x being their first 11 bits read first bit highest; M = 2^W − 1 and CAP = TABN − 1 − 2^W (dtab). Without
 // clamp, x − B must lie in the second level (a complete code).
 uint lookup(uint bits, uint x, uint B, uint TR, uint M, uint CAP, bool clamp) {
     if ((PROF & 16u) != 0u) return (x & 255u) | (3u << 8);
@@ -500,104 +499,102 @@ void main() {
             lw[r] = emit && r < LOWPF ? lowQuad(v0 / 4u + (512u * r + vt) / 4u) : uvec4(0u);
         }
         [[dont_unroll]] for (uint bk = 0u; bk < NBLK; bk++) {
-            {
-                uvec4 ln = emit && bk + LOWPF < NBLK ? lowQuad(v0 / 4u + (512u * (bk + LOWPF) + vt) / 4u) : uvec4(0u);
-                if (dec) {
-                    // Words inside the lane (so inside the piece by the structure checks), past its end zeros.
-                    uint lead = f - k2, rw[4];
-                    [[unroll]] for (uint s = 0u; s < RFILL; s++) {
-                        uint w = f + 1u + s;
-                        rw[s] = (PROF & 128u) == 0u && lead + s < 15u && w < nw ? pieces[lb + w] : 0u;
-                    }
-                    // The serial decode chain, four codes to a staging word. A full block (every lane of every full
-                    // chunk, unless its code has a single symbol) is unrolled: no position checks, constant shifts,
-                    // no check for a pattern that starts no code (a complete code has none), and the window moves
-                    // once per two codes (decodePair).
-                    uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
-                    if (lim == BP && !single && !wide) {
-                        [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
-                            uint a = decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB);
-                            a |= decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB) << 16;
-                            if ((PROF & 32u) == 0u) stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
-                        }
-                    } else {
-                        uint a = 0u;
-                        [[dont_unroll]] for (uint q = 0u; q < lim; q++) {
-                            a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, M, CAP, RB, true, wide)
-                                << (8u * (q & 3u));
-                            if ((PROF & 32u) == 0u && ((q & 3u) == 3u || q + 1u == lim)) {
-                                stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = a;
-                                a = 0u;
-                            }
-                        }
-                    }
-                    // The words loaded at the block's start, into slots the chain has passed; then the rare refill.
-                    [[unroll]] for (uint s = 0u; s < RFILL; s++) {
-                        if (lead + s < 15u) RING((f + 1u + s) & 15u) = rw[s];
-                    }
-                    f += lead < 15u ? min(RFILL, 15u - lead) : 0u;
-                    if (f < k2 + 6u) {
-                        uint cw[8];
-                        [[unroll]] for (uint s = 0u; s < 8u; s++) {
-                            cw[s] = f + 1u + s < nw ? pieces[lb + f + 1u + s] : 0u;
-                        }
-                        [[unroll]] for (uint s = 0u; s < 8u; s++) RING((f + 1u + s) & 15u) = cw[s];
-                        f += 8u;
-                    }
+            uvec4 ln = emit && bk + LOWPF < NBLK ? lowQuad(v0 / 4u + (512u * (bk + LOWPF) + vt) / 4u) : uvec4(0u);
+            if (dec) {
+                // Words inside the lane (so inside the piece by the structure checks), past its end zeros.
+                uint lead = f - k2, rw[4];
+                [[unroll]] for (uint s = 0u; s < RFILL; s++) {
+                    uint w = f + 1u + s;
+                    rw[s] = (PROF & 128u) == 0u && lead + s < 15u && w < nw ? pieces[lb + w] : 0u;
                 }
-                teamBarrier();
-                uint vb = 512u * bk + vt; // value index in the chunk of this invocation's 16
-                if (emit && vb < m) {
-                    uvec4 lq = lw[0];
-                    uvec4 e0, e1, e2, e3;
-                    if (raw) {
-                        uint pb = off + vb / 4u;
-                        e0 = bytes4(pieceWord(pb));
-                        e1 = bytes4(pieceWord(pb + 1u));
-                        e2 = bytes4(pieceWord(pb + 2u));
-                        e3 = bytes4(pieceWord(pb + 3u));
-                    } else {
-                        // Values 16i .. 16i+15: position i/2, lanes 16(i%2) .. +15.
-                        uint sb = team * 36u + 9u * (i >> 3) + 4u * (i & 1u), es = 8u * ((i >> 1) & 3u);
-                        e0 = (stg[sb] >> es) & 255u;
-                        e1 = (stg[sb + 1u] >> es) & 255u;
-                        e2 = (stg[sb + 2u] >> es) & 255u;
-                        e3 = (stg[sb + 3u] >> es) & 255u;
+                // The serial decode chain, four codes to a staging word. A full block (every lane of every full
+                // chunk, unless its code has a single symbol) is unrolled: no position checks, constant shifts,
+                // no check for a pattern that starts no code (a complete code has none), and the window moves
+                // once per two codes (decodePair).
+                uint lim = ci > bk * BP ? min(ci - bk * BP, BP) : 0u; // the lane's positions in this block
+                if (lim == BP && !single && !wide) {
+                    [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
+                        uint a = decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB);
+                        a |= decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB) << 16;
+                        if ((PROF & 32u) == 0u) stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
                     }
-                    uvec4 o0 = uvec4(spread2(lq.x & 0xFFFFu) | (e0.x << 7) | (e0.y << 23),
-                                     spread2(lq.x >> 16) | (e0.z << 7) | (e0.w << 23),
-                                     spread2(lq.y & 0xFFFFu) | (e1.x << 7) | (e1.y << 23),
-                                     spread2(lq.y >> 16) | (e1.z << 7) | (e1.w << 23));
-                    uvec4 o1 = uvec4(spread2(lq.z & 0xFFFFu) | (e2.x << 7) | (e2.y << 23),
-                                     spread2(lq.z >> 16) | (e2.z << 7) | (e2.w << 23),
-                                     spread2(lq.w & 0xFFFFu) | (e3.x << 7) | (e3.y << 23),
-                                     spread2(lq.w >> 16) | (e3.z << 7) | (e3.w << 23));
-                    if (vb + 16u > m) {
-                        // The chunk's (the tensor's) end: nothing of the values from m on.
-                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                            uint va = vb + 2u * r, vc = vb + 8u + 2u * r;
-                            o0[r] = va >= m ? 0u : (va + 1u >= m ? o0[r] & 0xFFFFu : o0[r]);
-                            o1[r] = vc >= m ? 0u : (vc + 1u >= m ? o1[r] & 0xFFFFu : o1[r]);
-                        }
-                    }
-                    uint di = (v0 + vb) / 2u;
-                    if ((PROF & 4u) == 0u || o0.x == 0x12345678u) {
-                        if ((pc.dstBase & 3u) == 0u && di + 7u < pc.dstWords) {
-                            dstv[(pc.dstBase + di) / 4u] = o0;
-                            dstv[(pc.dstBase + di) / 4u + 1u] = o1;
-                        } else {
-                            [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                                if (di + r < pc.dstWords) dst[pc.dstBase + di + r] = o0[r];
-                                if (di + 4u + r < pc.dstWords) dst[pc.dstBase + di + 4u + r] = o1[r];
-                            }
+                } else {
+                    uint a = 0u;
+                    [[dont_unroll]] for (uint q = 0u; q < lim; q++) {
+                        a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, M, CAP, RB, true, wide)
+                            << (8u * (q & 3u));
+                        if ((PROF & 32u) == 0u && ((q & 3u) == 3u || q + 1u == lim)) {
+                            stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = a;
+                            a = 0u;
                         }
                     }
                 }
-                teamBarrier(); // staging read before the next block writes it
-                lw[0] = LOWPF > 1u ? lw[1] : ln;
-                lw[1] = LOWPF > 2u ? lw[2] : ln;
-                lw[2] = ln;
+                // The words loaded at the block's start, into slots the chain has passed; then the rare refill.
+                [[unroll]] for (uint s = 0u; s < RFILL; s++) {
+                    if (lead + s < 15u) RING((f + 1u + s) & 15u) = rw[s];
+                }
+                f += lead < 15u ? min(RFILL, 15u - lead) : 0u;
+                if (f < k2 + 6u) {
+                    uint cw[8];
+                    [[unroll]] for (uint s = 0u; s < 8u; s++) {
+                        cw[s] = f + 1u + s < nw ? pieces[lb + f + 1u + s] : 0u;
+                    }
+                    [[unroll]] for (uint s = 0u; s < 8u; s++) RING((f + 1u + s) & 15u) = cw[s];
+                    f += 8u;
+                }
             }
+            teamBarrier();
+            uint vb = 512u * bk + vt; // value index in the chunk of this invocation's 16
+            if (emit && vb < m) {
+                uvec4 lq = lw[0];
+                uvec4 e0, e1, e2, e3;
+                if (raw) {
+                    uint pb = off + vb / 4u;
+                    e0 = bytes4(pieceWord(pb));
+                    e1 = bytes4(pieceWord(pb + 1u));
+                    e2 = bytes4(pieceWord(pb + 2u));
+                    e3 = bytes4(pieceWord(pb + 3u));
+                } else {
+                    // Values 16i .. 16i+15: position i/2, lanes 16(i%2) .. +15.
+                    uint sb = team * 36u + 9u * (i >> 3) + 4u * (i & 1u), es = 8u * ((i >> 1) & 3u);
+                    e0 = (stg[sb] >> es) & 255u;
+                    e1 = (stg[sb + 1u] >> es) & 255u;
+                    e2 = (stg[sb + 2u] >> es) & 255u;
+                    e3 = (stg[sb + 3u] >> es) & 255u;
+                }
+                uvec4 o0 = uvec4(spread2(lq.x & 0xFFFFu) | (e0.x << 7) | (e0.y << 23),
+                                 spread2(lq.x >> 16) | (e0.z << 7) | (e0.w << 23),
+                                 spread2(lq.y & 0xFFFFu) | (e1.x << 7) | (e1.y << 23),
+                                 spread2(lq.y >> 16) | (e1.z << 7) | (e1.w << 23));
+                uvec4 o1 = uvec4(spread2(lq.z & 0xFFFFu) | (e2.x << 7) | (e2.y << 23),
+                                 spread2(lq.z >> 16) | (e2.z << 7) | (e2.w << 23),
+                                 spread2(lq.w & 0xFFFFu) | (e3.x << 7) | (e3.y << 23),
+                                 spread2(lq.w >> 16) | (e3.z << 7) | (e3.w << 23));
+                if (vb + 16u > m) {
+                    // The chunk's (the tensor's) end: nothing of the values from m on.
+                    [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                        uint va = vb + 2u * r, vc = vb + 8u + 2u * r;
+                        o0[r] = va >= m ? 0u : (va + 1u >= m ? o0[r] & 0xFFFFu : o0[r]);
+                        o1[r] = vc >= m ? 0u : (vc + 1u >= m ? o1[r] & 0xFFFFu : o1[r]);
+                    }
+                }
+                uint di = (v0 + vb) / 2u;
+                if ((PROF & 4u) == 0u || o0.x == 0x12345678u) {
+                    if ((pc.dstBase & 3u) == 0u && di + 7u < pc.dstWords) {
+                        dstv[(pc.dstBase + di) / 4u] = o0;
+                        dstv[(pc.dstBase + di) / 4u + 1u] = o1;
+                    } else {
+                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                            if (di + r < pc.dstWords) dst[pc.dstBase + di + r] = o0[r];
+                            if (di + 4u + r < pc.dstWords) dst[pc.dstBase + di + 4u + r] = o1[r];
+                        }
+                    }
+                }
+            }
+            teamBarrier(); // staging read before the next block writes it
+            lw[0] = LOWPF > 1u ? lw[1] : ln;
+            lw[1] = LOWPF > 2u ? lw[2] : ln;
+            lw[2] = ln;
         }
         if (dec) {
             // Lane ends: enough words, no extra word, zero bits after the last code.

@@ -54,9 +54,9 @@ type HuffKernels struct {
 	// TableEntries is the 16-bit entries of a chunk's decode tables in the decoder's shared memory (256, 512, 1024;
 	// default DefaultHuffTableEntries; shaders/huff_decode.glsl: TABN); VKZIP_HUFF_TABLE overrides it.
 	TableEntries uint32
-	// RingFill is the words each lane loads into its ring per block (1–4, default 2; RFILL), LowAhead how many
-	// blocks ahead the low words are loaded (1–3, default 1: fewer registers; LOWPF); VKZIP_HUFF_RFILL and
-	// VKZIP_HUFF_LOWPF.
+	// RingFill is the words each lane loads into its ring per block (clamped to 1–4, default 2; RFILL), LowAhead
+	// how many blocks ahead the low words are loaded (clamped to 1–3, default 1: fewer registers; LOWPF), both
+	// clamped at the pipeline; VKZIP_HUFF_RFILL and VKZIP_HUFF_LOWPF.
 	RingFill, LowAhead uint32
 
 	mu    sync.Mutex
@@ -127,7 +127,7 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
 		Int64:      wide, TeamSync: team, L1Bits: envU32("VKZIP_HUFF_L1_BITS", 6),
 		TwoReads: os.Getenv("VKZIP_HUFF_ONE_READ") == "0", TableEntries: tab,
-		RingFill: min(envU32("VKZIP_HUFF_RFILL", 2), 4), LowAhead: min(envU32("VKZIP_HUFF_LOWPF", 1), 3),
+		RingFill: envU32("VKZIP_HUFF_RFILL", 2), LowAhead: envU32("VKZIP_HUFF_LOWPF", 1),
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 

@@ -267,10 +267,10 @@ func TestHuffVulkanVariants(t *testing.T) {
 			k := NewHuffKernels(vb)
 			// The device's limits bound the variant (lavapipe: 32 KiB of shared memory, too little for 128).
 			k.Int64 = v.i64 && vb.huffWide()
-			k.EncodeWG, k.PlaceWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.ewg, lim),
-				vb.fitHuffDecodeWG(min(v.dwg, lim), huffDecodeKernel(k.Int64), huffTableEntries(v.table)),
-				v.groups, v.batch
 			k.TableEntries = huffTableEntries(v.table)
+			k.EncodeWG, k.PlaceWG, k.DecodeWG, k.DecodeGroups, k.Batch = min(v.ewg, lim), min(v.ewg, lim),
+				vb.fitHuffDecodeWG(min(v.dwg, lim), huffDecodeKernel(k.Int64), k.TableEntries),
+				v.groups, v.batch
 			if v.rfill != 0 {
 				k.RingFill = v.rfill
 			}
