@@ -12,7 +12,7 @@ for v in ${VARIANTS:-"|"}; do
   python3 -c "
 import json,sys
 r=json.load(open(sys.argv[1]))
-print('%-45s enc %5.0f dec %5.0f (wall %5.0f %5.0f) passes %s ratio %.4f exact %s' % (sys.argv[2], r['encode_gbps'], r['decode_gbps'], r['encode_wall_gbps'], r['decode_wall_gbps'], [round(x) for x in r.get('encode_pass_us') or []], r['ratio'], r['bit_exact']))
+print('%-45s enc %5.0f dec %5.0f (wall %5.0f %5.0f) copy %5.0f passes %s ratio %.4f exact %s' % (sys.argv[2], r['encode_gbps'], r['decode_gbps'], r['encode_wall_gbps'], r['decode_wall_gbps'], r.get('copy_gbps', 0), [round(x) for x in r.get('encode_pass_us') or []], r['ratio'], r['bit_exact']))
 for k, v in sorted((r.get('kernel_stats') or {}).items()):
     if ('huff' in k or 'sz4_' in k or 'tbe3' in k) and sys.argv[3]:
         print('   ', k, [x for x in v if any(w in x.lower() for w in ('register', 'shared', 'spill', 'local', 'stack'))])

@@ -98,6 +98,7 @@ type benchOut struct {
 	DecodeGBps     float64 `json:"decode_gbps"`
 	DecodeWallGBps float64 `json:"decode_wall_gbps"`
 	CopyGBps       float64 `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
+	CopyShape      string  `json:"copy_shape,omitempty"`   // --copy-shape: the copy kernel's profiling shape
 	CeilingGBps    float64 `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
 	EncodeOfCeil   float64 `json:"encode_of_ceiling,omitempty"`
 	DecodeOfCeil   float64 `json:"decode_of_ceiling,omitempty"`
@@ -118,6 +119,39 @@ type benchOut struct {
 	Warmup           int                 `json:"warmup"`
 	Variant          string              `json:"variant,omitempty"`
 	Blocks           *blocksOut          `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
+
+	shape vkcodec.CopyShape // --copy-shape
+}
+
+// parseCopyShape reads --copy-shape: "" (the roofline's copy) or "R:W" followed by any of ":contiguous" and ":uN".
+func parseCopyShape(s string) (vkcodec.CopyShape, error) {
+	var sh vkcodec.CopyShape
+	if s == "" {
+		return sh, nil
+	}
+	bad := usagef("--copy-shape %q: want R:W[:contiguous][:uN], R, W and N from 1 to 8", s)
+	f := strings.Split(s, ":")
+	if len(f) < 2 || len(f) > 4 {
+		return sh, bad
+	}
+	var err1, err2 error
+	sh.Reads, err1 = strconv.Atoi(f[0])
+	sh.Writes, err2 = strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || sh.Reads < 1 || sh.Reads > 8 || sh.Writes < 1 || sh.Writes > 8 {
+		return sh, bad
+	}
+	for _, x := range f[2:] {
+		u, err := strconv.Atoi(strings.TrimPrefix(x, "u"))
+		switch {
+		case x == "contiguous":
+			sh.Contiguous = true
+		case strings.HasPrefix(x, "u") && err == nil && u >= 1 && u <= 8:
+			sh.Unroll = u
+		default:
+			return sh, bad
+		}
+	}
+	return sh, nil
 }
 
 // blockSpec is what --blocks, --block-size and --depth ask for.
@@ -214,6 +248,8 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 	repl := fs.Int("repl", 0, "vulkan: CRC table replication (tuning)")
 	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
 	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning; 0: each kernel's default)")
+	copyShape := fs.String("copy-shape", "", "vulkan: time the copy as `R:W[:contiguous][:uN]` 16-byte reads and "+
+		"writes per unit, N units per thread at once, instead (profiling: a codec's traffic mix without its work; copy_gbps is then that kernel's traffic)")
 	profile := fs.Uint("profile", 0, "vulkan: switch kernel parts off to time them (wrong results; see vkcodec.Options.Profile)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
 	latChunk := fs.Int("latency-chunk", 0, "chunk size in values of the 1 MiB tensor (default: layout.ChunkShiftFor, 8192)")
@@ -267,7 +303,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		o, err := benchFormat(ctx, bf, strings.TrimSpace(name), shift, flagSet(fs, "chunk"), size, benchFlags{data: *data,
 			dtype: *dtypeName, noCRC: *noCRC, iters: *iters, warm: *warm, seed: *seed, wg: *wg, repl: *repl,
 			groups: *groups, unroll: *unroll, latency: *latency, source: *source, json: *asJSON, profile: uint32(*profile),
-			latShift: latShift, blk: blk})
+			latShift: latShift, blk: blk, copyShape: *copyShape})
 		if err != nil {
 			return err
 		}
@@ -294,7 +330,7 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 
 // benchFlags are runBench's per-format settings.
 type benchFlags struct {
-	data, dtype, source                   string
+	data, dtype, source, copyShape        string
 	noCRC, latency, json                  bool
 	iters, warm, wg, repl, groups, unroll int
 	seed                                  uint64
@@ -405,6 +441,10 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 		if blk != nil && fid != layout.FormatSplitZip4 {
 			return nil, usagef("--blocks measures splitzip4 only")
 		}
+		if out.shape, err = parseCopyShape(fl.copyShape); err != nil {
+			return nil, err
+		}
+		out.CopyShape = fl.copyShape
 		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll,
 			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk)
 	default:
@@ -549,7 +589,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	defer dec.Close()
-	cp, err := b.PrepareCopy(whole("in"), whole("copy"), pad)
+	cp, err := b.PrepareCopyShaped(whole("in"), whole("copy"), pad, out.shape)
 	if err != nil {
 		return err
 	}
@@ -573,7 +613,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		}
 		td := time.Since(t0)
 		if i >= out.Warmup {
-			cpy = append(cpy, gbps(2*int64(pad), cp.GPUTime()))
+			cpy = append(cpy, gbps(int64(out.shape.Traffic(pad)), cp.GPUTime()))
 			encG = append(encG, gbps(out.SizeBytes, enc.GPUTime()))
 			encW = append(encW, gbps(out.SizeBytes, te))
 			decG = append(decG, gbps(out.SizeBytes, dec.GPUTime()))

@@ -11,8 +11,40 @@ import (
 // the codec).
 type CopyOp struct{ recorded }
 
+// CopyShape is a profiling variant of the copy kernel: each unit reads Reads and writes Writes 16-byte vectors, one
+// stream per vector or (Contiguous) consecutive vectors of one stream, so that a codec's mix of reads and writes can
+// be timed with none of its work (vkzip bench --copy-shape). The zero value is the roofline's copy.
+type CopyShape struct {
+	Reads, Writes int
+	Contiguous    bool
+	Unroll        int // units each thread loads before it stores them (0: 1)
+}
+
+func (s CopyShape) norm() CopyShape {
+	if s.Reads <= 0 || s.Writes <= 0 {
+		return CopyShape{Reads: 1, Writes: 1}
+	}
+	return s
+}
+
+// Traffic is the bytes a copy of this shape over n bytes reads and writes: units of max(Reads, Writes) vectors fit
+// n bytes on the larger side.
+func (s CopyShape) Traffic(n uint64) uint64 {
+	s = s.norm()
+	return n / 16 / uint64(max(s.Reads, s.Writes)) * 16 * uint64(s.Reads+s.Writes)
+}
+
 // PrepareCopy records a copy of n bytes (a multiple of 16, 16-byte aligned offsets) from src to dst.
 func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error) {
+	return b.PrepareCopyShaped(src, dst, n, CopyShape{})
+}
+
+// PrepareCopyShaped records a copy of the given shape within n bytes of src and of dst.
+func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape CopyShape) (*CopyOp, error) {
+	shape = shape.norm()
+	if shape.Reads > 8 || shape.Writes > 8 || shape.Unroll < 0 || shape.Unroll > 8 {
+		return nil, invalid("copy shape %d:%d: at most 8 vectors a side", shape.Reads, shape.Writes)
+	}
 	if n%16 != 0 || src.Offset%16 != 0 || dst.Offset%16 != 0 || n/16 > 1<<32-1 {
 		return nil, invalid("copy of %d bytes: sizes and offsets must be multiples of 16", n)
 	}
@@ -22,13 +54,19 @@ func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error
 	if err := within(dst, 0, n, "copy destination"); err != nil {
 		return nil, err
 	}
+	units := n / 16 / uint64(max(shape.Reads, shape.Writes))
 	s, err := b.opSession()
 	if err != nil {
 		return nil, err
 	}
 	op := &CopyOp{recorded{b: b, s: s}}
 	fail := func(err error) (*CopyOp, error) { op.Close(); return nil, err }
-	pipe, err := b.pipeline("copy", uint32(b.o.WorkGroup), 0)
+	key := uint(shape.Reads) | uint(shape.Writes)<<4
+	if shape.Contiguous {
+		key |= 1 << 8
+	}
+	key |= uint(max(shape.Unroll, 1)) << 9
+	pipe, err := b.pipeline("copy", uint32(b.o.WorkGroup), key)
 	if err != nil {
 		return fail(err)
 	}
@@ -41,13 +79,13 @@ func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error
 	}
 	cmd := s.cmd
 	var pw pushWriter
-	groups := min(uint64(b.groups)*4, (n/16+uint64(b.o.WorkGroup)-1)/uint64(b.o.WorkGroup))
+	groups := min(uint64(b.groups)*4, (units+uint64(b.o.WorkGroup)-1)/uint64(b.o.WorkGroup))
 	// Offsets are folded into the bindings: aligned to 256 they start exactly at the data only when the caller's
 	// offsets are; keep it simple and demand that.
 	if src.Offset%regionAlign != 0 || dst.Offset%regionAlign != 0 {
 		return fail(invalid("copy offsets must be multiples of %d", regionAlign))
 	}
-	cmd.Dispatch(pipe, bd, pw.u32(uint32(n/16)).b, uint32(max(groups, 1)), 1, 1)
+	cmd.Dispatch(pipe, bd, pw.u32(uint32(units)).b, uint32(max(groups, 1)), 1, 1)
 	cmd.Barrier()
 	cmd.Timestamp(op.qp, 1)
 	if err := cmd.End(); err != nil {
