@@ -270,6 +270,9 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	}
 	cmd.Barrier()
 	for _, c := range cs {
+		if c.sz4 != nil {
+			continue // SplitZip-4's placement sums the side sizes itself
+		}
 		if err := b.recordScan(s, &tensorPlan{work: c.work, nb: c.nb}); err != nil {
 			return none, err
 		}

@@ -104,12 +104,17 @@ func checkBodyRange(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.BufferRa
 	return within(body, 0, bodyLen, "body")
 }
 
-// recordEncodePasses records an encode batch's three passes over its n plans, a barrier before each and after the
-// last: the chunk kernel (dense streams, side sizes), sz4_scan's prefix sum of the side sizes over scan(i)'s work
-// words, and the placement of the side pieces. Each pass sees every plan's previous pass complete.
+// recordEncodePasses records an encode batch's passes over its n plans, a barrier before each and after the last:
+// the chunk kernel (dense streams, side sizes), sz4_scan's prefix sum of the side sizes over scan(i)'s work words
+// (none when scan is nil: SplitZip-4's placement sums them itself), and the placement of the side pieces. Each pass
+// sees every plan's previous pass complete.
 func (b *Backend) recordEncodePasses(s *session, n int, kernel func(i int) error, scan func(i int) *tensorPlan,
 	place func(i int) error) error {
-	for _, pass := range []func(int) error{kernel, func(i int) error { return b.recordScan(s, scan(i)) }, place} {
+	passes := []func(int) error{kernel, func(i int) error { return b.recordScan(s, scan(i)) }, place}
+	if scan == nil {
+		passes = []func(int) error{kernel, place}
+	}
+	for _, pass := range passes {
 		s.cmd.Barrier()
 		for i := range n {
 			if err := pass(i); err != nil {

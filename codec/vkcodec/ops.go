@@ -185,7 +185,7 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 		return err
 	}
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
-	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordEncodeA(ctx, s, &job, p) },
+	return op.recordPassList(p.work, p.nb, g.SideOffset(), func() error { return b.recordEncodeA(ctx, s, &job, p) },
 		func() error { return b.recordPlace(ctx, s, &job, p) })
 }
 

@@ -58,10 +58,15 @@ func (b *Backend) newDecodeOp(record func(op *DecodeOp) error) (*DecodeOp, error
 // sizes), sz4_scan's prefix sum over work and the placement of the side pieces (timestamps between them give
 // PassTimes), and the read-back of work, whose word 2·nb is the side total that Finish adds to sideOff.
 func (op *EncodeOp) recordPasses(work staged, nb, sideOff uint64, kernel, place func() error) error {
-	op.total, op.nb, op.sideOff = work.host, nb, sideOff
 	scan := func() error { return op.b.recordScan(op.s, &tensorPlan{work: work, nb: nb}) }
+	return op.recordPassList(work, nb, sideOff, kernel, scan, place)
+}
+
+// recordPassList is recordPasses with the passes given: SplitZip-4's placement sums the side sizes itself.
+func (op *EncodeOp) recordPassList(work staged, nb, sideOff uint64, passes ...func() error) error {
+	op.total, op.nb, op.sideOff = work.host, nb, sideOff
 	return op.recordTimed(work, func(cmd *vk.Commands) { cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0) },
-		kernel, scan, place)
+		passes...)
 }
 
 // recordDecode records a decode: the status words reset, the kernels (which report into status), and the read-back

@@ -250,8 +250,7 @@ func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error
 	}
 	if err := b.recordEncodePasses(s, len(plans),
 		func(i int) error { return b.recordEncodeA(ctx, s, &jobs[i], plans[i]) },
-		func(i int) *tensorPlan { return plans[i] },
-		func(i int) error { return b.recordPlace(ctx, s, &jobs[i], plans[i]) }); err != nil {
+		nil, func(i int) error { return b.recordPlace(ctx, s, &jobs[i], plans[i]) }); err != nil {
 		return err
 	}
 	for _, p := range plans {
@@ -347,6 +346,7 @@ func (b *Backend) recordScan(s *session, p *tensorPlan) error {
 	return nil
 }
 
+// recordPlace records SplitZip-4's placement pass (sz4_place: offsets from pass 1's side sums, side pieces, CRCs).
 func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
 	pipe, cs, err := b.chunkKernel(ctx, "sz4_place", p)
 	if err != nil {
@@ -360,7 +360,12 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 		var pw pushWriter
 		pw.u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, uint32(p.nb), p.tc.kdFull,
 			p.tc.kdLast, b2u(j.Checksums), uint32(p.vTable.base/4), uint32(p.vSide.base/4))
-		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
+		sgs := b.info.SubgroupSize
+		if b.info.MinSubgroupSize > 0 {
+			sgs = b.info.MinSubgroupSize
+		}
+		perGroup := uint64(p.wg / max(sgs, 1)) // a subgroup per chunk: up to this many chunks per workgroup
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min((sg.count+perGroup-1)/perGroup, uint64(b.groups))), 1, 1)
 	}
 	return nil
 }
