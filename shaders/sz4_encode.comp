@@ -7,10 +7,6 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#extension GL_KHR_shader_subgroup_ballot : require
-#extension GL_KHR_shader_subgroup_vote : require
-#extension GL_KHR_shader_subgroup_shuffle : require
-#extension GL_KHR_memory_scope_semantics : require
 
 #include "layout.glsl"
 
@@ -19,7 +15,6 @@ layout(constant_id = 0) const uint WG = 256;        // threads per workgroup
 layout(constant_id = 1) const uint SHIFT = 14;      // chunk = 2^SHIFT values
 layout(constant_id = 2) const uint REPL = 1;        // CRC table replication
 layout(constant_id = 5) const uint U = 2;           // slots per thread loaded together (memory-level parallelism)
-layout(constant_id = 6) const uint LIST_CAP = 1024; // escapes held in shared memory per chunk (all subgroups)
 layout(constant_id = 7) const uint PROF = 0;        // profiling only (wrong results): bits switch parts off, see
                                                     // Options.Profile; 0 in every real use
 const uint N = 1u << SHIFT;
@@ -58,20 +53,18 @@ layout(push_constant) uniform PC {
 #define CRC_SHARED_HOT
 #include "crc_tables.glsl"
 
-// subgroupSharedBarrier syncs the subgroup and orders its shared memory only (subgroupBarrier() also orders buffer
-// memory, which may wait for the loads in flight).
-void subgroupSharedBarrier() {
-    controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
-}
-
 shared uint lut[256];       // exponent -> code, or ESC_FLAG alone when escaped
 shared uint lutHi[256];     // the same with the code in bits 4-7: a byte of two codes is lut | lutHi
 const uint ESC_FLAG = 0x100u;
-shared uint escList[LIST_CAP]; // escapes, one sorted run per subgroup: no workgroup barrier while scanning
-shared uint sgCount[WG];    // escapes each subgroup found in the current chunk
-shared uint sgSum[WG];      // per-subgroup totals for the ordered fallback scan
+// Slots that hold an escape, a bit each (slot s in word s / 32): set in the main loop (rarely: an atomic per flagged
+// slot, no subgroup vote), read at the chunk's end, where the invocation of subgroup rank r (subgroup, then lane)
+// takes the words [r·FR, (r+1)·FR) — slots in value order — so that one exclusive scan of the counts in that rank
+// order places every escape in order.
+const uint FW = (SLOTS + 31u) / 32u;
+const uint FR = (FW + WG - 1u) / WG;
+shared uint flagBits[FW];
+shared uint sgSum[WG];      // per-subgroup escape totals
 shared uint sgX[2u * WG];   // per-subgroup CRC XORs
-shared uint overflow;       // a subgroup's run outgrew its share of escList
 
 uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
 
@@ -99,12 +92,13 @@ uvec4 loadSlot(uint lc, uint s, uint m) {
     return x;
 }
 
-// escBits returns the escape bits of the 8 values of slot s of segment chunk lc (values at or past m excluded).
-uint escBits(uint lc, uint s, uint m) {
+// slotEscapes returns the escape bits of the 8 values x of the slot starting at value v0 (values at or past m, the
+// zeros after a tensor's end, excluded).
+uint slotEscapes(uvec4 x, uint v0, uint m) {
     uint esc = 0u;
-    uint v0 = 8u * s;
-    for (uint b = 0u; b < 8u; b++) {
-        if (v0 + b < m) esc |= (lut[expAt(lc, v0 + b)] >> 8) << b;
+    [[unroll]] for (uint b = 0u; b < 8u; b++) {
+        uint e = (x[b >> 1] >> ((b & 1u) != 0u ? 23u : 7u)) & 0xFFu;
+        if (v0 + b < m && (lut[e] & ESC_FLAG) != 0u) esc |= 1u << b;
     }
     return esc;
 }
@@ -120,30 +114,20 @@ void main() {
         lut[e] = code;
         lutHi[e] = code == ESC_FLAG ? ESC_FLAG : code << 4;
     }
+    for (uint i = t; i < FW; i += WG) flagBits[i] = 0u;
     barrier();
 
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
-        uint kSG = 0u; // escapes this subgroup found (uniform within the subgroup)
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
-        if (t == 0u) overflow = 0u;
-        // With one entry per (slot row, subgroup) in WG words, sgX counts each subgroup's escapes per row (words
-        // 0..) and where they start in its run (from WG), so that the merge below places each escape directly.
-        // Each subgroup zeroes its own counts: no workgroup barrier.
-        bool rowCounts = ITERS * gl_NumSubgroups <= WG;
-        if (rowCounts) {
-            for (uint r = gl_SubgroupInvocationID; r < ITERS; r += gl_SubgroupSize)
-                sgX[r * gl_NumSubgroups + gl_SubgroupID] = 0u;
-            subgroupSharedBarrier();
-        }
         for (uint j = 0u; j < ITERS; j += U) {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
             uvec4 xs[U];
             [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
             // Bit u: slot u may hold an escape (an exponent whose lookup has ESC_FLAG). Only this flag is kept: the
-            // rare path below finds the escapes again from memory, which also drops the zeros past a tensor's end.
+            // chunk's end finds the escapes again from memory, which also drops the zeros past a tensor's end.
             uint escF = 0u;
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
@@ -177,55 +161,13 @@ void main() {
                     aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
                 }
             }
-            // Escapes go to this subgroup's run, in value order (slot, then lane). They are rare: one vote per U
-            // slots, and the exponents are re-read from memory on that path, so the values need not stay live.
-            if ((PROF & 2u) == 0u && subgroupAny(escF != 0u)) {
-                uint share = LIST_CAP / gl_NumSubgroups, listBase = gl_SubgroupID * share; // this subgroup's run
-                uint sg = gl_SubgroupSize, ob = gl_SubgroupID * sg; // this subgroup's owner table in sgSum
-                [[dont_unroll]] for (uint u = 0u; u < U; u++) {
-                    // The subgroup tests the flagged slots' values together, one value per invocation: the n
-                    // flagged slots in lane order, 8 values each, sg values per pass. Each invocation learns the
-                    // owner of its slot from a table the owners fill by rank, and takes the value over by shuffle.
-                    uint v0 = 8u * ((j + u) * WG + t);
-                    bool fl = ((escF >> u) & 1u) != 0u && v0 < m;
-                    uvec4 fb = subgroupBallot(fl);
-                    uint n = subgroupBallotBitCount(fb), rowK = 0u;
-                    if (n == 0u) continue;
-                    uvec4 y = fl ? loadSlot(lc, v0 / 8u, m) : uvec4(0u); // the flagged slots again, one 16-byte load
-                    if (fl) sgSum[ob + subgroupBallotExclusiveBitCount(fb)] = gl_SubgroupInvocationID;
-                    subgroupSharedBarrier();
-                    for (uint p = 0u; p * sg < 8u * n; p++) {
-                        uint i = p * sg + gl_SubgroupInvocationID, b = i & 7u;
-                        uint own = sgSum[ob + min(i >> 3, n - 1u)];
-                        uint w0 = subgroupShuffle(y.x, own), w1 = subgroupShuffle(y.y, own);
-                        uint w2 = subgroupShuffle(y.z, own), w3 = subgroupShuffle(y.w, own);
-                        uint pos = subgroupShuffle(v0, own) + b;
-                        uint w = b < 4u ? (b < 2u ? w0 : w1) : (b < 6u ? w2 : w3);
-                        uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
-                        bool esc = i < 8u * n && pos < m && (lut[e] & ESC_FLAG) != 0u;
-                        uvec4 eb = subgroupBallot(esc);
-                        if (esc) {
-                            uint idx = kSG + rowK + subgroupBallotExclusiveBitCount(eb);
-                            if (idx < share) {
-                                escList[listBase + idx] = pos | (e << ESCAPE_EXP_SHIFT);
-                            } else {
-                                overflow = 1u;
-                            }
-                        }
-                        rowK += subgroupBallotBitCount(eb);
-                    }
-                    subgroupSharedBarrier(); // the owner table is read before the next slot row writes it
-                    if (rowCounts && rowK != 0u && subgroupElect()) {
-                        uint e = (j + u) * gl_NumSubgroups + gl_SubgroupID;
-                        sgX[e] = rowK;
-                        sgX[WG + e] = kSG;
-                    }
-                    kSG += rowK;
+            if ((PROF & 2u) == 0u && escF != 0u) {
+                [[unroll]] for (uint u = 0u; u < U; u++) {
+                    uint s = (j + u) * WG + t;
+                    if (((escF >> u) & 1u) != 0u && 8u * s < m) atomicOr(flagBits[s / 32u], 1u << (s % 32u));
                 }
             }
         }
-        uint share = LIST_CAP / gl_NumSubgroups; // list entries per subgroup
-        if (subgroupElect()) sgCount[gl_SubgroupID] = kSG;
         // Linear CRC of code piece || low piece: per-thread Horner results shifted into place, XORed together per
         // subgroup. Taken before the barrier, so that subgroups done early do it while the others finish (a raw
         // chunk's code piece is summed again below).
@@ -235,78 +177,36 @@ void main() {
             xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
         }
         barrier();
+        // The escapes: this thread's flagged slots counted, the counts scanned, then (unless the chunk goes raw)
+        // each escape written at its place in value order. The slots are read again (L1 or L2 hits by now).
+        uint myK = 0u, r = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+        for (uint i = r * FR; i < min(r * FR + FR, FW); i++) {
+            for (uint bits = flagBits[i]; bits != 0u; bits &= bits - 1u) {
+                uint s = 32u * i + findLSB(bits);
+                myK += bitCount(slotEscapes(loadSlot(lc, s, m), 8u * s, m));
+            }
+        }
+        uint before = subgroupExclusiveAdd(myK), sgK = subgroupAdd(myK);
+        if (subgroupElect()) sgSum[gl_SubgroupID] = sgK;
+        barrier();
         uint k = 0u;
-        for (uint i = 0u; i < gl_NumSubgroups; i++) k += sgCount[i];
-        if (ESCAPE_SIZE * k < rawSide(m) && (PROF & 2048u) == 0u) {
-            if (overflow == 0u && rowCounts && k > WG / 4u) {
-                // An escape's place: the escapes of earlier rows, and of earlier subgroups in its row (an exclusive
-                // scan of the counts in row-major order, one entry per invocation), plus its index in its
-                // subgroup's part of the row. For a few escapes the binary searches below cost less than the
-                // scan's two barriers.
-                uint e = ITERS * gl_NumSubgroups;
-                uint cnt = t < e ? sgX[t] : 0u;
-                uint before = subgroupExclusiveAdd(cnt);
-                uint tot = subgroupAdd(cnt);
-                if (subgroupElect()) sgSum[gl_SubgroupID] = tot;
-                barrier();
-                for (uint i = 0u; i < gl_SubgroupID; i++) before += sgSum[i];
-                if (t < e) sgX[t] = before;
-                barrier();
-                uint g = gl_SubgroupID;
-                for (uint i = gl_SubgroupInvocationID; i < sgCount[g]; i += gl_SubgroupSize) {
-                    uint w = escList[g * share + i];
-                    uint re = ((w & ESCAPE_POS_MASK) / (8u * WG)) * gl_NumSubgroups + g;
-                    scratch[lc * SCRATCH + sgX[re] + i - sgX[WG + re]] = w;
-                }
-                barrier(); // sgX is read before the checksum below reuses it
-            } else if (overflow == 0u) {
-                // Merge the sorted runs: an escape's place is its index in its run plus, for every other run, how
-                // many of that run's escapes come before it (binary search).
-                uint total = k;
-                for (uint i = t; i < total; i += WG) {
-                    // Locate flat index i in the runs.
-                    uint r = 0u, left = i;
-                    while (left >= sgCount[r]) { left -= sgCount[r]; r++; }
-                    uint w = escList[r * share + left];
-                    uint pos = w & ESCAPE_POS_MASK;
-                    uint rank = left;
-                    for (uint o = 0u; o < gl_NumSubgroups; o++) {
-                        if (o == r) continue;
-                        uint lo = 0u, hi = sgCount[o];
-                        while (lo < hi) {
-                            uint mid = (lo + hi) / 2u;
-                            if ((escList[o * share + mid] & ESCAPE_POS_MASK) < pos) lo = mid + 1u; else hi = mid;
-                        }
-                        rank += lo;
-                    }
-                    scratch[lc * SCRATCH + rank] = w;
-                }
-            } else {
-                // A subgroup found more escapes than its share of shared memory: rescan the chunk in order with a
-                // workgroup-wide prefix sum per slot row (slow, for unusual inputs only).
-                uint kk = 0u;
-                for (uint j = 0u; j < ITERS; j++) {
-                    uint s = j * WG + t;
-                    uint esc = 8u * s < m ? escBits(lc, s, m) : 0u;
-                    uint tot = subgroupAdd(bitCount(esc));
-                    if (subgroupElect()) sgSum[gl_SubgroupID] = tot;
-                    barrier();
-                    uint base = kk, all = 0u;
-                    for (uint i = 0u; i < gl_NumSubgroups; i++) {
-                        uint v = sgSum[i];
-                        base += i < gl_SubgroupID ? v : 0u;
-                        all += v;
-                    }
-                    barrier();
-                    uint idx = base + subgroupExclusiveAdd(bitCount(esc));
-                    while (esc != 0u) {
-                        uint b = findLSB(esc);
-                        esc &= esc - 1u;
-                        uint v = 8u * s + b;
-                        scratch[lc * SCRATCH + idx] = v | (expAt(lc, v) << ESCAPE_EXP_SHIFT);
-                        idx++;
-                    }
-                    kk += all;
+        for (uint i = 0u; i < gl_NumSubgroups; i++) {
+            uint v = sgSum[i];
+            before += i < gl_SubgroupID ? v : 0u;
+            k += v;
+        }
+        for (uint i = r * FR; i < min(r * FR + FR, FW); i++) {
+            uint bits = flagBits[i];
+            flagBits[i] = 0u; // for the next chunk: its first writes come after this chunk's last barrier
+            if (ESCAPE_SIZE * k >= rawSide(m) || (PROF & 2048u) != 0u) continue;
+            for (; bits != 0u; bits &= bits - 1u) {
+                uint s = 32u * i + findLSB(bits);
+                uvec4 x = loadSlot(lc, s, m);
+                for (uint esc = slotEscapes(x, 8u * s, m); esc != 0u; esc &= esc - 1u) {
+                    uint b = findLSB(esc), w = x[b >> 1];
+                    uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
+                    scratch[lc * SCRATCH + before] = (8u * s + b) | (e << ESCAPE_EXP_SHIFT);
+                    before++;
                 }
             }
         }

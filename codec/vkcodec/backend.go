@@ -27,14 +27,13 @@ type Options struct {
 	Groups     int    // workgroups per dispatch (default: by device type)
 	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
 	Unroll     int    // slots each thread loads together in the chunk kernels (0: each kernel's fastest, see unroll)
-	ListCap    int    // escapes the encoder keeps in shared memory per chunk before its slow ordered path (default 1024)
 	// MemoryBudget caps the device memory one call takes (0: no cap): calls over it run as several submissions, one
 	// per group of tensors that fits, and a single tensor over it is refused with ErrTooLarge.
 	MemoryBudget uint64
 	// Profile switches parts of the SplitZip-4 encode and decode kernels off, for measuring what each costs
 	// (results are wrong: benchmarks only; 0 in every real use). Bits: 1 in-loop CRC (encode: all of it),
 	// 2 escapes, 8 decode CRC epilogue, 16 decode escape staging, 32 code lookups, 64 stores, 128 loads, 2048
-	// encode's placing of the escapes found (their merge into value order). The huff
+	// encode's writing of the escapes found (at their places in value order). The huff
 	// kernels read the same word with their own bits: decode 2 lane decoding, 4 stores, 8 end-of-chunk checks, 16
 	// table lookups, 32 staging writes, 64 ring reads, 128 lane word loads of the block loop (its checksum pass
 	// goes with checksums off); encode 256
@@ -111,9 +110,6 @@ func Open(o Options) (*Backend, error) {
 	if o.EscCap == 0 {
 		o.EscCap = 1024
 	}
-	if o.ListCap == 0 {
-		o.ListCap = 1024
-	}
 	inst, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation, AppName: "vkzip"})
 	if err != nil {
 		return nil, wrapNoDevice(err)
@@ -170,7 +166,7 @@ func Open(o Options) (*Backend, error) {
 // shaders/crc_tables.glsl), as the compilers lay it out.
 func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
 	tables := func(kernel string) uint32 { return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.o.Repl) }
-	encode = 4 * (tables("sz4_encode") + 512 + uint32(b.o.ListCap) + 4*wg + 1)
+	encode = 4 * (tables("sz4_encode") + 512 + 256 + 3*wg) // code tables, escape flags of 2^16/8 slots, sums
 	decode = 4 * (tables("sz4_decode") + 512 + uint32(b.o.EscCap) + 2*wg)
 	ze, zd := zf12Shared(tables("zf12_encode"), wg)
 	return max(encode, ze), max(decode, zd)
@@ -187,8 +183,8 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 		switch {
 		case b.o.Repl > 1:
 			b.o.Repl /= 2
-		case b.o.EscCap > 64 || b.o.ListCap > 64:
-			b.o.EscCap, b.o.ListCap = max(b.o.EscCap/2, 64), max(b.o.ListCap/2, 64)
+		case b.o.EscCap > 64:
+			b.o.EscCap = max(b.o.EscCap/2, 64)
 		case b.o.WorkGroup > 64 && b.o.WorkGroup/2 >= int(b.minWorkGroup()):
 			b.o.WorkGroup /= 2
 		default:
@@ -300,7 +296,7 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	}
 	chunk := []vk.SpecConst{{ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)}, {ID: 5, Value: unroll}}
 	if name == "sz4_encode" {
-		chunk = append(chunk, vk.SpecConst{ID: 6, Value: uint32(b.o.ListCap)}, vk.SpecConst{ID: 7, Value: b.o.Profile})
+		chunk = append(chunk, vk.SpecConst{ID: 7, Value: b.o.Profile})
 	}
 	switch name {
 	case "sz4_encode":

@@ -212,13 +212,13 @@ func (op *EncodeOp) Finish(ctx context.Context) (uint64, error) {
 	return op.sideOff + uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.nb:])), nil
 }
 
-// PassTimes is the device time of each pass (dense + escapes, prefix sum, placement) in the last Run.
-func (op *EncodeOp) PassTimes() [3]time.Duration {
-	var t [3]time.Duration
-	for i := range t {
-		if len(op.ns) == 4 {
-			t[i] = time.Duration(op.ns[i+1] - op.ns[i])
-		}
+// PassTimes is the device time of each pass in the last Run: the chunk kernel (dense pieces, escapes), the prefix sum
+// of the side sizes (not for SplitZip-4, whose placement sums them itself), the placement. Nil before a Run, and for
+// operations timed as one span.
+func (op *EncodeOp) PassTimes() []time.Duration {
+	var t []time.Duration
+	for i := 1; i < len(op.ns) && len(op.ns) > 2; i++ {
+		t = append(t, time.Duration(op.ns[i]-op.ns[i-1]))
 	}
 	return t
 }

@@ -140,7 +140,7 @@ func TestCorruptionClasses(t *testing.T) {
 // every variant must produce the reference bytes.
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}, {ListCap: 16}} {
+	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}} {
 		vb := openTest(t, o)
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
@@ -158,7 +158,7 @@ func TestVariantsMatchReference(t *testing.T) {
 }
 
 func TestSharedMemoryFit(t *testing.T) {
-	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024, CRCBits: 8}}
+	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 8}}
 	require.NoError(t, b.fitSharedMemory(48<<10))
 	require.Equal(t, 256, b.o.WorkGroup)
 	require.NoError(t, b.fitSharedMemory(24<<10)) // shrinks the escape buffers and the workgroup to fit
@@ -167,14 +167,14 @@ func TestSharedMemoryFit(t *testing.T) {
 	b.info.Name = "tiny"
 	require.ErrorIs(t, b.fitSharedMemory(16<<10), codec.ErrNoDevice) // byte tables alone take 20 KiB
 	// 5-bit tables take 4.4 KiB: the same device runs the kernels.
-	b = &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024, CRCBits: 5}}
+	b = &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 5}}
 	require.NoError(t, b.fitSharedMemory(16<<10))
 }
 
 // TestWorkGroupHoldsSubgroup checks that no workgroup of the chunk kernels is smaller than the device's widest
 // subgroup, whatever the options or the shared memory ask, and that such a backend still codes correctly.
 func TestWorkGroupHoldsSubgroup(t *testing.T) {
-	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, ListCap: 1024, CRCBits: 8}}
+	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 8}}
 	b.info.MaxSubgroupSize = 128
 	b.info.Name = "wide subgroups"
 	require.ErrorIs(t, b.fitSharedMemory(12<<10), codec.ErrNoDevice) // would need workgroups of 64
