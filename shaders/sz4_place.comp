@@ -1,10 +1,11 @@
 #version 450
-// SplitZip-4 encode, pass 2 of 2: one subgroup per chunk (grid-stride) finds the chunk's side offset (pass 1's side
-// sums of the 64-chunk blocks before the chunk's, plus the side sizes of the chunks before it in its block), places
-// its side piece there, records the offset in the chunk table and finishes the chunk's CRC-32C: the header and side
-// piece are checksummed here and the dense pieces' linear CRC from pass 1 is folded in (docs/FORMAT.md §5.6). The
-// last chunk stores the side section's total, the one number the host reads back. A subgroup per chunk keeps a
-// whole tensor's chunks in one wave (a workgroup per chunk took four on the H200, each waiting on a serial CRC).
+// SplitZip-4 encode, pass 2 of 2: one small workgroup per chunk (grid-stride; the host picks 32 invocations where the
+// device allows) finds the chunk's side offset (pass 1's side sums of the 64-chunk blocks before the chunk's, plus
+// the side sizes of the chunks before it in its block), places its side piece there, records the offset in the
+// chunk table and finishes the chunk's CRC-32C: the header and side piece are checksummed here and the dense pieces'
+// linear CRC from pass 1 is folded in (docs/FORMAT.md §5.6). The last chunk stores the side section's total, the one
+// number the host reads back. Small workgroups keep a whole tensor's chunks in one wave with one short chain each
+// (workgroups of 256 took four waves on the H200, each chunk waiting on a serial CRC).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -53,33 +54,61 @@ uint hword(uint q, uint info, uint off, uint lc) {
     return q == 0u ? info : (q == 1u ? off : scratch[lc * SCRATCH + q - 2u]);
 }
 
+shared uint red[WG]; // per-subgroup partial results
+
+// wgAdd and wgXor reduce over the workgroup; every invocation gets the result.
+uint wgAdd(uint v) {
+    v = subgroupAdd(v);
+    if (gl_NumSubgroups == 1u) return v;
+    if (subgroupElect()) red[gl_SubgroupID] = v;
+    barrier();
+    v = 0u;
+    for (uint i = 0u; i < gl_NumSubgroups; i++) v += red[i];
+    barrier();
+    return v;
+}
+
+uint wgXor(uint v) {
+    v = subgroupXor(v);
+    if (gl_NumSubgroups == 1u) return v;
+    if (subgroupElect()) red[gl_SubgroupID] = v;
+    barrier();
+    v = 0u;
+    for (uint i = 0u; i < gl_NumSubgroups; i++) v ^= red[i];
+    barrier();
+    return v;
+}
+
 void main() {
-    uint l = gl_SubgroupInvocationID, S = gl_SubgroupSize, per = gl_NumSubgroups;
-    for (uint lc = gl_WorkGroupID.x * per + gl_SubgroupID; lc < pc.segChunks; lc += gl_NumWorkGroups.x * per) {
+    uint t = gl_LocalInvocationID.x;
+    uint kc = consts[CONST_KC + t];
+    for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
         uint size = sideSize(info, m);
         uint v = 0u; // every earlier chunk is full
-        for (uint b = l; b < c / 64u; b += S) v += work[b];
-        for (uint c2 = (c & ~63u) + l; c2 < c; c2 += S)
+        for (uint b = t; b < c / 64u; b += WG) v += work[b];
+        for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG)
             v += sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
-        uint off = subgroupAdd(v);
-        for (uint i = l; i < size / 4u; i += S) side[pc.sideBase + off / 4u + i] = scratch[lc * SCRATCH + i];
-        // The header-and-side register, words q = 0 .. n-1 with the initial register folded into word 0: reg =
-        // XOR of M4^(n-q)(word q). Each invocation takes a run of consecutive words by Horner, then shifts its sum
-        // over the words after its run.
+        uint off = wgAdd(v);
+        for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = scratch[lc * SCRATCH + i];
         uint reg = 0u;
         if (pc.checksums != 0u) {
-            uint n = 2u + size / 4u, run = (n + S - 1u) / S;
-            uint q0 = l * run, q1 = min(q0 + run, n);
-            uint h = 0u;
-            for (uint q = q0; q < q1; q++) h = shiftBy(TAB_M4, h ^ hword(q, info, off, lc) ^ (q == 0u ? ~0u : 0u));
-            if (q0 < q1) POW_FROM(h, 4u * (n - q1), CONST_XPOW);
-            reg = subgroupXor(h);
+            // Horner per invocation over words t, t+WG, ..., padded with zero words in front to a multiple of WG
+            // (leading zeros leave a linear CRC unchanged), the initial register folded into the first word: the
+            // invocations' terms, each shifted over the words after it, sum to the register itself.
+            uint n = 2u + size / 4u, iters = (n + WG - 1u) / WG, pad = iters * WG - n;
+            uint a = 0u;
+            for (uint j = 0u; j < iters; j++) {
+                uint q = j * WG + t;
+                uint w = q < pad ? 0u : hword(q - pad, info, off, lc) ^ (q == pad ? 0xFFFFFFFFu : 0u);
+                a = shiftBy(TAB_M4T, a) ^ w;
+            }
+            reg = wgXor(mulmod(a, kc));
         }
-        if (subgroupElect()) {
+        if (t == 0u) {
             uint crc = 0u;
             if (pc.checksums != 0u)
                 crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg)))

@@ -346,9 +346,15 @@ func (b *Backend) recordScan(s *session, p *tensorPlan) error {
 	return nil
 }
 
-// recordPlace records SplitZip-4's placement pass (sz4_place: offsets from pass 1's side sums, side pieces, CRCs).
+// recordPlace records SplitZip-4's placement pass (sz4_place: offsets from pass 1's side sums, side pieces, CRCs),
+// one workgroup of placeWG invocations per chunk.
 func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
-	pipe, cs, err := b.chunkKernel(ctx, "sz4_place", p)
+	wg := b.placeWG()
+	pipe, err := b.pipeline("sz4_place", wg, p.g.Shift)
+	if err != nil {
+		return err
+	}
+	cs, err := b.constsFor(ctx, "sz4_place", wg, p.g.Shift)
 	if err != nil {
 		return err
 	}
@@ -360,15 +366,14 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 		var pw pushWriter
 		pw.u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, uint32(p.nb), p.tc.kdFull,
 			p.tc.kdLast, b2u(j.Checksums), uint32(p.vTable.base/4), uint32(p.vSide.base/4))
-		sgs := b.info.SubgroupSize
-		if b.info.MinSubgroupSize > 0 {
-			sgs = b.info.MinSubgroupSize
-		}
-		perGroup := uint64(p.wg / max(sgs, 1)) // a subgroup per chunk: up to this many chunks per workgroup
-		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min((sg.count+perGroup-1)/perGroup, uint64(b.groups))), 1, 1)
+		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil
 }
+
+// placeWG is the placement pass's workgroup: 32 invocations (a chunk's side piece is a few words), or the device's
+// widest subgroup where that is more.
+func (b *Backend) placeWG() uint32 { return max(32, b.minWorkGroup()) }
 
 // decodeSZ4 decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
 // kernel checks them again, as it must for bodies that never pass through host memory); per-job verdicts come back
