@@ -136,11 +136,12 @@ func TestCorruptionClasses(t *testing.T) {
 	}
 }
 
-// TestVariantsMatchReference runs the kernels' tuning variants (workgroup size, table replication, grid size):
-// every variant must produce the reference bytes.
+// TestVariantsMatchReference runs the kernels' tuning variants (workgroup size, table replication, grid size, a
+// small escape stage, so that the decoder reads the escapes of larger chunks in place): every variant must produce
+// the reference bytes and decode them back.
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}} {
+	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}, {EscCap: 64}} {
 		vb := openTest(t, o)
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
