@@ -93,20 +93,31 @@ void main() {
         for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG)
             v += sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
         uint off = wgAdd(v);
-        for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = scratch[lc * SCRATCH + i];
         uint reg = 0u;
         if (pc.checksums != 0u) {
             // Horner per invocation over words t, t+WG, ..., padded with zero words in front to a multiple of WG
             // (leading zeros leave a linear CRC unchanged), the initial register folded into the first word: the
-            // invocations' terms, each shifted over the words after it, sum to the register itself.
+            // invocations' terms, each shifted over the words after it, sum to the register itself. The side words
+            // are placed as they are read, four per invocation in flight.
             uint n = 2u + size / 4u, iters = (n + WG - 1u) / WG, pad = iters * WG - n;
             uint a = 0u;
-            for (uint j = 0u; j < iters; j++) {
-                uint q = j * WG + t;
-                uint w = q < pad ? 0u : hword(q - pad, info, off, lc) ^ (q == pad ? 0xFFFFFFFFu : 0u);
-                a = shiftBy(TAB_M4T, a) ^ w;
+            for (uint j = 0u; j < iters; j += 4u) {
+                uint w4[4];
+                [[unroll]] for (uint u = 0u; u < 4u; u++) {
+                    uint q = (j + u) * WG + t;
+                    w4[u] = 0u;
+                    if (j + u < iters && q >= pad) {
+                        uint i = q - pad;
+                        w4[u] = hword(i, info, off, lc) ^ (i == 0u ? 0xFFFFFFFFu : 0u);
+                        if (i >= 2u) side[pc.sideBase + off / 4u + i - 2u] = w4[u];
+                    }
+                }
+                [[unroll]] for (uint u = 0u; u < 4u; u++)
+                    if (j + u < iters) a = shiftBy(TAB_M4T, a) ^ w4[u];
             }
             reg = wgXor(mulmod(a, kc));
+        } else {
+            for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = scratch[lc * SCRATCH + i];
         }
         if (t == 0u) {
             uint crc = 0u;

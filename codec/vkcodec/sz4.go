@@ -373,7 +373,9 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 
 // placeWG is the placement pass's workgroup: 32 invocations (a chunk's side piece is a few words), or the device's
 // widest subgroup where that is more.
-func (b *Backend) placeWG() uint32 { return max(32, b.minWorkGroup()) }
+func (b *Backend) placeWG() uint32 {
+	return max(floorPow2(min(envU32("VKZIP_SZ4_PLACE_WG", 32), 1024)), b.minWorkGroup())
+}
 
 // decodeSZ4 decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
 // kernel checks them again, as it must for bodies that never pass through host memory); per-job verdicts come back
