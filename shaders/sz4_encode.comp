@@ -115,6 +115,7 @@ void main() {
         lutHi[e] = code == ESC_FLAG ? ESC_FLAG : code << 4;
     }
     for (uint i = t; i < FW; i += WG) flagBits[i] = 0u;
+    sgSum[t] = 0u;
     barrier();
 
     for (uint lc = gl_WorkGroupID.x; lc < pc.segChunks; lc += gl_NumWorkGroups.x) {
@@ -186,8 +187,11 @@ void main() {
                 myK += bitCount(slotEscapes(loadSlot(lc, s, m), 8u * s, m));
             }
         }
-        uint before = subgroupExclusiveAdd(myK), sgK = subgroupAdd(myK);
-        if (subgroupElect()) sgSum[gl_SubgroupID] = sgK;
+        // Subgroup totals by shared atomics (zeroed after the checksum's barrier), not subgroupAdd and an elected
+        // store: that form miscompiled in a TBE-3 kernel on the H200 (bench/RESULTS.md, 2026-12-02), and a wrong
+        // total here would misplace escapes silently.
+        uint before = subgroupExclusiveAdd(myK);
+        atomicAdd(sgSum[gl_SubgroupID], myK);
         barrier();
         uint k = 0u;
         for (uint i = 0u; i < gl_NumSubgroups; i++) {
@@ -244,6 +248,7 @@ void main() {
             sgX[2u * gl_SubgroupID + 1u] = xL;
         }
         barrier();
+        sgSum[t] = 0u; // this chunk's escape totals are read; the next chunk's come after its main loop's barrier
         if (t == 0u) {
             uint linC = 0u, linL = 0u;
             for (uint i = 0u; i < gl_NumSubgroups; i++) {

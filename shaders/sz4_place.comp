@@ -55,19 +55,9 @@ uint hword(uint q, uint info, uint off, uint lc) {
 }
 
 shared uint red[WG]; // per-subgroup partial results
+shared uint offSum;
 
-// wgAdd and wgXor reduce over the workgroup; every invocation gets the result.
-uint wgAdd(uint v) {
-    v = subgroupAdd(v);
-    if (gl_NumSubgroups == 1u) return v;
-    if (subgroupElect()) red[gl_SubgroupID] = v;
-    barrier();
-    v = 0u;
-    for (uint i = 0u; i < gl_NumSubgroups; i++) v += red[i];
-    barrier();
-    return v;
-}
-
+// wgXor reduces over the workgroup; every invocation gets the result.
 uint wgXor(uint v) {
     v = subgroupXor(v);
     if (gl_NumSubgroups == 1u) return v;
@@ -92,7 +82,14 @@ void main() {
         for (uint b = t; b < c / 64u; b += WG) v += work[b];
         for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG)
             v += sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
-        uint off = wgAdd(v);
+        // Summed by a shared atomic, not subgroupAdd: a subgroup sum after loops whose trip counts differ per
+        // invocation is the construct an H200 compiler got wrong in TBE-3 (bench/RESULTS.md, 2026-12-02).
+        barrier(); // the previous chunk's readers of offSum are done
+        if (t == 0u) offSum = 0u;
+        barrier();
+        atomicAdd(offSum, v);
+        barrier();
+        uint off = offSum;
         uint reg = 0u;
         if (pc.checksums != 0u) {
             // Horner per invocation over words t, t+WG, ..., padded with zero words in front to a multiple of WG
