@@ -3,8 +3,8 @@
 // hand-copied format number.
 //
 //	sz4_encode.comp  SplitZip-4 encode pass 1: dense pieces, escapes to scratch, per-chunk partial CRC
-//	sz4_scan.comp    pass 2: prefix sum of side sizes
-//	sz4_place.comp   pass 3: side pieces to their offsets, chunk CRCs finished
+//	sz4_place.comp   pass 2: side offsets from pass 1's block sums, side pieces placed, chunk CRCs finished
+//	sz4_scan.comp    prefix sum of side sizes: pass 2 of the other formats' encoders (zf12, TBE-3, xw, huff)
 //	sz4_decode.comp  SplitZip-4 decode, validation and CRC check in one pass (sz4_decode.glsl)
 //	zf12_encode.comp zf12 encode pass 1: block ranges, dense pieces, headers, raw side nibbles to scratch
 //	zf12_place.comp  zf12 pass 3 (pass 2 is sz4_scan): side pieces to their offsets, chunk CRCs finished

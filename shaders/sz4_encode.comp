@@ -1,8 +1,8 @@
 #version 450
-// SplitZip-4 encode, pass 1 of 3: one workgroup per chunk (grid-stride). Writes each chunk's code and low pieces at
+// SplitZip-4 encode, pass 1 of 2: one workgroup per chunk (grid-stride). Writes each chunk's code and low pieces at
 // their fixed offsets, its escapes (or, for a raw chunk, the second half of its exponents) to a per-chunk scratch
-// slot, its table info word, the linear CRC of its dense pieces (in the CRC word, finished by pass 3) and its side
-// size into a per-64-chunk block sum for pass 2's prefix sum.
+// slot, its table info word, the linear CRC of its dense pieces (in the CRC word, finished by pass 2) and its side
+// size into a per-64-chunk block sum, from which pass 2 (sz4_place) finds the side offsets.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require

@@ -111,7 +111,7 @@ type benchOut struct {
 	// The GPU part of that: medians of the encode's and the decode's timestamps, and the chunk size used.
 	Latency1MiBGPUUs []float64           `json:"latency_1mib_gpu_us,omitempty"`
 	LatencyChunk     int                 `json:"latency_chunk,omitempty"`
-	EncodePassUs     []float64           `json:"encode_pass_us,omitempty"` // last iteration: dense pass, prefix sum, placement
+	EncodePassUs     []float64           `json:"encode_pass_us,omitempty"` // last iteration: each pass (EncodeOp.PassTimes)
 	KernelStats      map[string][]string `json:"kernel_stats,omitempty"`   // compiler statistics, where the driver gives them
 	BitExact         bool                `json:"bit_exact"`
 	MatchesCPU       bool                `json:"matches_cpu"`

@@ -56,7 +56,8 @@ func (b *Backend) newDecodeOp(record func(op *DecodeOp) error) (*DecodeOp, error
 
 // recordPasses records an encode of the chunked formats: work zeroed, then the chunk kernel (dense streams, side
 // sizes), sz4_scan's prefix sum over work and the placement of the side pieces (timestamps between them give
-// PassTimes), and the read-back of work, whose word 2·nb is the side total that Finish adds to sideOff.
+// PassTimes), and the read-back of work, whose word 2·nb is the side total that Finish adds to sideOff (the scan's,
+// or for SplitZip-4, whose placement sums the side sizes itself, the placement's).
 func (op *EncodeOp) recordPasses(work staged, nb, sideOff uint64, kernel, place func() error) error {
 	scan := func() error { return op.b.recordScan(op.s, &tensorPlan{work: work, nb: nb}) }
 	return op.recordPassList(work, nb, sideOff, kernel, scan, place)

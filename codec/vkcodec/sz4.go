@@ -139,8 +139,8 @@ func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPl
 	return p, err
 }
 
-// encodeSZ4 encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the three passes
-// run for every job, and the outputs come back through staging.
+// encodeSZ4 encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the two passes
+// (sz4_encode, sz4_place) run for every job, and the outputs come back through staging.
 func (b *Backend) encodeSZ4(ctx context.Context, jobs []codec.EncodeJob) error {
 	for i := range jobs {
 		j := &jobs[i]

@@ -8,8 +8,8 @@ import (
 	"github.com/vkzip/vkzip/vk"
 )
 
-// zf12 on Vulkan (docs/FORMAT.md §10): the same three-pass encode as SplitZip-4 (chunk kernel, prefix sum of side
-// sizes with sz4_scan, placement) and a one-pass decode, with a header stream next to the code and low streams.
+// zf12 on Vulkan (docs/FORMAT.md §10): a three-pass encode (chunk kernel, prefix sum of side sizes with sz4_scan,
+// placement) and a one-pass decode, with a header stream next to the code and low streams.
 
 func init() {
 	gpuFormats[layout.FormatZF12] = gpuFormat{encode: (*Backend).encodeZF12, decode: (*Backend).decodeZF12}
