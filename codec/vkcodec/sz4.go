@@ -371,8 +371,9 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 	return nil
 }
 
-// placeWG is the placement pass's workgroup: 32 invocations (a chunk's side piece is a few words), or the device's
-// widest subgroup where that is more.
+// placeWG is the placement pass's workgroup: 32 invocations (a chunk's side piece is a few words; 64 and 128 were
+// no faster on the H200), or the device's widest subgroup where that is more. VKZIP_SZ4_PLACE_WG sets it, for
+// measuring.
 func (b *Backend) placeWG() uint32 {
 	return max(floorPow2(min(envU32("VKZIP_SZ4_PLACE_WG", 32), 1024)), b.minWorkGroup())
 }
