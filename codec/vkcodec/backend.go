@@ -349,8 +349,7 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	case "auto_gather":
 		desc.Bindings, desc.PushConstantSize = 4, pushGather
 	case "copy":
-		// shift carries the shape (PrepareCopyShaped): reads in bits 0-3, writes in 4-7, contiguous in bit 8, unroll
-		// from bit 9.
+		// shift carries the shape (CopyShape.pipeKey).
 		desc.Bindings, desc.PushConstantSize = 2, pushCopy
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 1, Value: uint32(shift & 15)},
 			vk.SpecConst{ID: 2, Value: uint32(shift >> 4 & 15)}, vk.SpecConst{ID: 3, Value: uint32(shift >> 8 & 1)},

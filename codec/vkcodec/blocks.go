@@ -132,7 +132,7 @@ func (op *BlockEncodeOp) prepare(ctx context.Context, srcs []vk.BufferRange, g l
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
 	err = b.recordEncodePasses(s, len(plans),
 		func(i int) error { return b.recordEncodeA(ctx, s, &job, plans[i]) },
-		nil, func(i int) error { return b.recordPlace(ctx, s, &job, plans[i]) })
+		func(i int) error { return b.recordPlace(ctx, s, &job, plans[i]) })
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,16 @@ func (s CopyShape) norm() CopyShape {
 	return s
 }
 
+// pipeKey packs the shape into the pipeline key's shift field, which pipeline unpacks into the kernel's
+// specialization constants: reads in bits 0-3, writes in 4-7, contiguous in bit 8, units per invocation from bit 9.
+func (s CopyShape) pipeKey() uint {
+	k := uint(s.Reads) | uint(s.Writes)<<4 | uint(max(s.Unroll, 1))<<9
+	if s.Contiguous {
+		k |= 1 << 8
+	}
+	return k
+}
+
 // Traffic is the bytes a copy of this shape over n bytes reads and writes: units of max(Reads, Writes) vectors fit
 // n bytes on the larger side.
 func (s CopyShape) Traffic(n uint64) uint64 {
@@ -43,7 +53,7 @@ func (b *Backend) PrepareCopy(src, dst vk.BufferRange, n uint64) (*CopyOp, error
 func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape CopyShape) (*CopyOp, error) {
 	shape = shape.norm()
 	if shape.Reads > 8 || shape.Writes > 8 || shape.Unroll < 0 || shape.Unroll > 8 {
-		return nil, invalid("copy shape %d:%d: at most 8 vectors a side", shape.Reads, shape.Writes)
+		return nil, invalid("copy shape %+v: at most 8 vectors a side and 8 units per invocation", shape)
 	}
 	if n%16 != 0 || src.Offset%16 != 0 || dst.Offset%16 != 0 || n/16 > 1<<32-1 {
 		return nil, invalid("copy of %d bytes: sizes and offsets must be multiples of 16", n)
@@ -61,12 +71,7 @@ func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape Cop
 	}
 	op := &CopyOp{recorded{b: b, s: s}}
 	fail := func(err error) (*CopyOp, error) { op.Close(); return nil, err }
-	key := uint(shape.Reads) | uint(shape.Writes)<<4
-	if shape.Contiguous {
-		key |= 1 << 8
-	}
-	key |= uint(max(shape.Unroll, 1)) << 9
-	pipe, err := b.pipeline("copy", uint32(b.o.WorkGroup), key)
+	pipe, err := b.pipeline("copy", uint32(b.o.WorkGroup), shape.pipeKey())
 	if err != nil {
 		return fail(err)
 	}

@@ -105,15 +105,9 @@ func checkBodyRange(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.BufferRa
 }
 
 // recordEncodePasses records an encode batch's passes over its n plans, a barrier before each and after the last:
-// the chunk kernel (dense streams, side sizes), sz4_scan's prefix sum of the side sizes over scan(i)'s work words
-// (none when scan is nil: SplitZip-4's placement sums them itself), and the placement of the side pieces. Each pass
-// sees every plan's previous pass complete.
-func (b *Backend) recordEncodePasses(s *session, n int, kernel func(i int) error, scan func(i int) *tensorPlan,
-	place func(i int) error) error {
-	passes := []func(int) error{kernel, func(i int) error { return b.recordScan(s, scan(i)) }, place}
-	if scan == nil {
-		passes = []func(int) error{kernel, place}
-	}
+// the chunk kernel (dense streams, side sizes), for most formats scanPass's prefix sum, and the placement of the side
+// pieces. Each pass sees every plan's previous pass complete.
+func (b *Backend) recordEncodePasses(s *session, n int, passes ...func(i int) error) error {
 	for _, pass := range passes {
 		s.cmd.Barrier()
 		for i := range n {
@@ -124,4 +118,10 @@ func (b *Backend) recordEncodePasses(s *session, n int, kernel func(i int) error
 	}
 	s.cmd.Barrier()
 	return nil
+}
+
+// scanPass is sz4_scan's prefix sum of the side sizes over plan(i)'s work words: the middle pass of the chunked
+// formats' encoders, all but SplitZip-4's, whose placement sums the side sizes itself.
+func (b *Backend) scanPass(s *session, plan func(i int) *tensorPlan) func(i int) error {
+	return func(i int) error { return b.recordScan(s, plan(i)) }
 }

@@ -185,7 +185,7 @@ func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ
 		return err
 	}
 	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
-	return op.recordPassList(p.work, p.nb, g.SideOffset(), func() error { return b.recordEncodeA(ctx, s, &job, p) },
+	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordEncodeA(ctx, s, &job, p) },
 		func() error { return b.recordPlace(ctx, s, &job, p) })
 }
 
@@ -436,7 +436,7 @@ func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layou
 		return err
 	}
 	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordZF12Encode(ctx, s, checksums, p) },
-		func() error { return b.recordZF12Place(ctx, s, checksums, p) })
+		op.scanPass(p.work, p.nb), func() error { return b.recordZF12Place(ctx, s, checksums, p) })
 }
 
 func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,

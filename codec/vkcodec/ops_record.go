@@ -54,20 +54,19 @@ func (b *Backend) newDecodeOp(record func(op *DecodeOp) error) (*DecodeOp, error
 	return newOp(b, func(r recorded) *DecodeOp { return &DecodeOp{recorded: r} }, record)
 }
 
-// recordPasses records an encode of the chunked formats: work zeroed, then the chunk kernel (dense streams, side
-// sizes), sz4_scan's prefix sum over work and the placement of the side pieces (timestamps between them give
-// PassTimes), and the read-back of work, whose word 2·nb is the side total that Finish adds to sideOff (the scan's,
-// or for SplitZip-4, whose placement sums the side sizes itself, the placement's).
-func (op *EncodeOp) recordPasses(work staged, nb, sideOff uint64, kernel, place func() error) error {
-	scan := func() error { return op.b.recordScan(op.s, &tensorPlan{work: work, nb: nb}) }
-	return op.recordPassList(work, nb, sideOff, kernel, scan, place)
-}
-
-// recordPassList is recordPasses with the passes given: SplitZip-4's placement sums the side sizes itself.
-func (op *EncodeOp) recordPassList(work staged, nb, sideOff uint64, passes ...func() error) error {
+// recordPasses records an encode of the chunked formats: work zeroed, then the passes — the chunk kernel (dense
+// streams, side sizes), for most formats scanPass's prefix sum over work, the placement of the side pieces —
+// (timestamps between them give PassTimes), and the read-back of work, whose word 2·nb is the side total that Finish
+// adds to sideOff (the scan's, or for SplitZip-4, whose placement sums the side sizes itself, the placement's).
+func (op *EncodeOp) recordPasses(work staged, nb, sideOff uint64, passes ...func() error) error {
 	op.total, op.nb, op.sideOff = work.host, nb, sideOff
 	return op.recordTimed(work, func(cmd *vk.Commands) { cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0) },
 		passes...)
+}
+
+// scanPass is sz4_scan's prefix sum of the side sizes over work (Backend.scanPass for a prepared operation).
+func (op *EncodeOp) scanPass(work staged, nb uint64) func() error {
+	return func() error { return op.b.recordScan(op.s, &tensorPlan{work: work, nb: nb}) }
 }
 
 // recordDecode records a decode: the status words reset, the kernels (which report into status), and the read-back

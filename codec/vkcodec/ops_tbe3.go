@@ -63,7 +63,7 @@ func (b *Backend) prepareEncodeTBE3(ctx context.Context, src vk.BufferRange, n u
 		}
 		job := &codec.EncodeJob{Checksums: checksums}
 		return op.recordPasses(p.work, p.nb, g.SideOffset(),
-			func() error { return b.recordTBE3Encode(ctx, op.s, job, p) },
+			func() error { return b.recordTBE3Encode(ctx, op.s, job, p) }, op.scanPass(p.work, p.nb),
 			func() error { return b.recordTBE3Place(ctx, op.s, job, p) })
 	})
 }

@@ -91,7 +91,7 @@ func (b *Backend) prepareEncodeXW(ctx context.Context, format uint8, dt layout.D
 			return err
 		}
 		return op.recordPasses(v.work, v.nb(), x.SideOffset(), func() error { return k.recordEncode(op.s, v) },
-			func() error { return k.recordPlace(op.s, v, checksums) })
+			op.scanPass(v.work, v.nb()), func() error { return k.recordPlace(op.s, v, checksums) })
 	})
 }
 

@@ -250,7 +250,7 @@ func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error
 	}
 	if err := b.recordEncodePasses(s, len(plans),
 		func(i int) error { return b.recordEncodeA(ctx, s, &jobs[i], plans[i]) },
-		nil, func(i int) error { return b.recordPlace(ctx, s, &jobs[i], plans[i]) }); err != nil {
+		func(i int) error { return b.recordPlace(ctx, s, &jobs[i], plans[i]) }); err != nil {
 		return err
 	}
 	for _, p := range plans {

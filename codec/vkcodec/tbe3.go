@@ -233,7 +233,7 @@ func (b *Backend) encodeTBE3Batch(ctx context.Context, jobs []codec.EncodeJob) e
 	}
 	if err := b.recordEncodePasses(s, len(plans),
 		func(i int) error { return b.recordTBE3Encode(ctx, s, &jobs[i], plans[i]) },
-		func(i int) *tensorPlan { return &tensorPlan{work: plans[i].work, nb: plans[i].nb} },
+		b.scanPass(s, func(i int) *tensorPlan { return &tensorPlan{work: plans[i].work, nb: plans[i].nb} }),
 		func(i int) error { return b.recordTBE3Place(ctx, s, &jobs[i], plans[i]) }); err != nil {
 		return err
 	}

@@ -248,7 +248,7 @@ func (k *XWKernels) Encode(ctx context.Context, format uint8, dt layout.DType, s
 	cmd.FillBuffer(v.work.dev.buf, v.work.dev.off, v.work.dev.size, 0)
 	b.copyUp(cmd, ins[0])
 	if err := b.recordEncodePasses(s, 1, func(int) error { return k.recordEncode(s, v) },
-		func(int) *tensorPlan { return &tensorPlan{work: v.work, nb: v.nb()} },
+		b.scanPass(s, func(int) *tensorPlan { return &tensorPlan{work: v.work, nb: v.nb()} }),
 		func(int) error { return k.recordPlace(s, v, checksums) }); err != nil {
 		return nil, err
 	}

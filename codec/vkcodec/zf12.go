@@ -209,7 +209,7 @@ func (b *Backend) encodeZF12Batch(ctx context.Context, jobs []codec.EncodeJob) e
 	}
 	if err := b.recordEncodePasses(s, len(plans),
 		func(i int) error { return b.recordZF12Encode(ctx, s, jobs[i].Checksums, plans[i]) },
-		func(i int) *tensorPlan { return &tensorPlan{work: plans[i].work, nb: plans[i].nb} },
+		b.scanPass(s, func(i int) *tensorPlan { return &tensorPlan{work: plans[i].work, nb: plans[i].nb} }),
 		func(i int) error { return b.recordZF12Place(ctx, s, jobs[i].Checksums, plans[i]) }); err != nil {
 		return err
 	}
