@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // The container (docs/FORMAT.md §1–§4, §8) in versions 1 and 2 (version 2: a sequence number in the directory and a
@@ -246,14 +247,14 @@ func StoredDecode(body []byte, size uint64, checksums bool) ([]byte, error) {
 	p := align4(size)
 	crc := le32(body[p:])
 	if checksums && crc != CRC32C(body[:p]) {
-		return nil, chunkErr(ErrChecksum, 0, "stored body crc")
+		return nil, classErr(ErrChecksum, "stored body crc")
 	}
 	if !checksums && crc != 0 {
-		return nil, chunkErr(ErrNonCanonical, 0, "crc %08x without checksums", crc)
+		return nil, classErr(ErrNonCanonical, "stored crc %08x without checksums", crc)
 	}
 	for _, x := range body[size:p] {
 		if x != 0 {
-			return nil, chunkErr(ErrNonCanonical, 0, "stored padding")
+			return nil, classErr(ErrNonCanonical, "stored padding")
 		}
 	}
 	return body[:size], nil
@@ -404,7 +405,11 @@ func DecodeContainer(p []byte) (*Container, error) {
 			rec.Blob = true
 			rec.Data = r.take(uint64(r.u32()))
 		case typ == 2:
-			rec.Name = string(r.take(uint64(r.u16())))
+			name := r.take(uint64(r.u16()))
+			if r.err == nil && !utf8.Valid(name) {
+				return nil, classErr(ErrCorrupt, "record %d: name is not UTF-8", i)
+			}
+			rec.Name = string(name)
 			rec.DType, rec.Format, rec.Shift = r.u8(), r.u8(), r.u8()
 			reserved := r.u8()
 			rec.Codebook = r.u32()

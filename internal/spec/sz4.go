@@ -267,7 +267,8 @@ func SZ4Decode(body []byte, n uint64, shift uint, cb Codebook, checksums bool) (
 		}
 	}
 	if run != S {
-		return nil, chunkErr(ErrCorrupt, g.C-1, "side pieces fill %d of %d bytes", run, S)
+		// A body longer than its pieces: no chunk is at fault (§5.3 leaves the chunk open; the reference names none).
+		return nil, classErr(ErrCorrupt, "side pieces fill %d of %d bytes", run, S)
 	}
 	// Checksums.
 	for c := uint64(0); c < g.C && checksums; c++ {
