@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/internal/spec"
 )
 
@@ -178,4 +181,62 @@ func TestSpecSZ4Invalid(t *testing.T) {
 	require.Equal(t, len(c.Invalid), checked+v2known)
 	t.Logf("spec decoder gives the manifest's class and chunk on %d invalid payloads (%d name version 2)", checked,
 		v2known)
+}
+
+// TestSpecOtherBodies holds the body expectations of the TBE-3, zf12 and exponent-window corpora to internal/spec's
+// encoders, and huff's to its bit-by-bit decoder (the reference body, whose hash the manifest pins, must decode to
+// the input).
+func TestSpecOtherBodies(t *testing.T) {
+	checked := map[string]int{}
+	for _, c := range corpora(t) {
+		for i := range c.Cases {
+			k := &c.Cases[i]
+			if k.Body == nil {
+				continue
+			}
+			in := c.inputs[k.Input]
+			shift, err := shiftOf(k.Chunk)
+			require.NoError(t, err)
+			dt, ok := spec.ParseDType(k.DType)
+			require.True(t, ok, k.ID)
+			var body []byte
+			switch c.Format {
+			case "tbe3":
+				body = spec.TBE3Encode(in, shift, k.Checksums, nil)
+			case "zf12":
+				body = spec.ZF12Encode(in, shift, k.Checksums)
+			case "xw2", "xw3", "xw4":
+				g, ok := spec.NewXWGeom(c.FormatID, dt, shift)
+				require.True(t, ok, k.ID)
+				size := spec.DTypeSize(dt)
+				vals := make([]uint32, len(in)/size)
+				for j := range vals {
+					for q := size - 1; q >= 0; q-- {
+						vals[j] = vals[j]<<8 | uint32(in[size*j+q])
+					}
+				}
+				body = g.Build(vals, k.Checksums, nil)
+			case "huff":
+				enc, err := encodeCase(context.Background(), codec.NewCPUBackend(1), Format{Name: c.Format, ID: c.FormatID},
+					k, nil, in)
+				require.NoError(t, err, k.ID)
+				require.NoError(t, enc.bodyErr, k.ID)
+				require.Equal(t, k.Body.SHA256, sha(enc.body), "%s: reference body", k.ID)
+				out, err := spec.HuffDecode(enc.body, k.values(), shift)
+				require.NoError(t, err, k.ID)
+				require.True(t, bytes.Equal(in, out), "%s: spec huff decoder output differs from the input", k.ID)
+				checked[c.Format]++
+				continue
+			default:
+				continue
+			}
+			require.Equal(t, k.Body.Len, len(body), "%s: spec body length", k.ID)
+			require.Equal(t, k.Body.SHA256, sha(body), "%s: spec body", k.ID)
+			checked[c.Format]++
+		}
+	}
+	for _, f := range []string{"tbe3", "zf12", "xw2", "xw3", "xw4", "huff"} {
+		require.Positive(t, checked[f], "no %s bodies checked", f)
+	}
+	t.Logf("bodies checked against internal/spec: %v", checked)
 }
