@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/spec"
 )
 
 func encHuff(t testing.TB, src []byte, shift uint, checksums bool) []byte {
@@ -81,77 +81,14 @@ func TestHuffRoundTrip(t *testing.T) {
 	}
 }
 
-// huffIndependent decodes a body from the text of §14 alone: the table entry and piece, codes matched bit by bit
-// against canonical codes assigned by sorting (length, symbol), no lookup tables.
-func huffIndependent(t *testing.T, body []byte, n uint64, shift uint) []byte {
-	g := layout.Huff{N: n, Shift: shift}
-	out := make([]byte, 2*n)
-	for c := uint64(0); c < g.Chunks(); c++ {
-		e := body[g.TableOffset()+12*c:]
-		info, po := binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:])
-		piece := body[g.PieceOffset()+4*uint64(po):]
-		m := g.ChunkLen(c)
-		exps := make([]byte, m)
-		if info>>24 == 1 {
-			copy(exps, piece[:m])
-		} else {
-			lo, hi := int(piece[0]), int(piece[1])
-			type sc struct{ sym, l int }
-			var syms []sc
-			for s := lo; s <= hi; s++ {
-				l := int(piece[2+(s-lo)/2]>>(4*((s-lo)%2))) & 15
-				if l > 0 {
-					syms = append(syms, sc{s, l})
-				}
-			}
-			sort.Slice(syms, func(i, j int) bool {
-				return syms[i].l < syms[j].l || syms[i].l == syms[j].l && syms[i].sym < syms[j].sym
-			})
-			codes := map[[2]int]int{} // (length, code) -> symbol
-			code, prev := 0, syms[0].l
-			for i, s := range syms {
-				if i > 0 {
-					code = (code + 1) << (s.l - prev)
-				}
-				prev = s.l
-				codes[[2]int{s.l, code}] = s.sym
-			}
-			tb := int(layout.HuffTableBytes(uint(lo), uint(hi)))
-			off := tb + 64
-			for l := 0; l < 32; l++ {
-				nw := int(binary.LittleEndian.Uint16(piece[tb+2*l:]))
-				bit := 0
-				for j := l; j < int(m); j += 32 {
-					v, ln := 0, 0
-					for {
-						b := int(piece[off+bit/8]>>(bit%8)) & 1
-						bit++
-						v, ln = v<<1|b, ln+1
-						if s, ok := codes[[2]int{ln, v}]; ok {
-							exps[j] = uint8(s)
-							break
-						}
-						require.Less(t, ln, 12)
-					}
-				}
-				require.Equal(t, (bit+31)/32, nw)
-				off += 4 * nw
-			}
-		}
-		for j := uint64(0); j < m; j++ {
-			lo := uint16(body[c<<shift+j])
-			binary.LittleEndian.PutUint16(out[2*((c<<shift)+j):], (lo&0x80)<<8|uint16(exps[j])<<7|lo&0x7F)
-		}
-	}
-	return out
-}
-
 func TestHuffIndependentDecoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 14))
 	for _, n := range []int{5, 4096, 20000} {
 		for name, src := range huffInputs(r, n) {
 			body := encHuff(t, src, 12, true)
-			require.True(t, bytes.Equal(src, huffIndependent(t, body, uint64(n), 12)), "%s n %d", name, n)
+			got, err := spec.HuffDecode(body, uint64(n), 12)
+			require.NoError(t, err, "%s n %d", name, n)
+			require.True(t, bytes.Equal(src, got), "%s n %d", name, n)
 		}
 	}
 }

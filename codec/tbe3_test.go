@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/spec"
 )
 
 func encTBE3(t testing.TB, src []byte, shift uint, checksums bool) []byte {
@@ -28,117 +28,6 @@ func decTBE3(body []byte, n uint64, shift uint, checksums bool) ([]byte, error) 
 	return dst, DecodeTBE3(dst, body, n, shift, checksums)
 }
 
-// spec is a second, deliberately naive TBE-3 encoder written from docs/FORMAT.md §12 value by value, with the
-// window and chunk kind chosen by the caller (choose nil: the canonical choices). The reference encoder must
-// produce exactly its bytes; with other choices it builds well-formed but non-canonical bodies for the tests.
-type specChoice func(c int, hist [256]int) (raw bool, w int)
-
-func specEncode(src []byte, shift uint, checksums bool, choose specChoice) []byte {
-	n := len(src) / 2
-	val := func(i int) uint16 { return binary.LittleEndian.Uint16(src[2*i:]) }
-	cv := 1 << shift
-	C := (n + cv - 1) / cv
-	tiles := func(m int) int { return (m + 63) / 64 }
-	planeBytes := 24 * tiles(n)
-	smBytes := (n + 3) / 4 * 4
-	planes := make([]byte, planeBytes)
-	sm := make([]byte, smBytes)
-	for i := 0; i < n; i++ {
-		v := val(i)
-		sm[i] = byte(v>>15)<<7 | byte(v&0x7F)
-	}
-	table := make([]byte, 12*C)
-	var side []byte
-	for c := 0; c < C; c++ {
-		first, m := c*cv, min(cv, n-c*cv)
-		var hist [256]int
-		for i := first; i < first+m; i++ {
-			hist[val(i)>>7&0xFF]++
-		}
-		// Best window by brute force: most values covered, lowest start among equals.
-		w, best := 0, -1
-		for s := 0; s+6 <= 255; s++ {
-			cov := 0
-			for e := s; e <= s+6; e++ {
-				cov += hist[e]
-			}
-			if cov > best {
-				w, best = s, cov
-			}
-		}
-		k := m - best
-		p := 24 * tiles(m)
-		rawSide := 0
-		if m > p {
-			rawSide = (m - p + 3) / 4 * 4
-		}
-		raw := !((k+3)/4*4 < rawSide)
-		if choose != nil {
-			raw, w = choose(c, hist)
-			k = 0
-			for i := first; i < first+m; i++ {
-				if e := int(val(i) >> 7 & 0xFF); e < w || e > w+6 {
-					k++
-				}
-			}
-		}
-		piece := planes[c*(24*cv/64) : c*(24*cv/64)+p]
-		var mySide []byte
-		var info uint32
-		if raw {
-			mySide = make([]byte, rawSide)
-			for j := 0; j < m; j++ {
-				e := byte(val(first+j) >> 7)
-				if j < p {
-					piece[j] = e
-				} else {
-					mySide[j-p] = e
-				}
-			}
-			info = 1 << 24
-		} else {
-			T := tiles(m)
-			for j := 0; j < m; j++ {
-				e := int(val(first+j) >> 7 & 0xFF)
-				code := 0
-				if e >= w && e <= w+6 {
-					code = e - w + 1
-				} else {
-					mySide = append(mySide, byte(e))
-				}
-				for b := 0; b < 3; b++ {
-					if code>>b&1 == 1 {
-						bit := 64*(b*T+j/64) + j%64 // plane b of tile j/64, bit j%64
-						piece[bit/8] |= 1 << (bit % 8)
-					}
-				}
-			}
-			for len(mySide)%4 != 0 {
-				mySide = append(mySide, 0)
-			}
-			info = uint32(w)<<16 | uint32(k)
-		}
-		e := table[12*c:]
-		binary.LittleEndian.PutUint32(e, info)
-		binary.LittleEndian.PutUint32(e[4:], uint32(len(side)))
-		if checksums {
-			var msg []byte
-			msg = append(msg, e[:8]...)
-			msg = append(msg, mySide...)
-			msg = append(msg, piece...)
-			smHi := first + cv
-			if c == C-1 {
-				smHi = smBytes
-			}
-			msg = append(msg, sm[first:smHi]...)
-			binary.LittleEndian.PutUint32(e[8:], crc32c.Checksum(msg))
-		}
-		side = append(side, mySide...)
-	}
-	out := append(append(append(planes, sm...), table...), side...)
-	return out
-}
-
 func TestTBE3MatchesSpecEncoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 41))
 	for _, shift := range []uint{10, 11, 16} {
@@ -148,7 +37,7 @@ func TestTBE3MatchesSpecEncoder(t *testing.T) {
 				for _, cs := range []bool{false, true} {
 					src := kvLike(r, n, far)
 					got := encTBE3(t, src, shift, cs)
-					want := specEncode(src, shift, cs, nil)
+					want := spec.TBE3Encode(src, shift, cs, nil)
 					require.Equal(t, want, got, "shift %d n %d far %v checksums %v", shift, n, far, cs)
 					require.LessOrEqual(t, uint64(len(got)), layout.TBE3{N: uint64(n), Shift: shift}.MaxBodySize())
 					dec, err := decTBE3(got, uint64(n), shift, cs)
@@ -191,7 +80,7 @@ func TestTBE3RoundTripPatterns(t *testing.T) {
 		n := uint64(len(src) / 2)
 		for _, shift := range []uint{10, 13, 16} {
 			body := encTBE3(t, src, shift, true)
-			require.Equal(t, specEncode(src, shift, true, nil), body, name)
+			require.Equal(t, spec.TBE3Encode(src, shift, true, nil), body, name)
 			dec, err := decTBE3(body, n, shift, true)
 			require.NoError(t, err, name)
 			require.Equal(t, src, dec, name)
@@ -269,7 +158,7 @@ func TestTBE3NonCanonical(t *testing.T) {
 	}
 	for _, cs := range []bool{true, false} {
 		// A worse window for chunk 1.
-		body := specEncode(src, shift, cs, func(c int, h [256]int) (bool, int) {
+		body := spec.TBE3Encode(src, shift, cs, func(c int, h [256]int) (bool, int) {
 			if c == 1 {
 				return false, canon(h) + 1
 			}
@@ -279,7 +168,7 @@ func TestTBE3NonCanonical(t *testing.T) {
 		requireClass(t, err, ErrNonCanonical, 1, "shifted window")
 
 		// Raw where coded fits.
-		body = specEncode(src, shift, cs, func(c int, h [256]int) (bool, int) { return c == 2, canon(h) })
+		body = spec.TBE3Encode(src, shift, cs, func(c int, h [256]int) (bool, int) { return c == 2, canon(h) })
 		_, err = decTBE3(body, 2999, shift, cs)
 		requireClass(t, err, ErrNonCanonical, 2, "needless raw chunk")
 	}
@@ -294,7 +183,7 @@ func TestTBE3NonCanonical(t *testing.T) {
 		binary.LittleEndian.PutUint16(wide[2*i:], uint16(e)<<7)
 	}
 	require.Equal(t, uint32(1<<24), binary.LittleEndian.Uint32(encTBE3(t, wide, shift, true)[layout.TBE3{N: 1024, Shift: shift}.TableOffset():]))
-	body := specEncode(wide, shift, true, func(c int, h [256]int) (bool, int) { return false, canon(h) })
+	body := spec.TBE3Encode(wide, shift, true, func(c int, h [256]int) (bool, int) { return false, canon(h) })
 	require.Len(t, body, int(layout.TBE3{N: 1024, Shift: shift}.MaxBodySize()))
 	_, err := decTBE3(body, 1024, shift, true)
 	requireClass(t, err, ErrNonCanonical, 0, "coded chunk that must be raw")
@@ -307,7 +196,7 @@ func TestTBE3NonCanonical(t *testing.T) {
 	}
 	good := encTBE3(t, tie, shift, true)
 	require.Equal(t, uint32(94)<<16|512, binary.LittleEndian.Uint32(good[layout.TBE3{N: 1024, Shift: shift}.TableOffset():]))
-	body = specEncode(tie, shift, true, func(int, [256]int) (bool, int) { return false, 101 })
+	body = spec.TBE3Encode(tie, shift, true, func(int, [256]int) (bool, int) { return false, 101 })
 	_, err = decTBE3(body, 1024, shift, true)
 	requireClass(t, err, ErrNonCanonical, 0, "higher of two tied windows")
 
@@ -386,7 +275,7 @@ func TestTBE3Structure(t *testing.T) {
 	})
 	edit("checksum before non-canonical", ErrChecksum, 2, func([]byte) []byte {
 		// Chunk 0 raw although it codes (non-canonical, valid CRC), then chunk 2's SM padding set: its CRC fails.
-		b := specEncode(src, shift, true, func(c int, h [256]int) (bool, int) {
+		b := spec.TBE3Encode(src, shift, true, func(c int, h [256]int) (bool, int) {
 			w, _ := tbe3Window(histOf(h))
 			return c != 2, w // chunk 1 is raw anyway
 		})

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/spec"
 )
 
 // xwPairs are the (format, dtype) pairs the exponent-window formats define.
@@ -74,164 +74,16 @@ func xwDecode(t testing.TB, f uint8, dt layout.DType, body []byte, n uint64, shi
 	return dst, bodyErr
 }
 
-// ---- An independent reference encoder: value-at-a-time bit placement straight from docs/FORMAT.md §13, with
-// per-chunk choices the caller may bend to build non-canonical bodies.
-
-type refChoice struct {
-	raw    bool
-	base   uint32
-	escape map[int]bool // chunk-local values escaped although inside the window
-}
-
-type refGeom struct {
-	E, M, W, B, K, KB, KP, P uint
-	shift                    uint
-}
-
-func newRefGeom(f uint8, dt layout.DType, shift uint) refGeom {
-	e, m, _ := layout.FloatFields(dt)
-	w, _ := layout.XWCodeBits(f)
-	k := m + 1
-	return refGeom{E: e, M: m, W: w, B: 8 * uint(dt.Size()), K: k, KB: k / 8, KP: k % 8, P: w + k%8, shift: shift}
+// newRefGeom is internal/spec's independent encoder of §13 for a pair the tests use.
+func newRefGeom(f uint8, dt layout.DType, shift uint) spec.XWGeom {
+	g, ok := spec.NewXWGeom(f, uint8(dt), shift)
+	if !ok {
+		panic("no exponent-window geometry for " + pairName(f, dt))
+	}
+	return g
 }
 
 func setBit(b []byte, bit uint64) { b[bit/8] |= 1 << (bit % 8) }
-
-func ceilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
-
-// canonical is the spec's choice for a chunk: the best window (brute force, lowest base on ties), coded iff
-// 4·E·ceil(k/32) < 4·(E-W)·ceil(m/32).
-func (g refGeom) canonical(exps []uint32) refChoice {
-	win := uint32(1)<<g.W - 1
-	best, bestIn := uint32(0), -1
-	for b := uint32(0); b+win <= 1<<g.E; b++ {
-		in := 0
-		for _, x := range exps {
-			if x >= b && x < b+win {
-				in++
-			}
-		}
-		if in > bestIn {
-			best, bestIn = b, in
-		}
-	}
-	m, k := uint64(len(exps)), uint64(len(exps)-bestIn)
-	raw := !(uint64(g.E)*ceilDiv(k, 32) < uint64(g.E-g.W)*ceilDiv(m, 32))
-	if raw {
-		return refChoice{raw: true}
-	}
-	return refChoice{base: best}
-}
-
-// build encodes vals (each a B-bit value) with choose deciding each chunk (nil: canonical).
-func (g refGeom) build(vals []uint32, checksums bool, choose func(c int, exps []uint32) refChoice) []byte {
-	n := uint64(len(vals))
-	cv := uint64(1) << g.shift
-	chunks := ceilDiv(n, cv)
-	groups := ceilDiv(n, 32)
-	planes := make([]byte, 4*uint64(g.P)*groups)
-	lows := make([]byte, layout.Align4(uint64(g.KB)*n))
-	var table, side []byte
-	for c := uint64(0); c < chunks; c++ {
-		lo, hi := c*cv, min((c+1)*cv, n)
-		exps := make([]uint32, hi-lo)
-		for i := lo; i < hi; i++ {
-			exps[i-lo] = vals[i] >> g.M & (1<<g.E - 1)
-		}
-		ch := g.canonical(exps)
-		if choose != nil {
-			ch = choose(int(c), exps)
-		}
-		m := hi - lo
-		var piece []byte
-		var k uint64
-		if ch.raw {
-			piece = make([]byte, 4*uint64(g.E-g.W)*ceilDiv(m, 32))
-		}
-		var escs []uint32
-		for i := lo; i < hi; i++ {
-			v, x := vals[i], exps[i-lo]
-			r := v>>(g.B-1)<<g.M | v&(1<<g.M-1)
-			var code uint32
-			switch {
-			case ch.raw:
-				code = x & (1<<g.W - 1)
-				for t := uint(0); t < g.E-g.W; t++ {
-					if x>>(g.W+t)&1 != 0 {
-						setBit(piece, 32*(((i-lo)/32)*uint64(g.E-g.W)+uint64(t))+(i-lo)%32)
-					}
-				}
-			case x >= ch.base && x < ch.base+(1<<g.W-1) && !ch.escape[int(i-lo)]:
-				code = x - ch.base + 1
-			default:
-				escs = append(escs, x)
-			}
-			for b := uint(0); b < g.W; b++ {
-				if code>>b&1 != 0 {
-					setBit(planes, 32*((i/32)*uint64(g.P)+uint64(b))+i%32)
-				}
-			}
-			for t := uint(0); t < g.KP; t++ {
-				if r>>(8*g.KB+t)&1 != 0 {
-					setBit(planes, 32*((i/32)*uint64(g.P)+uint64(g.W+t))+i%32)
-				}
-			}
-			for q := uint(0); q < g.KB; q++ {
-				lows[uint64(g.KB)*i+uint64(q)] = byte(r >> (8 * q))
-			}
-		}
-		info := uint32(layout.ChunkRaw) << 24
-		if !ch.raw {
-			k = uint64(len(escs))
-			piece = make([]byte, 4*uint64(g.E)*ceilDiv(k, 32))
-			for j, x := range escs {
-				for t := uint(0); t < g.E; t++ {
-					if x>>t&1 != 0 {
-						setBit(piece, 32*(uint64(j)/32*uint64(g.E)+uint64(t))+uint64(j)%32)
-					}
-				}
-			}
-			info = ch.base<<16 | uint32(k)
-		}
-		table = binary.LittleEndian.AppendUint32(table, info)
-		table = binary.LittleEndian.AppendUint32(table, uint32(len(side)))
-		table = binary.LittleEndian.AppendUint32(table, 0) // CRC: below, once every piece is in place
-		side = append(side, piece...)
-	}
-	body := append(append(append(append([]byte{}, planes...), lows...), table...), side...)
-	if checksums {
-		fixCRCs(g, body, n)
-	}
-	return body
-}
-
-// fixCRCs recomputes every chunk CRC of an (otherwise finished) body.
-func fixCRCs(g refGeom, body []byte, n uint64) {
-	cv := uint64(1) << g.shift
-	chunks := ceilDiv(n, cv)
-	pl := 4 * uint64(g.P) * ceilDiv(n, 32)
-	ll := layout.Align4(uint64(g.KB) * n)
-	tab := pl + ll
-	sideStart := tab + 12*chunks
-	for c := uint64(0); c < chunks; c++ {
-		e := body[tab+12*c:]
-		off := uint64(binary.LittleEndian.Uint32(e[4:]))
-		end := uint64(len(body))
-		if c+1 < chunks {
-			end = sideStart + uint64(binary.LittleEndian.Uint32(e[16:]))
-		}
-		lo, hi := c*cv, min((c+1)*cv, n)
-		pg := 4 * uint64(g.P)
-		p0, p1 := lo/32*pg, hi/32*pg
-		l0, l1 := pl+uint64(g.KB)*lo, pl+uint64(g.KB)*hi
-		if c == chunks-1 {
-			p1, l1 = pl, pl+ll
-		}
-		msg := append([]byte{}, e[:8]...)
-		msg = append(append(append(msg, body[sideStart+off:end]...), body[p0:p1]...), body[l0:l1]...)
-		binary.LittleEndian.PutUint32(e[8:], crc32c.Checksum(msg))
-	}
-}
 
 func valuesOf(b []byte, size int) []uint32 {
 	v := make([]uint32, len(b)/size)
@@ -252,7 +104,7 @@ func TestXWMatchesReference(t *testing.T) {
 					name := fmt.Sprintf("%s/spread%v/n%d/crc%v", pairName(p.f, p.dt), spread, n, cs)
 					src := floatValues(r, p.dt, n, kvCenter(p.dt), spread)
 					body := xwEncode(t, p.f, p.dt, src, 10, cs)
-					ref := newRefGeom(p.f, p.dt, 10).build(valuesOf(src, p.dt.Size()), cs, nil)
+					ref := newRefGeom(p.f, p.dt, 10).Build(valuesOf(src, p.dt.Size()), cs, nil)
 					require.Equal(t, ref, body, name)
 					got, err := xwDecode(t, p.f, p.dt, body, uint64(n), 10, cs)
 					require.NoError(t, err, name)
@@ -320,7 +172,7 @@ func TestXWEveryBitPattern(t *testing.T) {
 			}
 		}
 		if sz == 1 {
-			require.Equal(t, newRefGeom(p.f, p.dt, 10).build(valuesOf(src, 1), true, nil), xwEncode(t, p.f, p.dt, src, 10, true))
+			require.Equal(t, newRefGeom(p.f, p.dt, 10).Build(valuesOf(src, 1), true, nil), xwEncode(t, p.f, p.dt, src, 10, true))
 		}
 	}
 }
@@ -429,29 +281,29 @@ func TestXWNonCanonical(t *testing.T) {
 			src := floatValues(r, p.dt, n, kvCenter(p.dt), 1.2)
 			vals := valuesOf(src, p.dt.Size())
 			rg := newRefGeom(p.f, p.dt, 10)
-			canon := rg.build(vals, cs, nil)
+			canon := rg.Build(vals, cs, nil)
 			require.Equal(t, canon, xwEncode(t, p.f, p.dt, src, 10, cs))
 			g, _ := newXWGeom(p.f, p.dt, n, 10)
 			tab := func(b []byte, c int) uint32 { return binary.LittleEndian.Uint32(b[g.table+12*uint64(c):]) }
 			require.Equal(t, uint32(0), tab(canon, 1)>>24, "%s: chunk 1 is coded", name)
 
 			// Chunk 1 raw although it fits coded.
-			b := rg.build(vals, cs, func(c int, e []uint32) refChoice {
+			b := rg.Build(vals, cs, func(c int, e []uint32) spec.XWChoice {
 				if c == 1 {
-					return refChoice{raw: true}
+					return spec.XWChoice{Raw: true}
 				}
-				return rg.canonical(e)
+				return rg.Canonical(e)
 			})
 			expectClass(t, p.f, p.dt, b, n, 10, cs, ErrNonCanonical, 1, name+": raw that fits coded")
 
 			// Chunk 2 with a window other than the canonical one (one step off, still holding values).
-			b = rg.build(vals, cs, func(c int, e []uint32) refChoice {
-				ch := rg.canonical(e)
+			b = rg.Build(vals, cs, func(c int, e []uint32) spec.XWChoice {
+				ch := rg.Canonical(e)
 				if c == 2 {
-					if ch.base > 0 {
-						ch.base--
+					if ch.Base > 0 {
+						ch.Base--
 					} else {
-						ch.base++
+						ch.Base++
 					}
 				}
 				return ch
@@ -461,12 +313,12 @@ func TestXWNonCanonical(t *testing.T) {
 			expectClass(t, p.f, p.dt, b, n, 10, cs, ErrNonCanonical, 2, name+": window off the best")
 
 			// Chunk 0 escapes a value that has a code.
-			b = rg.build(vals, cs, func(c int, e []uint32) refChoice {
-				ch := rg.canonical(e)
+			b = rg.Build(vals, cs, func(c int, e []uint32) spec.XWChoice {
+				ch := rg.Canonical(e)
 				if c == 0 {
 					for i, x := range e {
-						if x >= ch.base && x < ch.base+uint32(g.Window()) {
-							ch.escape = map[int]bool{i: true}
+						if x >= ch.Base && x < ch.Base+uint32(g.Window()) {
+							ch.Escape = map[int]bool{i: true}
 							break
 						}
 					}
@@ -477,7 +329,7 @@ func TestXWNonCanonical(t *testing.T) {
 
 			// Padding bits: a plane bit past the last value, byte-stream padding, escape padding.
 			short := uint64(n - 5)
-			sb := rg.build(vals[:short], cs, nil)
+			sb := rg.Build(vals[:short], cs, nil)
 			gs, _ := newXWGeom(p.f, p.dt, short, 10)
 			pads := map[string]uint64{"plane bit": 8*(gs.PlaneBytes()-4) + 31}
 			if gs.LowBytes() > uint64(gs.KB())*short {
@@ -491,7 +343,7 @@ func TestXWNonCanonical(t *testing.T) {
 				bad := append([]byte{}, sb...)
 				bad[bit/8] |= 1 << (bit % 8)
 				if cs {
-					fixCRCs(rg, bad, short)
+					rg.FixCRCs(bad, short)
 				}
 				expectClass(t, p.f, p.dt, bad, short, 10, cs, ErrNonCanonical, 2, name+": "+what)
 			}
@@ -522,21 +374,21 @@ func TestXWNonCanonical(t *testing.T) {
 					continue // chunk 0 has no escape to give a code
 				}
 				if cs {
-					fixCRCs(rg, bad, n)
+					rg.FixCRCs(bad, n)
 				}
 				expectClass(t, p.f, p.dt, bad, n, 10, cs, ErrNonCanonical, 0, fmt.Sprintf("%s: too many zero codes %v", name, tooMany))
 			}
 
 			// Raw side padding: bits for values past the end of a raw last chunk.
-			rb := rg.build(vals[:short], cs, func(c int, e []uint32) refChoice {
+			rb := rg.Build(vals[:short], cs, func(c int, e []uint32) spec.XWChoice {
 				if c == 2 {
-					return refChoice{raw: true}
+					return spec.XWChoice{Raw: true}
 				}
-				return rg.canonical(e)
+				return rg.Canonical(e)
 			})
 			rb[len(rb)-1] |= 0x80
 			if cs {
-				fixCRCs(rg, rb, short)
+				rg.FixCRCs(rb, short)
 			}
 			_, err := xwDecode(t, p.f, p.dt, rb, short, 10, cs)
 			require.ErrorIs(t, err, ErrNonCanonical, name)
@@ -560,10 +412,10 @@ func TestXWCodedThatShouldBeRaw(t *testing.T) {
 		for i := range vals {
 			vals[i] = uint32(i%(1<<g.E)) << g.M // every exponent equally often: raw
 		}
-		b := rg.build(vals, true, nil)
+		b := rg.Build(vals, true, nil)
 		require.Equal(t, uint32(layout.ChunkRaw), binary.LittleEndian.Uint32(b[g.table:])>>24)
-		b = rg.build(vals, true, func(c int, e []uint32) refChoice {
-			ch := refChoice{base: 0}
+		b = rg.Build(vals, true, func(c int, e []uint32) spec.XWChoice {
+			ch := spec.XWChoice{Base: 0}
 			return ch
 		})
 		expectClass(t, p.f, p.dt, b, 1024, 10, true, ErrNonCanonical, 0, pairName(p.f, p.dt))
@@ -610,11 +462,11 @@ func TestXWErrorPrecedence(t *testing.T) {
 	vals := valuesOf(src, p.dt.Size())
 	rg := newRefGeom(p.f, p.dt, 10)
 	g, _ := newXWGeom(p.f, p.dt, n, 10)
-	b := rg.build(vals, true, func(c int, e []uint32) refChoice {
+	b := rg.Build(vals, true, func(c int, e []uint32) spec.XWChoice {
 		if c == 0 || c == 3 {
-			return refChoice{raw: true} // non-canonical in chunks 0 and 3
+			return spec.XWChoice{Raw: true} // non-canonical in chunks 0 and 3
 		}
-		return rg.canonical(e)
+		return rg.Canonical(e)
 	})
 	expectClass(t, p.f, p.dt, b, n, 10, true, ErrNonCanonical, 0, "lowest non-canonical chunk")
 	pl, _ := g.planePiece(2)

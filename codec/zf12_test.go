@@ -11,73 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/spec"
 )
-
-// zf12Ref is a plain per-value model of zf12 (docs/FORMAT.md §10), written from the specification independently of
-// the reference codec's streams and SWAR loops: the body the reference produces must be exactly this.
-func zf12Ref(src []byte, shift uint, checksums bool) []byte {
-	n := uint64(len(src) / 2)
-	z := layout.ZF12{N: n, Shift: shift}
-	body := make([]byte, z.SideOffset())
-	val := func(i uint64) uint16 { return binary.LittleEndian.Uint16(src[2*i:]) }
-	var side []byte
-	for c := uint64(0); c < z.Chunks(); c++ {
-		m := z.ChunkLen(c)
-		v0 := c << shift
-		var piece []byte
-		var raw uint32
-		for b := uint64(0); b*layout.ZF12Block < m; b++ {
-			lo, hi := uint16(127), uint16(0)
-			first := v0 + b*layout.ZF12Block
-			last := min(first+layout.ZF12Block, n)
-			for i := first; i < last; i++ {
-				f := val(i) >> 8 & 0x7F
-				lo, hi = min(lo, f), max(hi, f)
-			}
-			coded := hi-lo <= 7
-			hb := uint8(0xFF)
-			if coded {
-				hb = uint8(lo)
-			} else {
-				raw++
-			}
-			body[z.HeaderOffset()+c*z.HeaderPiece()+b] = hb
-			nib := make([]byte, (last-first+1)/2)
-			for i := first; i < last; i++ {
-				v := val(i)
-				var code uint8
-				if coded {
-					code = uint8(v>>15)<<3 | uint8(v>>8&0x7F-lo)
-				} else {
-					code = uint8(v>>8) & 15
-					nib[(i-first)/2] |= uint8(v>>12) << (4 * ((i - first) & 1))
-				}
-				body[i/2] |= code << (4 * (i & 1))
-				body[z.CodeBytes()+i] = uint8(v)
-			}
-			if !coded {
-				piece = append(piece, nib...)
-			}
-		}
-		for len(piece)%4 != 0 {
-			piece = append(piece, 0)
-		}
-		e := body[z.TableOffset()+12*c:]
-		binary.LittleEndian.PutUint32(e, raw)
-		binary.LittleEndian.PutUint32(e[4:], uint32(len(side)))
-		side = append(side, piece...)
-	}
-	body = append(body, side...)
-	if checksums {
-		g := newZF12Geom(n, shift)
-		for c := uint64(0); c < z.Chunks(); c++ {
-			hl, hh := g.headPiece(c)
-			crc := zf12CRCOf(body, &g, c, zf12SideSize(body[hl:hh], z.ChunkLen(c)))
-			binary.LittleEndian.PutUint32(body[z.TableOffset()+12*c+8:], crc)
-		}
-	}
-	return body
-}
 
 func zf12Encode(t testing.TB, src []byte, shift uint, checksums bool) []byte {
 	t.Helper()
@@ -122,7 +57,7 @@ func TestZF12MatchesModel(t *testing.T) {
 			for _, crc := range []bool{false, true} {
 				n := uint64(len(src) / 2)
 				got := zf12Encode(t, src, shift, crc)
-				require.Equal(t, zf12Ref(src, shift, crc), got, "%s shift %d crc %v", name, shift, crc)
+				require.Equal(t, spec.ZF12Encode(src, shift, crc), got, "%s shift %d crc %v", name, shift, crc)
 				out, err := zf12Decode(t, got, n, shift, crc)
 				require.NoError(t, err, name)
 				require.True(t, bytes.Equal(src, out), "%s shift %d: round trip", name, shift)

@@ -276,6 +276,11 @@ func Generate(src fs.FS, dir string) error {
 		if err != nil {
 			return err
 		}
+		if Verify != nil {
+			if err := Verify(f.Name, files); err != nil {
+				return fmt.Errorf("%s: not written: %w", f.Name, err)
+			}
+		}
 		d := filepath.Join(dir, f.Name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err

@@ -34,6 +34,7 @@ func run(dir, importKV string) error {
 			return err
 		}
 	}
+	conformance.Verify = verifySpec
 	return conformance.Generate(os.DirFS(dir), dir)
 }
 
