@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/vkzip/vkzip/codec"
@@ -187,8 +188,8 @@ func benchBlocks(ctx context.Context, b *vkcodec.Backend, src []byte, blocks int
 	return out, nil
 }
 
-func printBlocks(o *blocksOut) {
-	fmt.Printf("  blocks: %d × %.1f MiB per run, %d runs in flight: encode %s GB/s wall (%s GPU, %.0f%% of the large "+
+func printBlocks(w io.Writer, o *blocksOut) {
+	fmt.Fprintf(w, "  blocks: %d × %.1f MiB per run, %d runs in flight: encode %s GB/s wall (%s GPU, %.0f%% of the large "+
 		"tensor's wall), decode %s GB/s wall (%s GPU, %.0f%%); ratio %.4f; bit-exact %v, matches the Go reference %v\n",
 		o.Blocks, float64(o.BlockBytes)/(1<<20), o.Depth, gb(o.EncodeWallGBps), gb(o.EncodeGBps), 100*o.EncodeOfLarge,
 		gb(o.DecodeWallGBps), gb(o.DecodeGBps), 100*o.DecodeOfLarge, o.Ratio, o.BitExact, o.MatchesCPU)
