@@ -216,8 +216,8 @@ func TestBenchCacheWarning(t *testing.T) {
 	assert.Zero(t, o.LLCBytes)
 }
 
-// TestDeviceLLC: the table by PCI id and by name, a GH200 not taken for an H200, a CPU device's host L3 from sysfs.
-func TestDeviceLLC(t *testing.T) {
+// TestBenchDeviceLLC: the table by PCI id and by name, a GH200 not taken for an H200, a CPU device's host L3 from sysfs.
+func TestBenchDeviceLLC(t *testing.T) {
 	n, _ := deviceLLC(vk.DeviceInfo{Name: "NVIDIA Graphics Device", VendorID: pciNVIDIA, DeviceID: 0x2330})
 	assert.EqualValues(t, 50<<20, n)
 	n, _ = deviceLLC(vk.DeviceInfo{Name: "NVIDIA H200", VendorID: pciNVIDIA, DeviceID: 0xFFFF})
