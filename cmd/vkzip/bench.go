@@ -844,6 +844,11 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 				lo.failure = fmt.Sprintf("1 MiB %s run %d: %v", kind, i+1, err)
 				continue
 			}
+			if got != uint64(len(want)) {
+				lo.failure = fmt.Sprintf("1 MiB %s run %d: the body is %d bytes, the reference's %d", kind, i+1, got,
+					len(want))
+				continue
+			}
 			bb, err := ops.Body(ctx, got)
 			if err != nil {
 				return spread{}, nil, err

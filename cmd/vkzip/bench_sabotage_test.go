@@ -245,3 +245,25 @@ func TestBenchDeviceLLC(t *testing.T) {
 	assert.Zero(t, n)
 	assert.Contains(t, what, "unknown")
 }
+
+// TestBenchLatencyWarmCold: the 1 MiB latency is reported warm and cold (after its eviction copy), both checked,
+// from a --size below 1 MiB too (the tensor is the data tiled).
+func TestBenchLatencyWarmCold(t *testing.T) {
+	if testing.Short() {
+		t.Skip("280 runs of a 1 MiB tensor: slow on a CPU Vulkan device")
+	}
+	needVulkan(t)
+	r := vkz(t, t.TempDir(), nil, "bench", "--backend", "vulkan", "--size", "256KiB", "--iters", "1", "--warmup", "0",
+		"--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var out benchOut
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	assert.True(t, out.BitExact && out.MatchesCPU, out.CheckFailure)
+	require.NotNil(t, out.Latency1MiBUs)
+	require.NotNil(t, out.Latency1MiBColdUs)
+	assert.Positive(t, out.Latency1MiBUs.Median)
+	assert.Positive(t, out.Latency1MiBColdUs.Median)
+	assert.Len(t, out.Latency1MiBColdGPUUs, 2)
+	assert.GreaterOrEqual(t, out.LatencyEvictBytes, uint64(16<<20))
+	assert.Contains(t, r.stderr, "warning", "the working set's cache warning (or its size unknown) is on stderr")
+}
