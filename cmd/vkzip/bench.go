@@ -359,7 +359,11 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 	}
 	for _, o := range outs {
 		if !o.BitExact || !o.MatchesCPU {
-			return fmt.Errorf("%s: results were not bit-exact: %s", o.Format, o.CheckFailure)
+			why := o.CheckFailure
+			if why == "" && o.Blocks != nil {
+				why = "--blocks"
+			}
+			return fmt.Errorf("%s: results were not bit-exact: %s", o.Format, why)
 		}
 	}
 	return nil
@@ -426,7 +430,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 	}
 	out := benchOut{Format: fd.Name, DType: dt.String(), Data: *data, SizeBytes: int64(len(src)), Chunk: 1 << shift,
 		Checksums: !*noCRC, Iters: *iters, Warmup: *warm}
-	// The reference body: for the CPU backend the measurement itself, for Vulkan the bit-exactness check.
+	// The job every backend measures; its Go reference encode (referenceBody) is what every timed body must equal.
 	cpu := codec.NewCPUBackend(0)
 	var cbp *codec.Codebook
 	if fd.UsesCodebook(dt) {
