@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -34,8 +35,15 @@ synchronisation and the read-back of the size. A 16-byte copy kernel over the sa
 the bandwidth roofline; the codec ceiling derived from it is copy bandwidth × 2 / (2 + 2/ratio) bytes of input per
 byte moved. On the CPU backend the roofline is a memory copy of the same bytes split over as many goroutines as
 the codec uses, and the codec's times are wall times (encode_gbps equals encode_wall_gbps there). GB/s are 1e9
-bytes of uncompressed BF16 per second. The last iteration is checked bit for bit: the
-encoded body against the Go reference, the decoded values against the input.
+bytes of uncompressed BF16 per second.
+
+Every iteration, warm-up included, runs encode, the copy (which evicts the body from a last-level cache smaller
+than the copy's bytes before the decode reads it) and decode, and is checked bit for bit: the body and the output
+are poisoned before it, then the body must equal the Go reference's and the output the input. bit_exact is false
+(and the bench exits 1 after its report) when any check failed; check_failure says the first. A stderr warning
+(cache_warning) says when input, body and output together fit in the device's last-level cache, or when its size
+is unknown. The 1 MiB latency (--latency) is timed warm (runs back to back) and cold (each run after a copy
+several times the cache's size).
 
 Data: kvlike (the exponent distribution of the shared KV corpus; no file needed), gauss (standard normal),
 escapes=P (kvlike with a fraction P of values escaped), spread (exponents uniform over the KV codebook's 16), or
@@ -107,18 +115,34 @@ type benchOut struct {
 	EncodeWall     spread  `json:"encode_wall_gbps_spread"`
 	DecodeWall     spread  `json:"decode_wall_gbps_spread"`
 	CopySpread     spread  `json:"copy_gbps_spread"`
-	Latency1MiBUs  *spread `json:"latency_1mib_us,omitempty"` // encode+decode of a resident 1 MiB tensor, wall
+	// Encode+decode of a resident 1 MiB tensor, wall, warm: runs back to back, the tensor's buffers cached.
+	Latency1MiBUs *spread `json:"latency_1mib_us,omitempty"`
 	// The GPU part of that: medians of the encode's and the decode's timestamps, and the chunk size used.
-	Latency1MiBGPUUs []float64           `json:"latency_1mib_gpu_us,omitempty"`
-	LatencyChunk     int                 `json:"latency_chunk,omitempty"`
-	EncodePassUs     []float64           `json:"encode_pass_us,omitempty"` // last iteration: each pass (EncodeOp.PassTimes)
-	KernelStats      map[string][]string `json:"kernel_stats,omitempty"`   // compiler statistics, where the driver gives them
-	BitExact         bool                `json:"bit_exact"`
-	MatchesCPU       bool                `json:"matches_cpu"`
-	Iters            int                 `json:"iters"`
-	Warmup           int                 `json:"warmup"`
-	Variant          string              `json:"variant,omitempty"`
-	Blocks           *blocksOut          `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
+	Latency1MiBGPUUs []float64 `json:"latency_1mib_gpu_us,omitempty"`
+	LatencyChunk     int       `json:"latency_chunk,omitempty"`
+	// The same cold: each run after a copy of latency_evict_bytes through other buffers (pipelines prepared).
+	Latency1MiBColdUs    *spread             `json:"latency_1mib_cold_us,omitempty"`
+	Latency1MiBColdGPUUs []float64           `json:"latency_1mib_cold_gpu_us,omitempty"`
+	LatencyEvictBytes    uint64              `json:"latency_evict_bytes,omitempty"`
+	EncodePassUs         []float64           `json:"encode_pass_us,omitempty"` // last iteration: each pass (EncodeOp.PassTimes)
+	KernelStats          map[string][]string `json:"kernel_stats,omitempty"`   // compiler statistics, where the driver gives them
+	// BitExact: every checked iteration (all of them, warm-up included; body and output poisoned before each)
+	// gave the reference body and decoded to the input; the 1 MiB latency runs and --blocks likewise. MatchesCPU:
+	// every body equalled the Go reference codec's (encoded once, before the loop, into a buffer of its own).
+	BitExact     bool   `json:"bit_exact"`
+	MatchesCPU   bool   `json:"matches_cpu"`
+	CheckedIters int    `json:"checked_iterations"`
+	CheckFailure string `json:"check_failure,omitempty"` // the first check that failed
+	// The device's last-level cache (0: unknown), where its size comes from, and the bytes of input, body and
+	// output; CacheWarning says when they fit in it (or its size is unknown).
+	LLCBytes        int64      `json:"llc_bytes,omitempty"`
+	LLC             string     `json:"llc,omitempty"`
+	WorkingSetBytes int64      `json:"working_set_bytes,omitempty"`
+	CacheWarning    string     `json:"cache_warning,omitempty"`
+	Iters           int        `json:"iters"`
+	Warmup          int        `json:"warmup"`
+	Variant         string     `json:"variant,omitempty"`
+	Blocks          *blocksOut `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
 
 	shape vkcodec.CopyShape // --copy-shape
 }
@@ -230,6 +254,12 @@ func benchData(spec string, values int, seed uint64) ([]byte, error) {
 }
 
 func runBench(ctx context.Context, v *verb, args []string) error {
+	return benchMain(ctx, v, args, os.Stdout, nil)
+}
+
+// benchMain is the bench verb writing its report to w, the timing loop's operations wrapped by wrap (nil: none).
+// A check that failed makes it return an error after the report: the verb exits 1.
+func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap benchWrap) error {
 	fs := newFlags(v)
 	bf := addBackendFlags(fs, "auto")
 	data := fs.String("data", "kvlike", "kvlike, gauss, escapes=P or a file")
@@ -303,26 +333,37 @@ func runBench(ctx context.Context, v *verb, args []string) error {
 		o, err := benchFormat(ctx, bf, strings.TrimSpace(name), shift, flagSet(fs, "chunk"), size, benchFlags{data: *data,
 			dtype: *dtypeName, noCRC: *noCRC, iters: *iters, warm: *warm, seed: *seed, wg: *wg, repl: *repl,
 			groups: *groups, unroll: *unroll, latency: *latency, source: *source, json: *asJSON, profile: uint32(*profile),
-			latShift: latShift, blk: blk, copyShape: *copyShape})
+			latShift: latShift, blk: blk, copyShape: *copyShape, wrap: wrap})
 		if err != nil {
 			return err
 		}
 		if o != nil {
+			if o.CacheWarning != "" {
+				fmt.Fprintf(os.Stderr, "vkzip: bench: warning: %s: %s\n", o.Format, o.CacheWarning)
+			}
 			outs = append(outs, *o)
 		}
 	}
-	if *asJSON && len(outs) == 1 {
-		return writeJSON(os.Stdout, outs[0]) // one format: the object it always was
+	switch {
+	case *asJSON && len(outs) == 1:
+		err = writeJSON(w, outs[0]) // one format: the object it always was
+	case *asJSON && len(outs) > 1:
+		err = writeJSON(w, outs)
+	default:
+		for i := range outs {
+			printBench(w, &outs[i])
+		}
 	}
-	if *asJSON && len(outs) > 1 {
-		return writeJSON(os.Stdout, outs)
-	}
-	for i := range outs {
-		printBench(&outs[i])
+	if err != nil {
+		return err
 	}
 	for _, o := range outs {
 		if !o.BitExact || !o.MatchesCPU {
-			return fmt.Errorf("results were not bit-exact")
+			why := o.CheckFailure
+			if why == "" && o.Blocks != nil {
+				why = "--blocks"
+			}
+			return fmt.Errorf("%s: results were not bit-exact: %s", o.Format, why)
 		}
 	}
 	return nil
@@ -337,6 +378,7 @@ type benchFlags struct {
 	profile                               uint32     // vkcodec.Options.Profile
 	latShift                              uint       // chunk shift of the 1 MiB latency tensor
 	blk                                   *blockSpec // --blocks
+	wrap                                  benchWrap  // wraps the timing loop's operations (tests)
 }
 
 // benchFormat measures one format; a nil result means it printed its own report (--source).
@@ -388,7 +430,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 	}
 	out := benchOut{Format: fd.Name, DType: dt.String(), Data: *data, SizeBytes: int64(len(src)), Chunk: 1 << shift,
 		Checksums: !*noCRC, Iters: *iters, Warmup: *warm}
-	// The reference body: for the CPU backend the measurement itself, for Vulkan the bit-exactness check.
+	// The job every backend measures; its Go reference encode (referenceBody) is what every timed body must equal.
 	cpu := codec.NewCPUBackend(0)
 	var cbp *codec.Codebook
 	if fd.UsesCodebook(dt) {
@@ -436,7 +478,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 		if blk != nil {
 			return nil, usagef("--blocks needs --backend vulkan")
 		}
-		err = benchCPU(ctx, cpu, ref, src, &out)
+		err = benchCPU(ctx, cpu, ref, src, &out, fl.wrap)
 	case "vulkan":
 		if blk != nil && fid != layout.FormatSplitZip4 {
 			return nil, usagef("--blocks measures splitzip4 only")
@@ -446,7 +488,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 		}
 		out.CopyShape = fl.copyShape
 		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll,
-			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk)
+			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk, fl.wrap)
 	default:
 		return nil, usagef("--backend must be cpu, vulkan or auto")
 	}
@@ -476,46 +518,46 @@ func escapeRateOf(body []byte, format uint8, g layout.SZ4) float64 {
 	return float64(k) / float64(g.N)
 }
 
-func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob, src []byte, out *benchOut) error {
+// referenceBody encodes ref with the Go reference codec (a backend of its own) and returns the body: what every
+// body the bench loop produces is compared with.
+func referenceBody(ctx context.Context, ref []codec.EncodeJob) ([]byte, error) {
+	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
+		return nil, err
+	}
+	return ref[0].Out, nil
+}
+
+func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob, src []byte, out *benchOut,
+	wrap benchWrap) error {
 	out.Backend, out.Device = "cpu", cpu.Device()
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
-	var enc, dec, cpy []float64
-	dst := make([]byte, len(src))
-	for i := 0; i < out.Warmup+out.Iters; i++ {
-		tc := copyParallel(dst, src, cpu.Workers())
-		t0 := time.Now()
-		if err := cpu.Encode(ctx, ref); err != nil {
-			return err
-		}
-		te := time.Since(t0)
-		jobs := []codec.DecodeJob{{Format: ref[0].Format, DType: ref[0].DType, Body: ref[0].Out, N: g.N, Shift: g.Shift,
-			Codebook: ref[0].Codebook, Checksums: ref[0].Checksums, Dst: dst}}
-		t0 = time.Now()
-		if err := cpu.Decode(ctx, jobs); err != nil {
-			return err
-		}
-		if jobs[0].Err != nil {
-			return jobs[0].Err
-		}
-		td := time.Since(t0)
-		if i >= out.Warmup {
-			enc = append(enc, gbps(out.SizeBytes, te))
-			dec = append(dec, gbps(out.SizeBytes, td))
-			cpy = append(cpy, gbps(2*out.SizeBytes, tc))
-		}
+	want, err := referenceBody(ctx, ref)
+	if err != nil {
+		return err
+	}
+	var ops benchCodec = newCPUBenchOps(cpu, ref[0])
+	if wrap != nil {
+		ops = wrap(ops)
+	}
+	llc, what := hostL3()
+	setCache(out, llc, what, int64(2*len(src)+len(want)))
+	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, 2*out.SizeBytes)
+	if err != nil {
+		return err
 	}
 	// On the CPU the codec's time is its wall time: the "GPU" figures are the wall ones.
-	out.EncodeWall, out.DecodeWall, out.CopySpread = spreadOf(enc), spreadOf(dec), spreadOf(cpy)
+	out.EncodeWall, out.DecodeWall, out.CopySpread = spreadOf(r.encW), spreadOf(r.decW), spreadOf(r.cpy)
 	out.EncodeSpread, out.DecodeSpread = out.EncodeWall, out.DecodeWall
 	out.EncodeWallGBps, out.DecodeWallGBps = out.EncodeWall.Median, out.DecodeWall.Median
 	out.EncodeGBps, out.DecodeGBps, out.CopyGBps = out.EncodeWallGBps, out.DecodeWallGBps, out.CopySpread.Median
-	out.Ratio = float64(len(src)) / float64(len(ref[0].Out))
+	out.Ratio = float64(len(src)) / float64(len(want))
 	out.CeilingGBps = out.CopyGBps * 2 / (2 + 2/out.Ratio)
 	if out.CeilingGBps > 0 {
 		out.EncodeOfCeil, out.DecodeOfCeil = out.EncodeGBps/out.CeilingGBps, out.DecodeGBps/out.CeilingGBps
 	}
-	out.EscapeRate = escapeRateOf(ref[0].Out, ref[0].Format, g)
-	out.BitExact, out.MatchesCPU = bytes.Equal(dst, src), true
+	out.EscapeRate = escapeRateOf(want, ref[0].Format, g)
+	out.CheckedIters = out.Warmup + out.Iters
+	r.setChecks(out)
 	return nil
 }
 
@@ -539,14 +581,14 @@ func copyParallel(dst, src []byte, workers int) time.Duration {
 }
 
 func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, src []byte, cb codec.Codebook,
-	out *benchOut, latency bool, latShift uint, blk *blockSpec) error {
+	out *benchOut, latency bool, latShift uint, blk *blockSpec, wrap benchWrap) error {
 	b, err := vkcodec.Open(o)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	if !b.SupportsResident(ref[0].Format) {
-		return benchVulkanHost(ctx, b, ref, src, out)
+		return benchVulkanHost(ctx, b, ref, src, out, wrap)
 	}
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
@@ -554,7 +596,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	n := uint64(len(src))
 	pad := (n + 255) &^ 255
-	bufs := map[string]uint64{"in": pad, "body": uint64(cap(ref[0].Dst)), "out": pad, "copy": pad}
+	bufs := map[string]uint64{"in": pad, "body": (uint64(cap(ref[0].Dst)) + 255) &^ 255, "out": pad, "copy": pad}
 	buf := map[string]*vk.Buffer{}
 	for k, sz := range bufs {
 		x, err := dev.NewBuffer(sz, vk.DeviceLocal)
@@ -572,7 +614,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	enc, err := b.PrepareEncodeTyped(ctx, f, dt, whole("in"), g.N, g.Shift, ref[0].Codebook, ref[0].Checksums,
 		whole("body"))
 	if errors.Is(err, codec.ErrUnsupported) { // a dtype without device-resident kernels for this format
-		return benchVulkanHost(ctx, b, ref, src, out)
+		return benchVulkanHost(ctx, b, ref, src, out, wrap)
 	}
 	if err != nil {
 		return err
@@ -594,67 +636,65 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	defer cp.Close()
-	var encG, encW, decG, decW, cpy []float64
-	for i := 0; i < out.Warmup+out.Iters; i++ {
-		if err := cp.Run(ctx); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		if bodyLen, err = enc.Run(ctx); err != nil {
-			return err
-		}
-		te := time.Since(t0)
-		t0 = time.Now()
-		if err := dec.Run(ctx); err != nil {
-			// A profiling run's kernels write wrong bodies on purpose: only its times count.
-			if ce := (*codec.Error)(nil); o.Profile == 0 || !errors.As(err, &ce) {
-				return err
-			}
-		}
-		td := time.Since(t0)
-		if i >= out.Warmup {
-			cpy = append(cpy, gbps(int64(out.shape.Traffic(pad)), cp.GPUTime()))
-			encG = append(encG, gbps(out.SizeBytes, enc.GPUTime()))
-			encW = append(encW, gbps(out.SizeBytes, te))
-			decG = append(decG, gbps(out.SizeBytes, dec.GPUTime()))
-			decW = append(decW, gbps(out.SizeBytes, td))
-		}
+	want, err := referenceBody(ctx, ref)
+	if err != nil {
+		return err
+	}
+	vops, err := newVKBenchOps(dev, buf["body"], buf["out"], n, enc, dec, cp)
+	if err != nil {
+		return err
+	}
+	defer vops.Close()
+	var ops benchCodec = vops
+	if wrap != nil {
+		ops = wrap(ops)
+	}
+	llc, what := deviceLLC(b.Info())
+	setCache(out, llc, what, int64(2*pad)+int64(len(want)))
+	// A profiling run's kernels write wrong bodies on purpose: its times count, its checks fail.
+	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, int64(out.shape.Traffic(pad)))
+	if err != nil {
+		return err
 	}
 	out.EncodeSpread, out.EncodeWall, out.DecodeSpread, out.DecodeWall, out.CopySpread =
-		spreadOf(encG), spreadOf(encW), spreadOf(decG), spreadOf(decW), spreadOf(cpy)
+		spreadOf(r.encG), spreadOf(r.encW), spreadOf(r.decG), spreadOf(r.decW), spreadOf(r.cpy)
 	out.EncodeGBps, out.EncodeWallGBps = out.EncodeSpread.Median, out.EncodeWall.Median
 	out.DecodeGBps, out.DecodeWallGBps = out.DecodeSpread.Median, out.DecodeWall.Median
 	out.CopyGBps = out.CopySpread.Median
 	for _, d := range enc.PassTimes() {
 		out.EncodePassUs = append(out.EncodePassUs, float64(d.Nanoseconds())/1e3)
 	}
-	out.Ratio = float64(n) / float64(bodyLen)
+	out.Ratio = float64(n) / float64(max(r.bodyLen, 1))
 	out.CeilingGBps = out.CopyGBps * 2 / (2 + 2/out.Ratio)
 	if out.CeilingGBps > 0 {
 		out.EncodeOfCeil, out.DecodeOfCeil = out.EncodeGBps/out.CeilingGBps, out.DecodeGBps/out.CeilingGBps
 	}
-	// Bit-exactness of the last iteration: the body against the reference, the output against the input.
-	body := make([]byte, bodyLen)
-	if err := dev.Download(ctx, body, buf["body"], 0); err != nil {
-		return err
-	}
-	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
-		return err
-	}
-	out.MatchesCPU = bytes.Equal(body, ref[0].Out)
-	out.EscapeRate = escapeRateOf(body, f, g)
-	got := make([]byte, n)
-	if err := dev.Download(ctx, got, buf["out"], 0); err != nil {
-		return err
-	}
-	out.BitExact = bytes.Equal(got, src)
+	out.EscapeRate = escapeRateOf(want, f, g)
+	out.CheckedIters = out.Warmup + out.Iters
+	r.setChecks(out)
 	out.KernelStats = b.KernelStats()
 	if latency {
-		l, gpu, err := benchLatency(ctx, b, src, f, dt, ref[0].Checksums, ref[0].Codebook, latShift)
+		// The cold runs copy several times the last-level cache between runs (an unknown one: a size larger than
+		// the last-level caches of the devices the bench knows).
+		evict := uint64(256 << 20)
+		switch {
+		case llc > 0:
+			evict = uint64(max(4*llc, 16<<20))
+		case b.Info().Type == vk.DeviceTypeCPU:
+			evict = 64 << 20
+		}
+		l, err := benchLatency(ctx, b, src, f, dt, ref[0].Checksums, ref[0].Codebook, latShift, evict)
 		if err != nil {
 			return err
 		}
-		out.Latency1MiBUs, out.Latency1MiBGPUUs, out.LatencyChunk = &l, gpu, 1<<latShift
+		out.Latency1MiBUs, out.Latency1MiBGPUUs, out.LatencyChunk = &l.warm, l.warmGPU, 1<<latShift
+		out.Latency1MiBColdUs, out.Latency1MiBColdGPUUs, out.LatencyEvictBytes = &l.cold, l.coldGPU, evict
+		if l.failure != "" {
+			out.BitExact = false
+			if out.CheckFailure == "" {
+				out.CheckFailure = l.failure
+			}
+		}
 	}
 	if blk != nil {
 		r, err := benchBlocks(ctx, b, src, blk.blocks, blk.bytes, ref[0].Shift, cb, ref[0].Checksums, blk.depth,
@@ -673,129 +713,173 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 }
 
 // benchVulkanHost times a format without device-resident operations through the backend's host path: values
-// staged up, bodies staged down, wall clock (GPU time is not separable there).
-func benchVulkanHost(ctx context.Context, b *vkcodec.Backend, ref []codec.EncodeJob, src []byte, out *benchOut) error {
+// staged up, bodies staged down, wall clock (GPU time is not separable there). The copy between encode and decode
+// is a host copy: it evicts the host's caches and gives no roofline.
+func benchVulkanHost(ctx context.Context, b *vkcodec.Backend, ref []codec.EncodeJob, src []byte, out *benchOut,
+	wrap benchWrap) error {
 	out.Backend, out.Device, out.Path = "vulkan", b.Device(), "host"
 	out.Variant = "host path (staged, wall clock)"
 	if !b.SupportsFormat(ref[0].Format) {
 		return fmt.Errorf("the vulkan backend does not run %s", out.Format)
 	}
-	job := ref[0]
-	job.Dst = make([]byte, cap(ref[0].Dst))
-	dst := make([]byte, len(src))
-	var enc, dec []float64
-	for i := 0; i < out.Warmup+out.Iters; i++ {
-		jobs := []codec.EncodeJob{job}
-		t0 := time.Now()
-		if err := b.Encode(ctx, jobs); err != nil {
-			return err
-		}
-		te := time.Since(t0)
-		d := []codec.DecodeJob{{Format: job.Format, DType: job.DType, Body: jobs[0].Out, N: job.N, Shift: job.Shift,
-			Codebook: job.Codebook, Checksums: job.Checksums, Dst: dst}}
-		t0 = time.Now()
-		if err := b.Decode(ctx, d); err != nil {
-			return err
-		}
-		if d[0].Err != nil {
-			return d[0].Err
-		}
-		td := time.Since(t0)
-		if i >= out.Warmup {
-			enc = append(enc, gbps(out.SizeBytes, te))
-			dec = append(dec, gbps(out.SizeBytes, td))
-		}
-		job.Out = jobs[0].Out
-	}
-	out.EncodeWall, out.DecodeWall = spreadOf(enc), spreadOf(dec)
-	out.EncodeWallGBps, out.DecodeWallGBps = out.EncodeWall.Median, out.DecodeWall.Median
-	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
+	want, err := referenceBody(ctx, ref)
+	if err != nil {
 		return err
 	}
-	out.Ratio = float64(len(src)) / float64(len(job.Out))
-	out.MatchesCPU = bytes.Equal(job.Out, ref[0].Out)
-	out.BitExact = bytes.Equal(dst, src)
+	var ops benchCodec = &hostBenchOps{b: b, cpuBenchOps: *newCPUBenchOps(codec.NewCPUBackend(0), ref[0])}
+	if wrap != nil {
+		ops = wrap(ops)
+	}
+	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, 2*out.SizeBytes)
+	if err != nil {
+		return err
+	}
+	out.EncodeWall, out.DecodeWall = spreadOf(r.encW), spreadOf(r.decW)
+	out.EncodeWallGBps, out.DecodeWallGBps = out.EncodeWall.Median, out.DecodeWall.Median
+	out.Ratio = float64(len(src)) / float64(max(r.bodyLen, 1))
+	out.CheckedIters = out.Warmup + out.Iters
+	r.setChecks(out)
 	return nil
 }
 
-// benchLatency times encode+decode of a resident 1 MiB tensor of dt, wall clock, as a serving stack would see it.
+// latencyOut is benchLatency's: wall times of encode+decode warm (back to back) and cold (after a copy that
+// evicts the caches), the GPU medians [encode, decode] of each, and the first check that failed.
+type latencyOut struct {
+	warm, cold       spread
+	warmGPU, coldGPU []float64
+	failure          string
+}
+
+// benchLatency times encode+decode of a resident 1 MiB tensor of dt, wall clock, as a serving stack would see it:
+// warm (runs back to back, the tensor's buffers cached) and cold (each run after a copy of evict bytes through
+// buffers of its own, pipelines and buffers already prepared). The first and the last run of each kind are checked
+// (body and output poisoned before, compared after, untimed).
 func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, dt layout.DType, checksums bool,
-	cb *codec.Codebook, shift uint) (spread, []float64, error) {
+	cb *codec.Codebook, shift uint, evict uint64) (*latencyOut, error) {
 	dev := b.VK()
 	const size = 1 << 20
 	n := uint64(size / dt.Size())
 	g := layout.SZ4{N: n, Shift: shift}
 	fd, _ := codec.LookupFormat(f)
-	maxBody := fd.MaxBodyOf(n, dt, g.Shift)
-	in, err := dev.NewBuffer(size, vk.DeviceLocal)
-	if err != nil {
-		return spread{}, nil, err
+	maxBody := (fd.MaxBodyOf(n, dt, g.Shift) + 255) &^ 255
+	vals := make([]byte, size) // src tiled: a --size below 1 MiB still fills it
+	for i := 0; i < size; i += copy(vals[i:], src) {
 	}
-	defer in.Close()
-	body, err := dev.NewBuffer(maxBody, vk.DeviceLocal)
-	if err != nil {
-		return spread{}, nil, err
+	evict = (evict + 255) &^ 255
+	var bufs [5]*vk.Buffer // in, body, out, and the eviction copy's source and destination
+	for i, sz := range []uint64{size, maxBody, size, evict, evict} {
+		x, err := dev.NewBuffer(sz, vk.DeviceLocal)
+		if err != nil {
+			return nil, err
+		}
+		defer x.Close()
+		bufs[i] = x
 	}
-	defer body.Close()
-	outb, err := dev.NewBuffer(size, vk.DeviceLocal)
-	if err != nil {
-		return spread{}, nil, err
-	}
-	defer outb.Close()
-	if err := dev.Upload(ctx, in, 0, src[:min(len(src), size)]); err != nil {
-		return spread{}, nil, err
+	in, body, outb := bufs[0], bufs[1], bufs[2]
+	if err := dev.Upload(ctx, in, 0, vals); err != nil {
+		return nil, err
 	}
 	enc, err := b.PrepareEncodeTyped(ctx, f, dt, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
 	if err != nil {
-		return spread{}, nil, err
+		return nil, err
 	}
 	defer enc.Close()
 	bodyLen, err := enc.Run(ctx)
 	if err != nil {
-		return spread{}, nil, err
+		return nil, err
 	}
 	dec, err := b.PrepareDecodeTyped(ctx, f, dt, vk.BufferRange{Buf: body}, bodyLen, n, g.Shift, cb, checksums,
 		vk.BufferRange{Buf: outb})
 	if err != nil {
-		return spread{}, nil, err
+		return nil, err
 	}
 	defer dec.Close()
-	var us, encG, decG []float64
-	for i := 0; i < 220; i++ {
-		t0 := time.Now()
-		if _, err := enc.Run(ctx); err != nil {
-			return spread{}, nil, err
-		}
-		if err := dec.Run(ctx); err != nil {
-			return spread{}, nil, err
-		}
-		if i >= 20 {
-			us = append(us, float64(time.Since(t0).Nanoseconds())/1e3)
-			encG = append(encG, float64(enc.GPUTime().Nanoseconds())/1e3)
-			decG = append(decG, float64(dec.GPUTime().Nanoseconds())/1e3)
-		}
+	ev, err := b.PrepareCopy(vk.BufferRange{Buf: bufs[3]}, vk.BufferRange{Buf: bufs[4]}, evict)
+	if err != nil {
+		return nil, err
 	}
-	// The small-tensor path uses its own kernel shapes: check it is exact too.
-	back := make([]byte, size)
-	if err := dev.Download(ctx, back, outb, 0); err != nil {
-		return spread{}, nil, err
-	}
-	if !bytes.Equal(back, src[:size]) {
-		return spread{}, nil, fmt.Errorf("1 MiB round trip is not bit-exact")
-	}
-	ref := []codec.EncodeJob{{Format: f, DType: dt, Src: src[:size], N: n, Shift: g.Shift, Codebook: cb,
+	defer ev.Close()
+	ref := []codec.EncodeJob{{Format: f, DType: dt, Src: vals, N: n, Shift: g.Shift, Codebook: cb,
 		Checksums: checksums, Dst: make([]byte, maxBody)}}
-	if err := codec.NewCPUBackend(0).Encode(ctx, ref); err != nil {
-		return spread{}, nil, err
+	want, err := referenceBody(ctx, ref)
+	if err != nil {
+		return nil, err
 	}
-	got := make([]byte, len(ref[0].Out))
-	if err := dev.Download(ctx, got, body, 0); err != nil {
-		return spread{}, nil, err
+	// The same poison and checks as the large tensor's loop, on the small tensor's own buffers and kernel shapes.
+	ops, err := newVKBenchOps(dev, body, outb, size, enc, dec, ev)
+	if err != nil {
+		return nil, err
 	}
-	if !bytes.Equal(got, ref[0].Out) {
-		return spread{}, nil, fmt.Errorf("1 MiB encode differs from the reference")
+	defer ops.Close()
+	lo := &latencyOut{}
+	// runs times n runs, the first skip untimed; cold ones each after the eviction copy.
+	runs := func(kind string, count, skip int, cold bool) (spread, []float64, error) {
+		var us, encG, decG []float64
+		for i := range count {
+			checked := i == 0 || i == count-1
+			if checked {
+				if err := ops.Poison(ctx); err != nil {
+					return spread{}, nil, err
+				}
+			}
+			if cold {
+				if err := ev.Run(ctx); err != nil {
+					return spread{}, nil, err
+				}
+			}
+			t0 := time.Now()
+			got, err := enc.Run(ctx)
+			if err == nil {
+				err = dec.Run(ctx)
+			}
+			t := time.Since(t0)
+			if err != nil && !isCodecError(err) {
+				return spread{}, nil, err
+			}
+			if i >= skip {
+				us = append(us, float64(t.Nanoseconds())/1e3)
+				encG = append(encG, float64(enc.GPUTime().Nanoseconds())/1e3)
+				decG = append(decG, float64(dec.GPUTime().Nanoseconds())/1e3)
+			}
+			if !checked || lo.failure != "" {
+				continue
+			}
+			if err != nil {
+				lo.failure = fmt.Sprintf("1 MiB %s run %d: %v", kind, i+1, err)
+				continue
+			}
+			if got != uint64(len(want)) {
+				lo.failure = fmt.Sprintf("1 MiB %s run %d: the body is %d bytes, the reference's %d", kind, i+1, got,
+					len(want))
+				continue
+			}
+			bb, err := ops.Body(ctx, got)
+			if err != nil {
+				return spread{}, nil, err
+			}
+			if !bytes.Equal(bb, want) {
+				lo.failure = fmt.Sprintf("1 MiB %s run %d: the body differs from the reference at byte %d", kind, i+1,
+					firstDiff(bb, want))
+				continue
+			}
+			back, err := ops.Output(ctx)
+			if err != nil {
+				return spread{}, nil, err
+			}
+			if !bytes.Equal(back, vals) {
+				lo.failure = fmt.Sprintf("1 MiB %s run %d: the decoded output differs from the input at byte %d", kind,
+					i+1, firstDiff(back, vals))
+			}
+		}
+		return spreadOf(us), []float64{spreadOf(encG).Median, spreadOf(decG).Median}, nil
 	}
-	return spreadOf(us), []float64{spreadOf(encG).Median, spreadOf(decG).Median}, nil
+	if lo.warm, lo.warmGPU, err = runs("warm", 220, 20, false); err != nil {
+		return nil, err
+	}
+	if lo.cold, lo.coldGPU, err = runs("cold", 60, 0, true); err != nil {
+		return nil, err
+	}
+	return lo, nil
 }
 
 // gb formats a rate in GB/s with enough digits for slow devices too.
@@ -806,33 +890,42 @@ func gb(x float64) string {
 	return fmt.Sprintf("%.0f", x)
 }
 
-func printBench(o *benchOut) {
+func printBench(w io.Writer, o *benchOut) {
 	path := ""
 	if o.Path == "host" {
 		path = " (host path: staged, wall clock)"
 	}
-	fmt.Printf("bench: %s %s, %s on %s%s\n", o.Format, o.DType, o.Backend, o.Device, path)
-	fmt.Printf("  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f, escape rate %.4f%%\n", o.Data,
+	fmt.Fprintf(w, "bench: %s %s, %s on %s%s\n", o.Format, o.DType, o.Backend, o.Device, path)
+	fmt.Fprintf(w, "  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f, escape rate %.4f%%\n", o.Data,
 		float64(o.SizeBytes)/(1<<20), o.Chunk, o.Checksums, o.Ratio, 100*o.EscapeRate)
 	switch {
 	case o.CopyGBps > 0 && o.Backend == "cpu":
-		fmt.Printf("  copy roofline %s GB/s (read+write, %s) -> codec ceiling %s GB/s\n", gb(o.CopyGBps),
+		fmt.Fprintf(w, "  copy roofline %s GB/s (read+write, %s) -> codec ceiling %s GB/s\n", gb(o.CopyGBps),
 			strings.TrimPrefix(o.Device, runtime.GOARCH+" CPU, "), gb(o.CeilingGBps))
-		fmt.Printf("  encode %s GB/s wall (%.0f%% of ceiling), decode %s GB/s wall (%.0f%%), median of %d\n",
+		fmt.Fprintf(w, "  encode %s GB/s wall (%.0f%% of ceiling), decode %s GB/s wall (%.0f%%), median of %d\n",
 			gb(o.EncodeWallGBps), 100*o.EncodeOfCeil, gb(o.DecodeWallGBps), 100*o.DecodeOfCeil, o.Iters)
 	case o.CopyGBps > 0:
-		fmt.Printf("  copy roofline %s GB/s (read+write) -> codec ceiling %s GB/s\n", gb(o.CopyGBps), gb(o.CeilingGBps))
-		fmt.Printf("  encode %s GB/s GPU (%.0f%% of ceiling), %s GB/s wall\n", gb(o.EncodeGBps), 100*o.EncodeOfCeil, gb(o.EncodeWallGBps))
-		fmt.Printf("  decode %s GB/s GPU (%.0f%% of ceiling), %s GB/s wall\n", gb(o.DecodeGBps), 100*o.DecodeOfCeil, gb(o.DecodeWallGBps))
+		fmt.Fprintf(w, "  copy roofline %s GB/s (read+write) -> codec ceiling %s GB/s\n", gb(o.CopyGBps), gb(o.CeilingGBps))
+		fmt.Fprintf(w, "  encode %s GB/s GPU (%.0f%% of ceiling), %s GB/s wall\n", gb(o.EncodeGBps), 100*o.EncodeOfCeil, gb(o.EncodeWallGBps))
+		fmt.Fprintf(w, "  decode %s GB/s GPU (%.0f%% of ceiling), %s GB/s wall\n", gb(o.DecodeGBps), 100*o.DecodeOfCeil, gb(o.DecodeWallGBps))
 	default:
-		fmt.Printf("  encode %s GB/s, decode %s GB/s (wall, median of %d)\n", gb(o.EncodeWallGBps), gb(o.DecodeWallGBps), o.Iters)
+		fmt.Fprintf(w, "  encode %s GB/s, decode %s GB/s (wall, median of %d)\n", gb(o.EncodeWallGBps), gb(o.DecodeWallGBps), o.Iters)
 	}
 	if o.Latency1MiBUs != nil {
-		fmt.Printf("  1 MiB encode+decode, resident, chunk %d: %.0f µs median (p90 %.0f); GPU %.0f + %.0f µs\n", o.LatencyChunk,
+		fmt.Fprintf(w, "  1 MiB encode+decode, resident, chunk %d: warm %.0f µs median (p90 %.0f); GPU %.0f + %.0f µs\n", o.LatencyChunk,
 			o.Latency1MiBUs.Median, o.Latency1MiBUs.P90, o.Latency1MiBGPUUs[0], o.Latency1MiBGPUUs[1])
 	}
-	if o.Blocks != nil {
-		printBlocks(o.Blocks)
+	if o.Latency1MiBColdUs != nil {
+		fmt.Fprintf(w, "  1 MiB encode+decode, cold (after a %.0f MiB copy): %.0f µs median (p90 %.0f); GPU %.0f + %.0f µs\n",
+			float64(o.LatencyEvictBytes)/(1<<20), o.Latency1MiBColdUs.Median, o.Latency1MiBColdUs.P90,
+			o.Latency1MiBColdGPUUs[0], o.Latency1MiBColdGPUUs[1])
 	}
-	fmt.Printf("  bit-exact %v, matches the Go reference %v\n", o.BitExact, o.MatchesCPU)
+	if o.Blocks != nil {
+		printBlocks(w, o.Blocks)
+	}
+	fmt.Fprintf(w, "  bit-exact %v, matches the Go reference %v (%d iterations checked)\n", o.BitExact, o.MatchesCPU,
+		o.CheckedIters)
+	if o.CheckFailure != "" {
+		fmt.Fprintf(w, "  first failed check: %s\n", o.CheckFailure)
+	}
 }
