@@ -39,7 +39,7 @@ same rule, word for word. Without --format and --prefer the list is ` + "`" + `s
 for F8_E5M2, F8_E4M3, F16 and F32. Tensors of other dtypes, and empty ones, are always stored.
 
 --prefer picks the list for you:
-` + preferHelp() + `
+` + wrapIndented(preferHelp(), 116, 13) + `
 
 Dtypes: safetensors files declare theirs. NumPy has no BF16 or FP8 type, so an npy array of those is saved as
 integers or void ('<i2', '<u2' or '|V2' for BF16, the usual t.view(torch.int16).numpy() or ml_dtypes) and needs
