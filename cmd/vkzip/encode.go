@@ -432,13 +432,12 @@ type inputFlags struct{ kind, dtype string }
 func addInputFlags(fs *flag.FlagSet, defDType string) *inputFlags {
 	f := &inputFlags{}
 	fs.StringVar(&f.kind, "kind", "auto", "input `kind`: auto (detect), safetensors, npy or raw")
-	def := "from the file; raw files need it"
-	if defDType != "" {
-		def = defDType
+	usage := "element `type` of npy and raw inputs: bf16, f16, f32, f8_e4m3, f8_e5m2 (an npy array of integers or " +
+		"void of that size, such as '<i2', '<u2' or '|V2' for bf16, is read as it; safetensors files declare their own)"
+	if defDType == "" {
+		usage += " (default: from the file; raw files need it)"
 	}
-	fs.StringVar(&f.dtype, "dtype", defDType, "element `type` of npy and raw inputs: bf16, f16, f32, f8_e4m3, f8_e5m2 "+
-		"(an npy array of integers or void of that size, such as '<i2', '<u2' or '|V2' for bf16, is read as it; "+
-		"safetensors files declare their own) (default: "+def+")")
+	fs.StringVar(&f.dtype, "dtype", defDType, usage)
 	return f
 }
 
