@@ -29,10 +29,12 @@ type options struct {
 // Option configures a Codec.
 type Option func(*options) error
 
-// WithFormat selects the formats of coded tensors: a name ("tbe3"; `vkzip formats` lists them) or a list ("tbe3,xw2").
-// Each tensor is coded in the first listed format that codes it (its dtype, 1 ≤ values ≤ the format's limit);
-// tensors none of them codes are stored. The default, also for "", is splitzip4 for BF16 and xw3 for F8_E5M2,
-// F8_E4M3, F16 and F32 (DefaultFormatNames).
+// WithFormat selects the formats of coded tensors: a name ("tbe3"; `vkzip formats` lists them) or a list ("tbe3,xw3")
+// in order of preference. The rule, the same for `vkzip encode --format`: each tensor is coded in the first listed
+// format that codes it (its dtype, 1 ≤ values ≤ the format's limit), and a tensor none of them codes is stored;
+// listed formats are never topped up with defaults, so WithFormat("tbe3") stores F16 tensors (list xw3 too to
+// code them). "" is the default list, splitzip4 then xw3: splitzip4 for BF16, xw3 for F8_E5M2, F8_E4M3, F16
+// and F32 (DefaultFormatNames).
 func WithFormat(spec string) Option {
 	return func(o *options) error {
 		ids, err := ParseFormats(spec)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Corruption check: builds vkzip, makes a payload (or takes the one given), writes 1,000 random corruptions of it
-# (bit flips, byte overwrites, truncations, splices of two places) and runs the built `vkzip decode` on each. Every
-# one must exit with status 1 and exactly one line on stderr, leave no output file and print no Go stack trace.
+# (bit flips, byte overwrites, truncations, splices of two places) and runs the built `vkzip decode` and `vkzip test`
+# on each. Every run must exit with status 1 and exactly one line on stderr, leave no output file and print no Go
+# stack trace.
 # Usage: scripts/corrupt-check.sh [payload.vkz]    (env: N=1000, BACKEND=cpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,17 @@ for f in "$work"/bad/*.vkz; do
   set -e
   lines=$(wc -l < "$work/err")
   if grep -qE 'goroutine [0-9]+|panic:|runtime error|SIGSEGV' "$work/err"; then traces=$((traces+1)); fi
+  set +e
+  "$work/vkzip" test --backend "$BACKEND" "$f" 2>"$work/terr" >/dev/null
+  trc=$?
+  set -e
+  tlines=$(wc -l < "$work/terr")
+  if grep -qE 'goroutine [0-9]+|panic:|runtime error|SIGSEGV' "$work/terr"; then traces=$((traces+1)); fi
+  if [ "$trc" != 1 ] || [ "$tlines" != 1 ]; then
+    echo "FAIL $(basename "$f"): vkzip test: exit $trc, $tlines stderr lines"
+    head -3 "$work/terr"
+    rc=test-failed
+  fi
   if [ "$rc" = 1 ] && [ "$lines" = 1 ] && [ ! -e "$out" ]; then
     ok=$((ok+1))
   else
@@ -58,5 +70,5 @@ for f in "$work"/bad/*.vkz; do
     rm -f "$out"
   fi
 done
-echo "$N corruptions: $ok clean errors, $bad failures, $traces stack traces"
+echo "$N corruptions: $ok clean errors (decode and test), $bad failures, $traces stack traces"
 [ "$bad" = 0 ] && [ "$traces" = 0 ]

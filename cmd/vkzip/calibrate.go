@@ -20,12 +20,14 @@ var calibrateVerb = &verb{
 	summary: "build a SplitZip-4 codebook from representative BF16 data",
 	about: `
 Counts the exponents of every BF16 value in the FILEs (safetensors: all BF16 tensors; npy and raw files: read as
-BF16, see --dtype; - reads stdin), picks the 16 most frequent as the codebook and prints how well it covers them:
+BF16 by the rule 'vkzip encode --dtype bf16' follows, so an npy array saved as '<i2', '<u2' or '|V2' counts; - reads
+stdin), picks the 16 most frequent as the codebook and prints how well it covers them:
 values, distinct exponents, entropy, coverage and escape rate. With -o it saves the codebook as JSON for
 'vkzip encode --codebook' (-o - writes it to stdout, and the summary to stderr). Without -o nothing is saved.`,
 	examples: `  vkzip calibrate -o cb.json calib.safetensors
   vkzip calibrate --json calib-*.safetensors
-  vkzip calibrate --dtype bf16 -o cb.json cache.bin`,
+  vkzip calibrate -o cb.json kv.npy                 # a BF16 array saved as '<i2' or '|V2'
+  vkzip calibrate --kind raw -o cb.json cache.bin`,
 	run: runCalibrate,
 }
 
@@ -40,7 +42,7 @@ type calibrateResult struct {
 func runCalibrate(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
 	out := fs.String("o", "", "save the codebook JSON to `path` (- for stdout)")
-	dtypeName := fs.String("dtype", "bf16", "element `type` npy and raw inputs are read as; only bf16 has codebooks")
+	in := addInputFlags(fs, "bf16")
 	asJSON := fs.Bool("json", false, "print the summary as a JSON object")
 	quiet := addQuietFlag(fs)
 	pos, err := parseArgs(v, fs, args)
@@ -50,14 +52,13 @@ func runCalibrate(ctx context.Context, v *verb, args []string) error {
 	if len(pos) == 0 {
 		return usagef("no input files")
 	}
-	dt, err := parseDType(*dtypeName)
+	opts, err := in.options()
 	if err != nil {
 		return err
 	}
-	if dt != layout.DTypeBF16 {
-		return usagef("--dtype %s: codebooks exist for bf16 only", *dtypeName)
+	if opts.DType != layout.DTypeBF16 {
+		return usagef("--dtype %s: codebooks exist for bf16 only", in.dtype)
 	}
-	opts := tensorfile.OpenOptions{DType: dt}
 	var h calib.Histogram
 	for _, path := range pos {
 		fh, err := histogramOf(path, opts)

@@ -14,19 +14,28 @@ import (
 
 var decodeVerb = &verb{
 	name:    "decode",
-	args:    "[flags] INPUT",
-	summary: "restore the original file from a .vkz payload, verifying it",
+	args:    "[flags] INPUT...",
+	summary: "restore the original files from .vkz payloads, verifying them",
 	about: `
-Decodes INPUT (a .vkz path, or - for stdin) and writes the original bytes to the output: -o PATH, - for stdout,
-or by default INPUT without its .vkz suffix (stdout when INPUT is -). Payloads made by 'vkzip encode' and
-streams of frames (codec.Writer) are both accepted.
+Decodes each INPUT (a .vkz path, or - for stdin) and writes the original bytes to its output: INPUT without its
+.vkz suffix, or -o PATH (one INPUT), or stdout with -c or -o - (one INPUT; the default when INPUT is -).
+Payloads made by 'vkzip encode' and streams of frames (codec.Writer) are both accepted.
 
-Every checksum and format rule is verified. On any error nothing is left behind: a file output is written to a
-temporary file that is renamed into place only when the whole payload has decoded, and stdout receives nothing
-until then. A payload encoded with --no-checksum decodes with a warning, since corruption of its tensor data
-cannot be detected.`,
-	examples: `  vkzip decode kv.safetensors.vkz                 # writes kv.safetensors
+Files work as with zstd: an existing output is never replaced without -f (so 'vkzip decode kv.safetensors.vkz'
+leaves an existing kv.safetensors alone); the output gets the payload's permission bits and modification time,
+which encode took from the original; several INPUTs give one output each; the INPUTs are kept unless --rm. A
+failed INPUT is named on one line of stderr and the others still run; the exit status is 1 if any failed.
+
+Every checksum and format rule is verified before the output appears. A file output is written to an unnamed
+file (Linux) or a hidden temporary one and put in place only when the whole payload has decoded, so a failure,
+Ctrl-C or kill leaves nothing behind; stdout receives nothing until then. A payload encoded with --no-checksum
+decodes with a warning, since corruption of its tensor data cannot be detected. 'vkzip test' checks payloads
+without writing anything.`,
+	examples: `  vkzip decode kv.safetensors.vkz                 # writes kv.safetensors (not over an existing one)
+  vkzip decode -f kv.safetensors.vkz              # replaces an existing kv.safetensors
+  vkzip decode kv0.safetensors.vkz kv1.safetensors.vkz
   vkzip decode -o restored.safetensors kv.vkz
+  vkzip decode -c kv.vkz | sha256sum
   vkzip decode - < kv.vkz > kv.safetensors`,
 	run: runDecode,
 }
@@ -51,34 +60,40 @@ const spillLimit = 512 << 20
 
 func runDecode(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
-	out := fs.String("o", "", "output `path`, or - for stdout (default INPUT without .vkz, or stdout when INPUT is -)")
-	asJSON := fs.Bool("json", false, "print the result as a JSON object")
+	ff := addFileFlags(fs, "INPUT without .vkz, or stdout when INPUT is -")
+	asJSON := fs.Bool("json", false, "print the result as a JSON object per input")
 	quiet := addQuietFlag(fs)
 	bf := addBackendFlags(fs, "auto")
 	pos, err := parseArgs(v, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("want one INPUT, got %d arguments", len(pos))
-	}
-	in := pos[0]
-	outPath := *out
-	if outPath == "" {
-		switch {
-		case in == "-":
-			outPath = "-"
-		case strings.HasSuffix(in, ".vkz") && filepath.Base(in) != ".vkz":
-			outPath = strings.TrimSuffix(in, ".vkz")
-		default:
-			return usagef("%s has no .vkz suffix: name the output with -o", in)
+	jobs, err := planJobs(pos, ff, func(in string) (string, error) {
+		if strings.HasSuffix(in, ".vkz") && filepath.Base(in) != ".vkz" {
+			return strings.TrimSuffix(in, ".vkz"), nil
 		}
+		return "", usagef("%s has no .vkz suffix: name the output with -o or -c", in)
+	})
+	if err != nil {
+		return err
 	}
-	if outPath != "-" && (filepath.Clean(outPath) == filepath.Clean(in) || sameFile(in, outPath)) {
-		return fmt.Errorf("refusing to overwrite the input %s", in)
+	s, err := openFileSession(bf)
+	if err != nil {
+		return err
 	}
+	defer s.close()
+	return forEachInput(ctx, v.name, jobs, func(j fileJob) error {
+		return decodeOne(ctx, s, j, ff, *asJSON, *quiet)
+	})
+}
 
-	data, release, err := readInput(in)
+// decodeOne decodes one payload into its output.
+func decodeOne(ctx context.Context, s *fileSession, j fileJob, ff *fileFlags, asJSON, quiet bool) error {
+	if err := checkJobOutput(j, ff.force); err != nil {
+		return err
+	}
+	outOpts := outputOptionsFor(j.in, ff.force)
+	data, release, err := readInput(j.in)
 	if err != nil {
 		return err
 	}
@@ -86,28 +101,28 @@ func runDecode(ctx context.Context, v *verb, args []string) error {
 
 	// The bar's size is the decoded one; reading it from the headers is cheap, but skip it when no bar can show.
 	var p *progress
-	if !*quiet && isTerminal(os.Stderr) {
+	if !quiet && isTerminal(os.Stderr) {
 		if raw, ok := decodedSize(data); ok {
-			p = newProgress("decode", int64(raw), *quiet)
+			p = newProgress("decode", int64(raw), quiet)
 		}
 	}
-	s, err := openSession(bf, p)
+	c, err := s.codec(p)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer c.Close()
 
-	// Decode into a sink that nobody sees until the payload has verified: a temporary file beside the output, or
-	// for a stream (stdout, a device) a buffer copied out afterwards.
+	// Decode into a sink that nobody sees until the payload has verified: an unnamed or temporary file beside
+	// the output, or for a stream (stdout, a device) a buffer copied out afterwards.
 	var sink io.Writer
 	var commit func() error
-	if isStream(outPath) {
+	if isStream(j.out) {
 		sb := &spillBuffer{limit: spillLimit}
 		defer sb.close()
 		sink = sb
-		commit = func() error { return copyToStream(outPath, sb) }
+		commit = func() error { return copyToStream(j.out, sb) }
 	} else {
-		a, err := createAtomic(outPath)
+		a, err := createOutput(j.out, outOpts)
 		if err != nil {
 			return err
 		}
@@ -116,11 +131,11 @@ func runDecode(ctx context.Context, v *verb, args []string) error {
 	}
 	var n int64
 	start := time.Now()
-	err = s.c.DecodeStream(ctx, data, func(_ *codec.Rec, d []byte) error {
+	err = c.DecodeStream(ctx, data, func(_ *codec.Rec, d []byte) error {
 		k, err := sink.Write(d)
 		n += int64(k)
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", shown(outPath, "stdout"), err)
+			return fmt.Errorf("writing %s: %w", shown(j.out, "stdout"), err)
 		}
 		return nil
 	})
@@ -133,27 +148,33 @@ func runDecode(ctx context.Context, v *verb, args []string) error {
 	if err := commit(); err != nil {
 		return err
 	}
+	checksums := hasChecksums(data)
+	if ff.rm {
+		release()
+		if err := removeInput(j.in); err != nil {
+			return err
+		}
+	}
 
-	res := decodeResult{Input: in, Output: outPath, InputBytes: int64(len(data)), OutputBytes: n, Seconds: secs,
-		Backend: s.b.Name(), Device: s.b.Device(), Checksums: hasChecksums(data)}
+	res := decodeResult{Input: j.in, Output: j.out, InputBytes: int64(len(data)), OutputBytes: n, Seconds: secs,
+		Backend: s.b.Name(), Device: s.b.Device(), Checksums: checksums}
 	res.Ratio = ratio(res.OutputBytes, res.InputBytes)
 	res.MBPerSec = mbps(res.OutputBytes, secs)
+	s.showNote("decode", quiet)
 	report := io.Writer(os.Stdout)
-	if outPath == "-" {
+	if j.out == "-" {
 		report = os.Stderr
 	}
-	if !*quiet && s.note != "" {
-		fmt.Fprintf(os.Stderr, "vkzip: decode: %s\n", s.note)
-	}
 	if !res.Checksums {
-		fmt.Fprintln(os.Stderr, "vkzip: decode: warning: the payload has no checksums (encoded with --no-checksum): corruption of its tensor data could not be detected")
+		fmt.Fprintf(os.Stderr, "vkzip: decode: warning: %s has no checksums (encoded with --no-checksum): corruption of its tensor data could not be detected\n",
+			shown(j.in, "the payload"))
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(report, res)
 	}
-	if !*quiet {
+	if !quiet {
 		fmt.Fprintf(os.Stderr, "vkzip: decode: %s -> %s: %d -> %d bytes, %.3f s, %.1f MB/s, backend %s\n",
-			shown(in, "stdin"), shown(outPath, "stdout"), res.InputBytes, res.OutputBytes, secs, res.MBPerSec,
+			shown(j.in, "stdin"), shown(j.out, "stdout"), res.InputBytes, res.OutputBytes, secs, res.MBPerSec,
 			backendDesc(s.b))
 	}
 	return nil

@@ -74,7 +74,7 @@ func roundTripBoth(t *testing.T, dir, in string, args ...string) (string, encode
 	var res encodeResult
 	for _, be := range []string{"cpu", "vulkan"} {
 		out := fmt.Sprintf("%s.%s.vkz", base, be)
-		r := vkz(t, dir, nil, append(append([]string{"encode", "--json", "--backend", be, "-o", out}, args...), in)...)
+		r := vkz(t, dir, nil, append(append([]string{"encode", "-f", "--json", "--backend", be, "-o", out}, args...), in)...)
 		require.Equal(t, exitOK, r.code, "%s %v: %s", be, args, r.stderr)
 		if be == "cpu" {
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
@@ -84,7 +84,7 @@ func roundTripBoth(t *testing.T, dir, in string, args ...string) (string, encode
 	require.True(t, string(read(t, cpuP)) == string(read(t, gpuP)), "%s %v: Vulkan payload differs from the CPU's", base, args)
 	for _, x := range []struct{ be, payload string }{{"vulkan", cpuP}, {"cpu", gpuP}} {
 		out := filepath.Join(dir, base+".dec."+x.be)
-		r := vkz(t, dir, nil, "decode", "-q", "--backend", x.be, "-o", out, x.payload)
+		r := vkz(t, dir, nil, "decode", "-f", "-q", "--backend", x.be, "-o", out, x.payload)
 		require.Equal(t, exitOK, r.code, r.stderr)
 		require.True(t, string(read(t, in)) == string(read(t, out)), "%s %v: decode on %s differs", base, args, x.be)
 	}
@@ -177,8 +177,8 @@ func mixedSafetensors(t *testing.T) []byte {
 	return append(append(out, h...), data...)
 }
 
-// TestFormatFlag checks the format each tensor of a mixed file gets for --format lists: the named formats for the
-// dtypes they code, the dtype's default for the others, stored for what no format codes (or after "stored").
+// TestFormatFlag checks the format each tensor of a mixed file gets for --format lists: the first named format
+// that codes it, else stored (the rule codec.WithFormat follows too).
 func TestFormatFlag(t *testing.T) {
 	needVulkan(t)
 	dir := t.TempDir()
@@ -189,8 +189,9 @@ func TestFormatFlag(t *testing.T) {
 		want []string
 	}{
 		{"", []string{"splitzip4", "xw3", "xw3", "xw3", "xw3", "stored", "stored"}},
-		{"tbe3", []string{"tbe3", "xw3", "xw3", "xw3", "xw3", "stored", "stored"}},
-		{"xw4", []string{"splitzip4", "xw4", "xw4", "xw3", "xw4", "stored", "stored"}},
+		{"tbe3", []string{"tbe3", "stored", "stored", "stored", "stored", "stored", "stored"}},
+		{"xw4", []string{"stored", "xw4", "xw4", "stored", "xw4", "stored", "stored"}},
+		{"tbe3,xw4,xw3", []string{"tbe3", "xw4", "xw4", "xw3", "xw4", "stored", "stored"}},
 		{"tbe3,xw2", []string{"tbe3", "xw2", "xw2", "xw2", "xw2", "stored", "stored"}},
 		{"xw2,stored", []string{"stored", "xw2", "xw2", "xw2", "xw2", "stored", "stored"}},
 		{"stored", []string{"stored", "stored", "stored", "stored", "stored", "stored", "stored"}},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,31 +19,46 @@ import (
 
 var encodeVerb = &verb{
 	name:    "encode",
-	args:    "[flags] INPUT",
-	summary: "compress a safetensors, npy or raw BF16 file into a .vkz payload",
+	args:    "[flags] INPUT...",
+	summary: "compress safetensors, npy or raw BF16/FP8/FP16/FP32 files into .vkz payloads",
 	about: `
-Compresses INPUT (a path, or - for stdin) into one vkzip container. A safetensors file is stored as its header
-(kept verbatim) followed by every tensor in data order; an npy file as its header and its array; a raw file
-(--dtype bf16) as one tensor. BF16 tensors are coded with SplitZip-4 and F8_E5M2, F8_E4M3, F16 and F32 tensors
-with xw3 unless --format names others; tensors of other dtypes (and empty ones) are stored as they are, so
-'vkzip decode' gives back the input byte for byte.
+Compresses each INPUT (a path, or - for stdin) into one vkzip container, INPUT.vkz unless -o or -c says
+otherwise. A safetensors file is stored as its header (kept verbatim) followed by every tensor in data order; an
+npy file as its header and its array; a raw file (--dtype bf16) as one tensor. 'vkzip decode' gives back the
+input byte for byte.
 
---format takes a format or a comma-separated list ('vkzip formats' lists them): each tensor is coded in the first
-named format that codes its dtype, else in its dtype's default (splitzip4, xw3), else stored. End the list with
-'stored' to store what the named formats do not code.
+Files work as with zstd: an existing output is never replaced without -f; the output gets the input's permission
+bits and modification time; several INPUTs give one output each (-o and -c take one INPUT); the INPUTs are kept
+unless --rm. An output appears under its name only once complete: it is written to an unnamed file (Linux) or a
+hidden temporary one and put in place at the end, so a failure, Ctrl-C or kill leaves no partial output. A failed
+INPUT is named on one line of stderr and the others still run; the exit status is 1 if any failed.
 
-Without --codebook the codebook is calibrated on the input itself; a codebook from 'vkzip calibrate' on
-representative data lets you skip that pass and gives every file the same codebook.
+Formats (--format, 'vkzip formats' lists them): each tensor is coded in the first format of the list that codes
+its dtype and size; a tensor no format of the list codes is stored (kept as it is). codec.WithFormat follows the
+same rule, word for word. Without --format and --prefer the list is ` + "`" + `splitzip4,xw3` + "`" + `: splitzip4 for BF16, xw3
+for F8_E5M2, F8_E4M3, F16 and F32. Tensors of other dtypes, and empty ones, are always stored.
 
-The output (default INPUT.vkz; stdout when INPUT is -) is written to a temporary file and renamed into place
-only on success, so a failed run leaves no partial output. A summary goes to stderr unless --quiet; --json
-prints a JSON object instead (on stdout, or on stderr when the payload goes to stdout).`,
+--prefer picks the list for you:
+` + wrapIndented(preferHelp(), 116, 13) + `
+
+Dtypes: safetensors files declare theirs. NumPy has no BF16 or FP8 type, so an npy array of those is saved as
+integers or void ('<i2', '<u2' or '|V2' for BF16, the usual t.view(torch.int16).numpy() or ml_dtypes) and needs
+--dtype (bf16, f16, f8_e4m3, ...) to be coded; without it the array is stored and a warning names the flag.
+'vkzip calibrate' reads its inputs the same way (one rule, with --dtype bf16 its default).
+
+Without --codebook the codebook is calibrated on each input itself; a codebook from 'vkzip calibrate' on
+representative data skips that pass and gives every file the same codebook. A summary goes to stderr unless
+--quiet; --json prints a JSON object per input instead (on stdout, or on stderr when the payload goes to stdout).`,
 	examples: `  vkzip encode kv.safetensors                              # writes kv.safetensors.vkz
+  vkzip encode kv0.safetensors kv1.safetensors             # kv0.safetensors.vkz, kv1.safetensors.vkz
+  vkzip encode -f --rm kv.safetensors                      # replace an old kv.safetensors.vkz, remove the input
+  vkzip encode -c kv.safetensors | ssh host 'cat > kv.vkz'  # to stdout
   vkzip encode --codebook cb.json -o kv.vkz kv.safetensors
-  vkzip encode --format tbe3 kv.safetensors                # TBE-3 for BF16 tensors
-  vkzip encode --format xw2,stored kv-e4m3.safetensors      # xw2 for FP8/FP16/FP32, everything else stored
-  vkzip encode --dtype bf16 -o cache.vkz cache.bin          # headerless BF16 array
-  vkzip encode --kind raw --dtype bf16 cache.bin           # the same, never mistaken for safetensors
+  vkzip encode --prefer ratio kv.safetensors                # huff for BF16: the smallest payload
+  vkzip encode --format tbe3,xw3 kv.safetensors            # TBE-3 for BF16, xw3 for FP8/FP16/FP32
+  vkzip encode --format xw2 kv-e4m3.safetensors             # xw2 for FP8/FP16/FP32, everything else stored
+  vkzip encode --dtype bf16 kv.npy                          # a BF16 array saved as '<i2' or '|V2'
+  vkzip encode --kind raw --dtype bf16 cache.bin           # a headerless BF16 array
   cat kv.safetensors | vkzip encode - > kv.vkz`,
 	run: runEncode,
 }
@@ -77,18 +93,18 @@ type formatCount struct {
 
 func runEncode(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
-	out := fs.String("o", "", "output `path`, or - for stdout (default INPUT.vkz, or stdout when INPUT is -)")
-	cbPath := fs.String("codebook", "", "codebook `file` from 'vkzip calibrate' (default: calibrate on the input)")
+	ff := addFileFlags(fs, "INPUT.vkz, or stdout when INPUT is -")
+	cbPath := fs.String("codebook", "", "codebook `file` from 'vkzip calibrate' (default: calibrate on each input)")
 	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift,
 		"chunk size in `values`: a power of two from 1024 to 65536 (huff by default: 16384 to 65536 by tensor size)")
 	noCRC := fs.Bool("no-checksum", false, "leave out chunk checksums: a little faster, but corruption of tensor data goes undetected")
-	format := fs.String("format", "", "tensor `formats`, comma-separated (vkzip formats lists them); default "+
-		strings.Join(codec.DefaultFormatNames(), ",")+"; tensors they do not code get their dtype's default, or are stored")
-	prefer := fs.String("prefer", "", "`ratio` (huff for BF16: the smallest payload) or speed (auto: the fastest fixed-width "+
-		"codings); instead of --format")
-	dtypeName := fs.String("dtype", "", "element `type` of a raw or npy input, e.g. bf16 (default: from the file; raw files need it)")
-	kindName := fs.String("kind", "auto", "input `kind`: auto (detect), safetensors, npy or raw")
-	asJSON := fs.Bool("json", false, "print the result as a JSON object")
+	format := fs.String("format", "", "tensor `formats`, comma-separated, in order of preference (vkzip formats lists them): "+
+		"each tensor takes the first that codes it, a tensor none codes is stored; default "+
+		strings.Join(codec.DefaultFormatNames(), ","))
+	prefer := fs.String("prefer", "", "`mode` instead of --format: speed ("+preferList("speed")+"), balanced ("+
+		preferList("balanced")+") or ratio ("+preferList("ratio")+")")
+	in := addInputFlags(fs, "")
+	asJSON := fs.Bool("json", false, "print the result as a JSON object per input")
 	verify := fs.Bool("verify", false, "decode the payload with the Go reference codec and compare it with the input before "+
 		"writing anything: catches a faulty encoder (a GPU driver's, say) at the cost of a CPU decode")
 	quiet := addQuietFlag(fs)
@@ -97,36 +113,18 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("want one INPUT, got %d arguments", len(pos))
-	}
-	in := pos[0]
-	outPath := *out
-	if outPath == "" {
-		outPath = "-"
-		if in != "-" {
-			outPath = in + ".vkz"
-		}
-	}
-	if sameFile(in, outPath) {
-		return fmt.Errorf("refusing to overwrite the input %s", in)
-	}
-	dt, err := parseDType(*dtypeName)
+	jobs, err := planJobs(pos, ff, func(in string) (string, error) { return in + ".vkz", nil })
 	if err != nil {
 		return err
 	}
-	kind, ok := tensorfile.ParseKind(*kindName)
-	if !ok {
-		return usagef("--kind %q: want auto, safetensors, npy or raw", *kindName)
-	}
-	if kind == tensorfile.Raw && dt == layout.DTypeOpaque {
-		return usagef("--kind raw needs --dtype")
-	}
-	spec, err := preferFormats(*prefer, *format)
+	openOpts, err := in.options()
 	if err != nil {
 		return err
 	}
-	formats := encodeFormats(spec)
+	formats, err := preferFormats(*prefer, *format)
+	if err != nil {
+		return err
+	}
 	if err := checkOptions(flagOption{"chunk", codec.WithChunkSize(*chunk)}, flagOption{"format", codec.WithFormat(formats)}); err != nil {
 		return err
 	}
@@ -142,22 +140,57 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		}
 		opts = append(opts, codec.WithCodebook(cal.Codebook))
 	}
-
-	f, release, err := openTensors(in, tensorfile.OpenOptions{Kind: kind, DType: dt})
-	if err != nil {
-		return err
-	}
-	defer release()
-	recs := fileRecords(f)
-
-	p := newProgress("encode", f.Size, *quiet)
-	s, err := openSession(bf, p, opts...)
+	s, err := openFileSession(bf, opts...)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	if *noCRC {
+		fmt.Fprintln(os.Stderr, "vkzip: encode: warning: --no-checksum: corruption of tensor data in these payloads would go undetected")
+	}
+	e := &encoder{s: s, openOpts: openOpts, formats: formats, formatFlag: *format != "", ff: ff, verify: *verify,
+		asJSON: *asJSON, quiet: *quiet, checksums: !*noCRC}
+	return forEachInput(ctx, v.name, jobs, func(j fileJob) error { return e.encode(ctx, j) })
+}
+
+// encoder encodes the inputs of one encode command.
+type encoder struct {
+	s             *fileSession
+	openOpts      tensorfile.OpenOptions
+	formats       string // the codec's format list ("" = the default)
+	formatFlag    bool   // the list came from --format
+	ff            *fileFlags
+	verify        bool
+	asJSON, quiet bool
+	checksums     bool
+}
+
+func (e *encoder) encode(ctx context.Context, j fileJob) error {
+	if err := checkJobOutput(j, e.ff.force); err != nil {
+		return err
+	}
+	if j.out == "-" && isTerminal(os.Stdout) && !e.ff.force {
+		return fmt.Errorf("refusing to write a payload to a terminal (redirect stdout, or -f)")
+	}
+	outOpts := outputOptionsFor(j.in, e.ff.force)
+	f, release, err := openTensors(j.in, e.openOpts)
+	if err != nil {
+		return err
+	}
+	defer release()
+	for _, w := range uncodedWarnings(f, shown(j.in, "stdin"), e.formats, e.formatFlag) {
+		fmt.Fprintf(os.Stderr, "vkzip: encode: warning: %s\n", w)
+	}
+	recs := fileRecords(f)
+
+	p := newProgress("encode", f.Size, e.quiet)
+	c, err := e.s.codec(p)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	start := time.Now()
-	payload, err := s.c.Encode(ctx, nil, recs, true)
+	payload, err := c.Encode(ctx, nil, recs, true)
 	secs := time.Since(start).Seconds()
 	if err != nil {
 		p.abort()
@@ -165,21 +198,30 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	}
 	p.finish()
 	var verifySecs float64
-	if *verify {
+	if e.verify {
 		vstart := time.Now()
 		if err := verifyPayload(ctx, payload, f); err != nil {
 			return err
 		}
 		verifySecs = time.Since(vstart).Seconds()
 	}
-	if err := writeOutput(outPath, payload); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := writeFile(j.out, payload, outOpts); err != nil {
+		return err
+	}
+	if e.ff.rm {
+		release() // unmap before the file goes
+		if err := removeInput(j.in); err != nil {
+			return err
+		}
+	}
 
-	res := encodeResult{Input: in, Output: outPath, InputBytes: f.Size, OutputBytes: int64(len(payload)),
-		Seconds: secs, Backend: s.b.Name(), Device: s.b.Device(), Records: len(recs), Checksums: !*noCRC}
+	res := encodeResult{Input: j.in, Output: j.out, InputBytes: f.Size, OutputBytes: int64(len(payload)),
+		Seconds: secs, Backend: e.s.b.Name(), Device: e.s.b.Device(), Records: len(recs), Checksums: e.checksums}
 	res.Ratio = ratio(res.InputBytes, res.OutputBytes)
-	res.Verified, res.VerifySeconds = *verify, verifySecs
+	res.Verified, res.VerifySeconds = e.verify, verifySecs
 	res.MBPerSec = mbps(res.InputBytes, secs)
 	if info, err := codec.Inspect(payload); err == nil {
 		res.EscapeRate = escapeRate(info)
@@ -192,20 +234,15 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	}
 
 	// Stdout carries the payload when it is the output; reports then go to stderr.
+	e.s.showNote("encode", e.quiet)
 	report := io.Writer(os.Stdout)
-	if outPath == "-" {
+	if j.out == "-" {
 		report = os.Stderr
 	}
-	if !*quiet && s.note != "" {
-		fmt.Fprintf(os.Stderr, "vkzip: encode: %s\n", s.note)
-	}
-	if *noCRC {
-		fmt.Fprintln(os.Stderr, "vkzip: encode: warning: --no-checksum: corruption of tensor data in this payload would go undetected")
-	}
-	if *asJSON {
+	if e.asJSON {
 		return writeJSON(report, res)
 	}
-	if !*quiet {
+	if !e.quiet {
 		var fc []string
 		for _, f := range res.Formats {
 			fc = append(fc, fmt.Sprintf("%s %d", f.Format, f.Tensors))
@@ -215,8 +252,8 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 			verified = fmt.Sprintf(", verified by the reference decoder in %.3f s", verifySecs)
 		}
 		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f, escape rate %.4f%%, %.3f s, %.1f MB/s, backend %s, tensors: %s%s\n",
-			shown(in, "stdin"), shown(outPath, "stdout"), res.InputBytes, res.OutputBytes, res.Ratio, 100*res.EscapeRate,
-			secs, res.MBPerSec, backendDesc(s.b), strings.Join(fc, ", "), verified)
+			shown(j.in, "stdin"), shown(j.out, "stdout"), res.InputBytes, res.OutputBytes, res.Ratio, 100*res.EscapeRate,
+			secs, res.MBPerSec, backendDesc(e.s.b), strings.Join(fc, ", "), verified)
 	}
 	return nil
 }
@@ -326,22 +363,59 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// encodeFormats is the codec's format list for --format: the named formats, then the defaults, so a dtype the named
-// ones do not code keeps its default ("" is the defaults alone).
-// preferFormats turns --prefer into a format list: ratio is huff (BF16; other dtypes keep their defaults), speed
-// is auto. It is an alternative to --format, and giving both is an error rather than a silent precedence.
+// preferMode is one value of --prefer: the format list it stands for and what that means for each dtype.
+type preferMode struct {
+	name    string
+	formats string // a codec format list (codec.WithFormat)
+	about   string
+}
+
+// preferModes are --prefer's values. Speeds are GB/s of encode / decode on one H100 (vkzip bench --backend vulkan
+// --size 512MiB, kvlike data converted to each dtype); ratios on the same data.
+var preferModes = []preferMode{
+	{"speed", "splitzip4,xw4,xw3", "the fastest coder of each dtype, never stored: BF16 splitzip4 " +
+		"(H100 1439/1485 GB/s, 1.33x); F16, F32 and F8_E5M2 xw4 (5-10% faster encode than xw3, at a lower ratio: " +
+		"F16 1.07x against 1.12x); F8_E4M3 xw3 (xw4 does not code it)"},
+	{"balanced", "auto", "auto for every dtype: each tensor (or, when smaller, each chunk) in the smallest of the " +
+		"fixed-width formats, BF16 splitzip4, zf12 or tbe3, F8/F16/F32 xw2, xw3 or xw4, so at least the ratio of each " +
+		"of them (BF16 1.40x); it tries them all, so it is the slowest (H100 BF16 181/419 GB/s)"},
+	{"ratio", "huff,auto", "the smallest payload: BF16 huff (entropy-coded exponents, 1.47x, H100 453/948 GB/s); " +
+		"F8/F16/F32 auto, as balanced (they have no entropy coder)"},
+}
+
+// preferList is the format list of --prefer mode name.
+func preferList(name string) string {
+	for _, m := range preferModes {
+		if m.name == name {
+			return m.formats
+		}
+	}
+	return ""
+}
+
+// preferHelp describes the --prefer modes, one paragraph each, for help texts.
+func preferHelp() string {
+	var b strings.Builder
+	for _, m := range preferModes {
+		fmt.Fprintf(&b, "  %-9s= --format %s: %s\n", m.name, m.formats, m.about)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// preferFormats is the codec's format list for --prefer and --format: --prefer's list, or --format's as given
+// ("" is the default list). The two flags exclude each other, and giving both is an error rather than a silent
+// precedence.
 func preferFormats(prefer, format string) (string, error) {
 	switch {
 	case prefer == "":
 		return format, nil
 	case strings.TrimSpace(format) != "":
 		return "", usagef("--prefer and --format both given: --prefer %s picks the formats itself", prefer)
-	case prefer == "ratio":
-		return "huff", nil
-	case prefer == "speed":
-		return "auto", nil
 	}
-	return "", usagef("--prefer %q: want ratio or speed", prefer)
+	if l := preferList(prefer); l != "" {
+		return l, nil
+	}
+	return "", usagef("--prefer %q: want speed, balanced or ratio", prefer)
 }
 
 // flagSet reports whether the command line set flag name.
@@ -350,11 +424,133 @@ func flagSet(fs *flag.FlagSet, name string) (set bool) {
 	return set
 }
 
-func encodeFormats(flag string) string {
-	if strings.TrimSpace(flag) == "" {
-		return ""
+// inputFlags are --kind and --dtype, which say how encode and calibrate read their inputs: both resolve them
+// with inputOptions, so a file is read alike by both.
+type inputFlags struct{ kind, dtype string }
+
+// addInputFlags defines --kind and --dtype; defDType is --dtype's default ("" for none).
+func addInputFlags(fs *flag.FlagSet, defDType string) *inputFlags {
+	f := &inputFlags{}
+	fs.StringVar(&f.kind, "kind", "auto", "input `kind`: auto (detect), safetensors, npy or raw")
+	usage := "element `type` of npy and raw inputs: bf16, f16, f32, f8_e4m3, f8_e5m2 (an npy array of integers or " +
+		"void of that size, such as '<i2', '<u2' or '|V2' for bf16, is read as it; safetensors files declare their own)"
+	if defDType == "" {
+		usage += " (default: from the file; raw files need it)"
 	}
-	return flag + "," + strings.Join(codec.DefaultFormatNames(), ",")
+	fs.StringVar(&f.dtype, "dtype", defDType, usage)
+	return f
+}
+
+func (f *inputFlags) options() (tensorfile.OpenOptions, error) { return inputOptions(f.kind, f.dtype) }
+
+// inputOptions resolves --kind and --dtype into how a tensor file is opened: the one rule by which encode and
+// calibrate read their inputs. A forced dtype applies to npy and raw files (an npy array of integers or void with
+// the dtype's element size is read as that dtype: tensorfile.OpenOptions.DType); raw files need one.
+func inputOptions(kindName, dtypeName string) (tensorfile.OpenOptions, error) {
+	dt, err := parseDType(dtypeName)
+	if err != nil {
+		return tensorfile.OpenOptions{}, err
+	}
+	kind, ok := tensorfile.ParseKind(kindName)
+	if !ok {
+		return tensorfile.OpenOptions{}, usagef("--kind %q: want auto, safetensors, npy or raw", kindName)
+	}
+	if kind == tensorfile.Raw && dt == layout.DTypeOpaque {
+		return tensorfile.OpenOptions{}, usagef("--kind raw needs --dtype")
+	}
+	return tensorfile.OpenOptions{Kind: kind, DType: dt}, nil
+}
+
+// uncodedWarnings are the warning lines for tensors of f (named name) that will be stored uncoded although a
+// flag would have them coded: an npy array whose integer or void dtype may hold float bits (one line each,
+// naming the --dtype to pass), and tensors of coded dtypes that no format of an explicit list codes (one line).
+func uncodedWarnings(f *tensorfile.File, name, formats string, explicit bool) []string {
+	var out []string
+	if f.Kind == tensorfile.NPY || f.Kind == tensorfile.Raw {
+		for _, t := range f.Tensors {
+			if t.Size == 0 || anyFormatCodes(t.DType) {
+				continue
+			}
+			n := uint64(1)
+			for _, d := range t.Shape {
+				n *= d
+			}
+			if n == 0 {
+				continue
+			}
+			var hint string
+			switch t.Size / int64(n) {
+			case 1:
+				hint = "if it holds FP8 values, pass --dtype f8_e4m3 or --dtype f8_e5m2"
+			case 2:
+				hint = "if it holds BF16 values, pass --dtype bf16 (F16: --dtype f16)"
+			case 4:
+				hint = "if it holds F32 values, pass --dtype f32"
+			default:
+				continue
+			}
+			what := "array"
+			if t.Name != "" {
+				what = fmt.Sprintf("array %q", t.Name)
+			}
+			out = append(out, fmt.Sprintf("%s: %s of npy dtype '%s' is stored uncoded: %s", name, what, t.DTypeName, hint))
+		}
+	}
+	if !explicit {
+		return out
+	}
+	ids, err := codec.ParseFormats(formats)
+	if err != nil || slices.Contains(ids, layout.FormatStored) {
+		return out
+	}
+	var missed []string
+	count := map[layout.DType]int{}
+	for _, t := range f.Tensors {
+		n := uint64(0)
+		if es := t.DType.Size(); es > 0 && t.DType != layout.DTypeOpaque {
+			n = uint64(t.Size) / uint64(es)
+		}
+		if n == 0 || !anyFormatCodes(t.DType) {
+			continue
+		}
+		coded := false
+		for _, id := range ids {
+			if g, ok := codec.LookupFormat(id); ok && g.Accepts(t.DType, n) {
+				coded = true
+				break
+			}
+		}
+		if !coded {
+			if count[t.DType] == 0 {
+				missed = append(missed, t.DType.String())
+			}
+			count[t.DType]++
+		}
+	}
+	if len(missed) > 0 {
+		var parts []string
+		for _, d := range missed {
+			dt, _ := layout.ParseDType(d)
+			parts = append(parts, fmt.Sprintf("%d %s", count[dt], d))
+		}
+		out = append(out, fmt.Sprintf("%s: tensors stored uncoded (%s): no format of the list %q codes them; add one "+
+			"('vkzip formats'), or end the list with stored to store them without this warning", name,
+			strings.Join(parts, ", "), formats))
+	}
+	return out
+}
+
+// anyFormatCodes reports whether some format of this build codes tensors of dtype d.
+func anyFormatCodes(d layout.DType) bool {
+	if d == layout.DTypeOpaque {
+		return false
+	}
+	for _, f := range codec.Formats() {
+		if f.ID != layout.FormatStored && f.Accepts(d, 1) {
+			return true
+		}
+	}
+	return false
 }
 
 // formatCounts counts the tensors of a payload by format.

@@ -19,9 +19,14 @@ var formatsVerb = &verb{
 	summary: "list the tensor formats, the dtypes they code and what each is for",
 	about: `
 Lists the body formats this binary knows (docs/FORMAT.md §4): id, name, the dtypes it codes, chunk sizes, whether
-it uses a calibrated codebook, the backends that run it, the dtypes it is the encoder's default for and what it is
-for. The names are what 'vkzip encode --format' takes; a tensor the chosen formats do not code gets its dtype's
-default, and a tensor no format codes (another dtype, no values) is stored.`,
+it uses a calibrated codebook, the backends that run it, the dtypes it is the encoder's default for, the
+'vkzip encode --prefer' modes that pick it, its measured speed and what it is for. Speeds are GB/s of encode and
+decode on one H100 (vkzip bench --backend vulkan --size 512MiB, kvlike data, converted for the other dtypes;
+measure your own device with 'vkzip bench').
+
+The names are what 'vkzip encode --format' and codec.WithFormat take: each tensor is coded in the first listed
+format that codes its dtype, and a tensor none of them codes is stored. What the --prefer modes pick:
+` + wrapIndented(preferHelp(), 116, 13) + ``,
 	examples: `  vkzip formats
   vkzip formats --json`,
 	run: runFormats,
@@ -39,7 +44,11 @@ type formatOut struct {
 	MaxValues uint64   `json:"max_values,omitempty"`
 	Backends  []string `json:"backends"`
 	Default   []string `json:"default_for,omitempty"` // dtypes it is the encoder's default for
-	About     string   `json:"about"`
+	// Prefer maps each --prefer mode that codes some dtype in this format to those dtypes.
+	Prefer map[string][]string `json:"prefer,omitempty"`
+	// H100 is the measured encode/decode speed on one H100 ("" where none was measured).
+	H100  string `json:"h100_gbps,omitempty"`
+	About string `json:"about"`
 }
 
 func runFormats(_ context.Context, v *verb, args []string) error {
@@ -78,6 +87,8 @@ func formatList() []formatOut {
 			fo.Backends = append(fo.Backends, "vulkan")
 		}
 		fo.Default = defaultFor(f)
+		fo.Prefer = preferredFor(f)
+		fo.H100 = h100Speeds[f.Name]
 		out = append(out, fo)
 	}
 	return out
@@ -89,7 +100,7 @@ func listFormats(w io.Writer, asJSON bool) error {
 		return writeJSON(w, list)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tname\tdtypes\tchunk\tcodebook\tbackends\tdefault for\twhat for")
+	fmt.Fprintln(tw, "id\tname\tdtypes\tchunk\tcodebook\tbackends\tdefault for\t--prefer\tH100 GB/s enc/dec\twhat for")
 	for _, f := range list {
 		chunk, cb := "-", "-"
 		if f.MaxChunk != 0 {
@@ -106,10 +117,94 @@ func listFormats(w io.Writer, asJSON bool) error {
 		if len(f.Default) > 0 {
 			def = strings.Join(f.Default, ",")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, name, strings.Join(f.DTypes, ","), chunk, cb,
-			strings.Join(f.Backends, ","), def, f.About)
+		pref := "-"
+		var modes []string
+		for _, m := range preferModes {
+			if d, ok := f.Prefer[m.name]; ok {
+				if slices.Equal(d, f.DTypes) {
+					modes = append(modes, m.name)
+				} else {
+					modes = append(modes, m.name+" ("+strings.Join(d, ",")+")")
+				}
+			}
+		}
+		if len(modes) > 0 {
+			pref = strings.Join(modes, ", ")
+		}
+		speed := "-"
+		if f.H100 != "" {
+			speed = f.H100
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, name, strings.Join(f.DTypes, ","), chunk, cb,
+			strings.Join(f.Backends, ","), def, pref, speed, f.About)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nvkzip encode --prefer MODE (codec.WithFormat takes the same lists):\n%s\n", wrapIndented(preferHelp(), 116, 13))
+	return err
+}
+
+// wrapIndented wraps each line of s at width columns, indenting continuation lines by indent spaces.
+func wrapIndented(s string, width, indent int) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		// The line's lead (its indent and any "name = " label) is kept as it is.
+		lead := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		if i := strings.Index(line, "= "); i >= 0 {
+			lead = line[:i+1]
+		}
+		cur := strings.TrimRight(lead, " ")
+		for _, w := range strings.Fields(line[len(lead):]) {
+			if len(cur)+1+len(w) > width && len(cur) > indent {
+				out = append(out, cur)
+				cur = strings.Repeat(" ", indent) + w
+				continue
+			}
+			cur += " " + w
+		}
+		out = append(out, cur)
+	}
+	return strings.Join(out, "\n")
+}
+
+// h100Speeds are encode/decode GB/s measured on one H100 with vkzip bench --backend vulkan --size 512MiB --data
+// kvlike (other dtypes: the same data converted), and the ratio there. They say how the formats compare; a
+// device's own numbers come from vkzip bench.
+var h100Speeds = map[string]string{
+	"splitzip4": "1439/1485 (1.33x)",
+	"zf12":      "839/1342 (1.31x)",
+	"tbe3":      "530/446 (1.40x)",
+	"auto":      "BF16 181/419 (1.40x), F16 64/243 (1.12x): tries every candidate",
+	"huff":      "453/948 (1.47x)",
+	"xw3":       "F16 186/256 (1.12x), F8_E5M2 149/170 (1.27x), F32 166/112 (1.17x)",
+	"xw2":       "F16 169/249 (1.08x), F8_E4M3 128/165 (1.07x)",
+	"xw4":       "F16 203/249 (1.07x), F8_E5M2 164/240 (1.14x), F32 175/116 (1.14x)",
+}
+
+// preferredFor maps each --prefer mode to the dtypes it codes in f.
+func preferredFor(f *codec.Format) map[string][]string {
+	out := map[string][]string{}
+	for _, m := range preferModes {
+		ids, err := codec.ParseFormats(m.formats)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.DTypeList() {
+			for _, id := range ids {
+				if g, ok := codec.LookupFormat(id); ok && g.Accepts(d, 1) {
+					if g.ID == f.ID {
+						out[m.name] = append(out[m.name], d.String())
+					}
+					break
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // defaultFor lists the dtypes an encoder without --format codes in f.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestPreferRatio: --prefer ratio writes huff (CPU and Vulkan payloads identical, both decode to the input) and is
-// smaller than --prefer speed (auto) on the KV sample; --prefer with --format, or an unknown preference, is a usage
+// smaller than --prefer speed (splitzip4) on the KV sample; --prefer with --format, or an unknown preference, is a usage
 // error.
 func TestPreferRatio(t *testing.T) {
 	needVulkan(t)
@@ -24,7 +24,7 @@ func TestPreferRatio(t *testing.T) {
 	_, speed := roundTripBoth(t, dir, in, "--prefer", "speed")
 	assert.Greater(t, res.Ratio, speed.Ratio)
 	assert.Greater(t, res.Ratio, 1.45)
-	t.Logf("huff %.4f, auto %.4f (%v)", res.Ratio, speed.Ratio, speed.Formats)
+	t.Logf("huff %.4f, speed %.4f (%v)", res.Ratio, speed.Ratio, speed.Formats)
 	for _, args := range [][]string{{"--prefer", "ratio", "--format", "tbe3"}, {"--prefer", "small"}} {
 		r := vkz(t, dir, nil, append(append([]string{"encode"}, args...), in)...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)

@@ -32,7 +32,7 @@ var verbs []*verb
 
 func init() {
 	// Assigned here, not in the declaration: the verbs' run functions print usage from this table.
-	verbs = []*verb{calibrateVerb, encodeVerb, decodeVerb, inspectVerb, formatsVerb, demoVerb, benchVerb, sendVerb, recvVerb, transferBenchVerb, devicesVerb, conformanceVerb, versionVerb}
+	verbs = []*verb{calibrateVerb, encodeVerb, decodeVerb, testVerb, inspectVerb, formatsVerb, demoVerb, benchVerb, sendVerb, recvVerb, transferBenchVerb, devicesVerb, conformanceVerb, versionVerb}
 }
 
 func findVerb(name string) *verb {
@@ -61,6 +61,10 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 
 // errHelp means the verb printed its help as asked: exit 0.
 var errHelp = errors.New("help shown")
+
+// errReported means the verb has already printed its failures (one line each, for a command of several inputs):
+// exit 1 with nothing more on stderr.
+var errReported = errors.New("failures reported")
 
 func main() {
 	stop := startProfile()
@@ -149,6 +153,8 @@ func run(args []string) (code int) {
 		return exitOK
 	case errors.Is(err, errHelp):
 		return exitOK
+	case errors.Is(err, errReported):
+		return exitFailure
 	case errors.As(err, &ue):
 		fmt.Fprintf(os.Stderr, "vkzip: %s: %s (see 'vkzip %s --help')\n", v.name, oneLine(ue.msg), v.name)
 		return exitUsage
@@ -197,6 +203,7 @@ Run 'vkzip VERB --help' (or 'vkzip help VERB') for a verb's flags and examples. 
 Quick start:
   vkzip calibrate -o cb.json calib.safetensors
   vkzip encode --codebook cb.json kv.safetensors          # writes kv.safetensors.vkz
+  vkzip test kv.safetensors.vkz                           # checks the payload, writes nothing
   vkzip decode -o kv2.safetensors kv.safetensors.vkz
 `)
 }

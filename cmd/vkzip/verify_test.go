@@ -19,12 +19,12 @@ func TestEncodeVerify(t *testing.T) {
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "kv.safetensors"), kvSample)
 	for _, b := range []string{"cpu", "auto"} {
-		r := vkz(t, dir, nil, "encode", "--verify", "--json", "--backend", b, "-o", "v.vkz", in)
+		r := vkz(t, dir, nil, "encode", "-f", "--verify", "--json", "--backend", b, "-o", "v.vkz", in)
 		require.Equal(t, exitOK, r.code, r.stderr)
 		var res encodeResult
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
 		assert.True(t, res.Verified)
-		r = vkz(t, dir, nil, "decode", "-q", "-o", "out.safetensors", "v.vkz")
+		r = vkz(t, dir, nil, "decode", "-f", "-q", "-o", "out.safetensors", "v.vkz")
 		require.Equal(t, exitOK, r.code, r.stderr)
 		assert.Equal(t, kvSample, read(t, filepath.Join(dir, "out.safetensors")))
 	}
