@@ -418,6 +418,19 @@ func TestCommittedReports(t *testing.T) {
 				assert.GreaterOrEqual(t, tot.Cases, minCasesPerBackend, "%s: %s", f, tot.Device)
 				assert.Equal(t, tot.Cases, tot.Passed, "%s: %s", f, tot.Device)
 			}
+			// lavapipe reads its vector width once per process; a report of it covers both widths a default
+			// run checks.
+			widths := map[string][]int{}
+			for _, d := range r.Devices {
+				if d.LPVectorWidth > 0 {
+					base, _, _ := strings.Cut(d.ID, "@")
+					widths[base] = append(widths[base], d.LPVectorWidth)
+				}
+			}
+			for base, w := range widths {
+				slices.Sort(w)
+				assert.Equal(t, []int{128, 256}, w, "%s: %s at lavapipe vector widths %v: %s", f, base, w, regen)
+			}
 			corpus, _, err := EmbeddedCorpus()
 			require.NoError(t, err)
 			for _, d := range r.Devices {
