@@ -61,7 +61,7 @@ const envConformanceChild = "VKZIP_CONFORMANCE_CHILD"
 func runConformance(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
 	backend := fs.String("backend", "all", "all, cpu or vulkan")
-	device := fs.String("device", "", "Vulkan device: index or name substring (default: every usable device)")
+	device := fs.String("device", "", "Vulkan device: index or name substring (default: every device; one that cannot be used makes the run incomplete)")
 	asJSON := fs.Bool("json", false, "print the JSON report instead of the table")
 	out := fs.String("out", "", "also write the JSON report to this file")
 	cats := fs.String("category", "", "comma-separated categories (default: all)")
