@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,29 +17,48 @@ import (
 	"github.com/vkzip/vkzip/shaders"
 )
 
-// ReportSchema is the version of the report layout.
-const ReportSchema = 1
+// ReportSchema is the version of the report layout. 2: the verdict "incomplete", the not_checked list, the
+// corpus identity (corpus_sha256), Unavailable without "counted".
+const ReportSchema = 2
+
+// Verdicts.
+const (
+	// VerdictPass: every case of every format ran and passed on every target listed in Devices, and nothing
+	// that exists went unchecked (NotChecked is empty).
+	VerdictPass = "pass"
+	// VerdictIncomplete: no case failed, but something was not checked (NotChecked says what): a device that
+	// exists but could not be used, no Vulkan device found where Vulkan was to be checked, or a format with no
+	// path on a target (not applicable). Not a pass.
+	VerdictIncomplete = "incomplete"
+	// VerdictFail: a case failed (or was skipped without AllowSkip), or nothing ran.
+	VerdictFail = "fail"
+)
 
 // Report is the outcome of a conformance run: what ran where, per-category counts, and the verdict.
 type Report struct {
 	Schema  int      `json:"schema"`
-	Verdict string   `json:"verdict"` // "pass" or "fail"
+	Verdict string   `json:"verdict"` // VerdictPass, VerdictIncomplete or VerdictFail
 	Reasons []string `json:"verdict_reasons,omitempty"`
 	Started string   `json:"started"`
 	Seconds float64  `json:"seconds"`
 	Vkzip   Build    `json:"vkzip"`
 	// SPIRV is shaders.Hash(): the exact kernels that ran on the Vulkan devices.
-	SPIRV       string        `json:"spirv_sha256"`
-	Corpus      []CorpusInfo  `json:"corpus"`
-	Devices     []Device      `json:"devices"`
-	Unavailable []Unavailable `json:"unavailable,omitempty"`
-	AllowSkip   bool          `json:"allow_skip"`
+	SPIRV  string       `json:"spirv_sha256"`
+	Corpus []CorpusInfo `json:"corpus"`
+	// CorpusSHA256 identifies the whole corpus the report was checked against: CorpusIdentity of Corpus. A full
+	// run's equals CorpusIdentity of the embedded corpus of the build that ran it.
+	CorpusSHA256 string        `json:"corpus_sha256"`
+	Devices      []Device      `json:"devices"`
+	Unavailable  []Unavailable `json:"unavailable,omitempty"`
+	AllowSkip    bool          `json:"allow_skip"`
 	// NoPath lists the formats a target has no path for at all (a format without device-resident operations on
-	// vulkan-resident): none of their cases ran there, so none passed; the report says so instead of skipping
-	// silently.
+	// vulkan-resident): not applicable there, so none of their cases ran there and none passed.
 	NoPath []NoPath `json:"no_path,omitempty"`
-	Rows   []Row    `json:"rows"`
-	Totals []Total  `json:"totals"`
+	// NotChecked is everything that exists but was not checked (devices, formats on targets, cases), and why:
+	// the verdict is incomplete unless it is empty.
+	NotChecked []NotChecked `json:"not_checked,omitempty"`
+	Rows       []Row        `json:"rows"`
+	Totals     []Total      `json:"totals"`
 	// Problems are the failed and skipped checks, the first MaxProblems of them.
 	Problems        []Problem `json:"problems,omitempty"`
 	ProblemsOmitted int       `json:"problems_omitted,omitempty"`
@@ -52,6 +73,49 @@ type NoPath struct {
 	Backend string `json:"backend"`
 	Device  string `json:"device"`
 	Reason  string `json:"reason"`
+}
+
+// NotChecked is one thing a run did not check: a device (every format on it), a format on a target, or the
+// cases of a format on a target that need a format the target has no path for.
+type NotChecked struct {
+	Device string `json:"device"`           // device id ("vulkan:1", "vulkan-resident:0"), or "" for no device found
+	Name   string `json:"name,omitempty"`   // the device's name, where known
+	Target string `json:"target"`           // backend: "vulkan", "vulkan-resident", ...
+	Format string `json:"format,omitempty"` // "": every format
+	Cases  int    `json:"cases,omitempty"`  // the cases left out, where only some of a format's were
+	// NotApplicable marks a format (or cases needing a format) the target has no path for: nothing to check
+	// there, and nothing counted as passed.
+	NotApplicable bool   `json:"not_applicable,omitempty"`
+	Reason        string `json:"reason"`
+}
+
+// CorpusIdentity is the SHA-256 of the corpora's formats, versions and manifest hashes (in format order): one
+// value naming exactly the expectations checked. Reports carry it as CorpusSHA256.
+func CorpusIdentity(cs []CorpusInfo) string {
+	cs = slices.Clone(cs)
+	slices.SortFunc(cs, func(a, b CorpusInfo) int { return strings.Compare(a.Format, b.Format) })
+	h := sha256.New()
+	for _, c := range cs {
+		fmt.Fprintf(h, "%s %d %s\n", c.Format, c.Version, c.SHA256)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// EmbeddedCorpus describes the corpus built into this binary, as a report lists it, and its identity.
+func EmbeddedCorpus() ([]CorpusInfo, string, error) {
+	cs, err := Load()
+	if err != nil {
+		return nil, "", err
+	}
+	var out []CorpusInfo
+	for _, c := range cs {
+		out = append(out, corpusInfo(c))
+	}
+	return out, CorpusIdentity(out), nil
+}
+
+func corpusInfo(c *Corpus) CorpusInfo {
+	return CorpusInfo{Format: c.Format, Version: c.Version, SHA256: c.SHA256, Cases: len(c.Cases), Invalid: len(c.Invalid)}
 }
 
 // Build identifies the vkzip that ran.
@@ -249,27 +313,80 @@ func (r *Report) finish() {
 		switch {
 		case t.Failed > 0:
 			reasons = append(reasons, fmt.Sprintf("%s on %s: %d of %d cases failed", t.Format, t.Device, t.Failed, t.Cases))
-		case t.Passed == 0:
+		case t.Passed == 0 && t.NoPath < t.Cases:
 			reasons = append(reasons, fmt.Sprintf("%s on %s: no case passed", t.Format, t.Device))
 		}
 		if t.Skipped > 0 && !r.AllowSkip {
 			reasons = append(reasons, fmt.Sprintf("%s on %s: %d cases skipped", t.Format, t.Device, t.Skipped))
 		}
 	}
-	for _, u := range r.Unavailable {
-		if u.Counted && !r.AllowSkip {
-			reasons = append(reasons, fmt.Sprintf("%s %s could not run: %s", u.Backend, u.Device, u.Reason))
-		}
+	r.CorpusSHA256 = CorpusIdentity(r.Corpus)
+	r.NotChecked = r.notChecked()
+	r.Verdict = VerdictPass
+	switch {
+	case len(reasons) > 0:
+		r.Verdict = VerdictFail
+	case len(r.NotChecked) > 0:
+		r.Verdict = VerdictIncomplete
+	}
+	for _, n := range r.NotChecked {
+		reasons = append(reasons, "not checked: "+n.String())
 	}
 	r.Reasons = reasons
-	r.Verdict = "pass"
-	if len(reasons) > 0 {
-		r.Verdict = "fail"
-	}
 }
 
-// Passed reports the verdict.
-func (r *Report) Passed() bool { return r.Verdict == "pass" }
+// notChecked lists what exists but did not run: unavailable devices and backends, formats not applicable on a
+// target, and cases that needed a format their target has no path for.
+func (r *Report) notChecked() []NotChecked {
+	var out []NotChecked
+	for _, u := range r.Unavailable {
+		out = append(out, NotChecked{Device: u.ID, Name: u.Device, Target: u.Backend, Reason: u.Reason})
+	}
+	for _, p := range r.NoPath {
+		out = append(out, NotChecked{Device: p.Device, Target: p.Backend, Format: p.Format, NotApplicable: true,
+			Reason: p.Reason})
+	}
+	for _, t := range r.Totals {
+		if t.NoPath > 0 {
+			out = append(out, NotChecked{Device: t.Device, Target: t.Backend, Format: t.Format, Cases: t.NoPath,
+				NotApplicable: true, Reason: "the cases need a format this target has no path for (the problems list " +
+					"each)"})
+		}
+	}
+	return out
+}
+
+// String is one line for people: what was not checked, where, and why.
+func (n NotChecked) String() string {
+	var b strings.Builder
+	switch {
+	case n.Device == "" && n.Name == "":
+		b.WriteString(n.Target)
+	case n.Name != "" && n.Device != "":
+		fmt.Fprintf(&b, "%s (%s)", n.Device, n.Name)
+	default:
+		b.WriteString(n.Device + n.Name)
+	}
+	switch {
+	case n.Cases > 0:
+		fmt.Fprintf(&b, ", %d %s cases", n.Cases, n.Format)
+	case n.Format != "":
+		b.WriteString(", format " + n.Format)
+	default:
+		b.WriteString(", every format")
+	}
+	if n.NotApplicable {
+		b.WriteString(": not applicable")
+	}
+	b.WriteString(": " + n.Reason)
+	return b.String()
+}
+
+// Passed reports whether the verdict is pass: everything listed was checked and passed.
+func (r *Report) Passed() bool { return r.Verdict == VerdictPass }
+
+// Incomplete reports whether the verdict is incomplete: nothing failed, but something was not checked.
+func (r *Report) Incomplete() bool { return r.Verdict == VerdictIncomplete }
 
 // WriteJSON writes the report as indented JSON: the file `vkzip conformance --out` writes and
 // conformance/reports/ holds.
@@ -302,7 +419,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Vkzip.Revision != "" {
 		rev = fmt.Sprintf(" (%.12s%s)", r.Vkzip.Revision, map[bool]string{true: ", modified"}[r.Vkzip.Modified])
 	}
-	fmt.Fprintf(&b, "vkzip %s%s, %s %s/%s; SPIR-V %.16s…\n", r.Vkzip.Version, rev, r.Vkzip.Go, r.Vkzip.OS, r.Vkzip.Arch, r.SPIRV)
+	fmt.Fprintf(&b, "vkzip %s%s, %s %s/%s; SPIR-V %.16s…; corpus %.16s…\n", r.Vkzip.Version, rev, r.Vkzip.Go,
+		r.Vkzip.OS, r.Vkzip.Arch, r.SPIRV, r.CorpusSHA256)
 	for _, c := range r.Corpus {
 		fmt.Fprintf(&b, "corpus %s v%d (manifest %.16s…): %d valid and %d invalid cases\n", c.Format, c.Version, c.SHA256, c.Cases, c.Invalid)
 	}
@@ -310,24 +428,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, d := range r.Devices {
 		fmt.Fprintf(&b, "  %-16s %s\n", d.ID, deviceLine(d))
 	}
-	for _, u := range r.Unavailable {
-		what := "not checked (not usable here)"
-		if u.Counted {
-			what = "COULD NOT RUN"
+	if len(r.NotChecked) > 0 {
+		b.WriteString("NOT CHECKED (none of it counted as passed):\n")
+		for _, n := range r.NotChecked {
+			fmt.Fprintf(&b, "  %s\n", n)
 		}
-		name := u.Backend
-		if u.Device != "" {
-			name += " " + u.Device
-		}
-		fmt.Fprintf(&b, "  %s: %s: %s\n", name, what, u.Reason)
-	}
-	for _, p := range r.NoPath {
-		fmt.Fprintf(&b, "  %s on %s: NOT RUN (no case counted as passed): %s\n", p.Format, p.Device, p.Reason)
 	}
 	b.WriteString("\n")
 	// Text columns left, numbers right (each padded to its header's width).
 	tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "format\tcategory\t cases\tbackend\tdevice\tpassed\tfailed\tskipped\tno path\t    time")
+	fmt.Fprintln(tw, "format\tcategory\t cases\tbackend\tdevice\tpassed\tfailed\tskipped\t    n/a\t    time")
 	line := func(format, cat string, cases int, backend, dev string, passed, failed, skipped, nopath int, s float64) {
 		fmt.Fprintf(tw, "%s\t%s\t%6d\t%s\t%s\t%6d\t%6d\t%7d\t%7d\t%7.2fs\n", format, cat, cases, backend, dev, passed,
 			failed, skipped, nopath, s)
@@ -344,22 +454,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	b.WriteString("\n")
 	listProblems(&b, "problems", r.Problems, r.ProblemsOmitted)
 	listProblems(&b, "warnings (not failures)", r.Warnings, r.WarningsOmitted)
-	nopath := 0
-	for _, t := range r.Totals {
-		nopath += t.NoPath
-	}
-	switch {
-	case r.Passed() && (nopath > 0 || len(r.NoPath) > 0):
-		fmt.Fprintf(&b, "verdict: PASS (every case that ran passed, in %.1fs; NOT RUN: %d formats on targets without "+
-			"a path for them, and %d cases needing such a format: listed above, none counted as passed)\n",
-			r.Seconds, len(r.NoPath), nopath)
-	case r.Passed():
-		fmt.Fprintf(&b, "verdict: PASS (every case passed on every backend and device, in %.1fs)\n", r.Seconds)
+	switch r.Verdict {
+	case VerdictPass:
+		fmt.Fprintf(&b, "verdict: PASS (every format passed on every device listed, in %.1fs)\n", r.Seconds)
+	case VerdictIncomplete:
+		fmt.Fprintf(&b, "verdict: INCOMPLETE (no case failed, but not everything was checked: not a pass)\n")
 	default:
 		fmt.Fprintf(&b, "verdict: FAIL\n")
-		for _, x := range r.Reasons {
-			fmt.Fprintf(&b, "  %s\n", x)
-		}
+	}
+	for _, x := range r.Reasons {
+		fmt.Fprintf(&b, "  %s\n", x)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -395,7 +499,7 @@ func listProblems(b *strings.Builder, title string, ps []Problem, omitted int) {
 		case p.Skipped:
 			kind = "SKIP"
 		case p.NoPath:
-			kind = "NO PATH"
+			kind = "N/A"
 		case title != "problems":
 			kind = "WARN"
 		}

@@ -40,14 +40,14 @@ type Device struct {
 	Description   string `json:"description"` // the backend's own one-line description
 }
 
-// Unavailable is a backend or device that could not be checked, and why.
+// Unavailable is a backend or device that exists, or was asked for, but could not be checked, and why. Every
+// one makes the verdict incomplete: a device the loader lists as not usable (missing features), a usable device
+// that could not be opened, and no Vulkan device at all when Vulkan was to be checked.
 type Unavailable struct {
 	Backend string `json:"backend"`
-	Device  string `json:"device,omitempty"`
+	ID      string `json:"id,omitempty"`     // "vulkan:N" for a listed device; "" when no device was found
+	Device  string `json:"device,omitempty"` // the device's name
 	Reason  string `json:"reason"`
-	// Counted says whether it counts against the verdict: a usable device that cannot be opened is a skip of
-	// every case; no Vulkan at all, or a device the backend reports unusable (missing features), is listed only.
-	Counted bool `json:"counted"`
 }
 
 // CPUTarget is the Go reference backend as a target.
@@ -93,16 +93,20 @@ func VulkanDevice(d vk.DeviceInfo, desc string) Device {
 // Selection says which targets OpenTargets opens.
 type Selection struct {
 	Backend string // "all" or "" (every backend), "cpu", "vulkan"
-	Device  string // Vulkan device: index or name substring; "" = every usable device
+	Device  string // Vulkan device: index or name substring; "" = every device
 	// SkipLavapipe leaves lavapipe devices out (a caller that runs them in child processes, one per vector width).
 	SkipLavapipe bool
 	// NoResident leaves out the vulkan-resident targets (the device-resident operations of each Vulkan device).
 	NoResident bool
+	// Lister finds and opens the Vulkan devices; nil: VulkanLister (the Vulkan loader).
+	Lister DeviceLister
 }
 
-// OpenTargets opens the selected backends: the CPU reference and/or every usable Vulkan device (or the one
-// selected). Backends or devices that cannot be opened are returned as Unavailable; a device the caller named
-// explicitly that cannot be opened is an error. Close the targets' backends when done.
+// OpenTargets opens the selected backends: the CPU reference and/or every Vulkan device (or the one selected).
+// Every device the lister reports that could not be opened or is not usable, and the absence of any Vulkan
+// device when the backend is "all", are returned as Unavailable, which makes a report's verdict incomplete. A
+// device named explicitly (Device) that cannot be found or opened, and no Vulkan device with backend "vulkan",
+// are errors. Close the targets' backends when done.
 func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 	var ts []Target
 	var un []Unavailable
@@ -117,7 +121,8 @@ func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 	if sel.Backend == "cpu" {
 		return ts, nil, nil
 	}
-	devs, err := vkcodec.Devices()
+	l := lister(sel)
+	devs, err := l.Devices()
 	if err == nil && len(devs) == 0 {
 		err = vk.ErrNoDevice
 	}
@@ -125,8 +130,7 @@ func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 		if sel.Backend == "vulkan" || sel.Device != "" {
 			return ts, nil, fmt.Errorf("vulkan: %w", err)
 		}
-		// No Vulkan here at all: nothing usable to check, which the report says; not a skip.
-		return ts, append(un, Unavailable{Backend: "vulkan", Reason: oneLine(err.Error())}), nil
+		return ts, append(un, Unavailable{Backend: "vulkan", Reason: "no Vulkan device found: " + oneLine(err.Error())}), nil
 	}
 	var pick []vk.DeviceInfo
 	if sel.Device != "" {
@@ -139,7 +143,8 @@ func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 	} else {
 		for _, d := range devs {
 			if !d.Usable {
-				un = append(un, Unavailable{Backend: "vulkan", Device: d.Name, Reason: d.Reason})
+				un = append(un, Unavailable{Backend: "vulkan", ID: fmt.Sprintf("vulkan:%d", d.Index), Device: d.Name,
+					Reason: "not usable: " + oneLine(d.Reason)})
 				continue
 			}
 			pick = append(pick, d)
@@ -149,20 +154,17 @@ func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 		if sel.SkipLavapipe && IsLavapipe(d) {
 			continue
 		}
-		b, err := vkcodec.Open(vkcodec.Options{Device: strconv.Itoa(d.Index)})
+		opened, err := l.Open(d, !sel.NoResident)
 		if err != nil {
 			if sel.Device != "" {
 				closeTargets(ts)
 				return nil, nil, fmt.Errorf("vulkan device %d (%s): %w", d.Index, d.Name, err)
 			}
-			un = append(un, Unavailable{Backend: "vulkan", Device: d.Name, Reason: oneLine(err.Error()), Counted: true})
+			un = append(un, Unavailable{Backend: "vulkan", ID: fmt.Sprintf("vulkan:%d", d.Index), Device: d.Name,
+				Reason: "could not be opened: " + oneLine(err.Error())})
 			continue
 		}
-		t := Target{Backend: b, Device: VulkanDevice(b.Info(), b.Device())}
-		ts = append(ts, t)
-		if !sel.NoResident {
-			ts = append(ts, ResidentTarget(t))
-		}
+		ts = append(ts, opened...)
 	}
 	return ts, un, nil
 }

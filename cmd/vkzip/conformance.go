@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vkzip/vkzip/codec/vkcodec"
 	"github.com/vkzip/vkzip/conformance"
 	"github.com/vkzip/vkzip/vk"
 )
@@ -25,12 +24,21 @@ var conformanceVerb = &verb{
 	args:    "[flags]",
 	summary: "prove bitwise equality with the reference on every backend and device",
 	about: `
-Runs the conformance corpus built into this binary on every backend and every usable device (or the ones
+Runs the conformance corpus built into this binary on every backend and every Vulkan device (or the ones
 selected): each backend must encode every case to exactly the bytes the Go reference produced when the corpus
 was generated (tensor bodies and whole containers), decode them bitwise, decode every other backend's payloads,
 and reject every invalid payload with the same error class. Prints a table (category, cases, backend, device,
-passed, failed, skipped, time) and a verdict; exits 1 unless every case passed everywhere. A skipped case (a
-backend that cannot run it) is never a pass and fails the verdict unless --allow-skip.
+passed, failed, skipped, n/a, time) and a verdict:
+
+  PASS        every format passed on every device listed; exit 0.
+  INCOMPLETE  nothing failed, but something was not checked: a Vulkan device that exists but could not be used
+              (not usable, or failed to open), no Vulkan device found (with --backend all), or a format with no
+              path on a target ("not applicable", e.g. no device-resident path). The report lists each thing
+              not checked and why. Exit 1, or 0 with --allow-incomplete (the verdict still says INCOMPLETE).
+  FAIL        a case failed, or was skipped without --allow-skip, or nothing ran; exit 1.
+
+--backend cpu checks the Go reference only and can pass. A skipped case (a backend that cannot run it) is never a
+pass and fails the verdict unless --allow-skip.
 
 Mesa's lavapipe reads its vector width once per process, so each lavapipe device runs in a child process per
 width in --lp-widths (LP_NATIVE_VECTOR_WIDTH=128 and 256 by default) and the reports are merged. With
@@ -41,7 +49,9 @@ the SPIR-V hash, the corpus version and the vkzip version: the file to keep as e
 	examples: `  vkzip conformance
   vkzip conformance --out report.json
   vkzip conformance --backend vulkan --device 0 --json
-  vkzip conformance --category lengths,invalid-stream`,
+  vkzip conformance --category lengths,invalid-stream
+  vkzip conformance --backend cpu --format splitzip4
+  vkzip conformance --allow-incomplete`,
 	run: runConformance,
 }
 
@@ -51,12 +61,13 @@ const envConformanceChild = "VKZIP_CONFORMANCE_CHILD"
 func runConformance(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
 	backend := fs.String("backend", "all", "all, cpu or vulkan")
-	device := fs.String("device", "", "Vulkan device: index or name substring (default: every usable device)")
+	device := fs.String("device", "", "Vulkan device: index or name substring (default: every device; one that cannot be used makes the run incomplete)")
 	asJSON := fs.Bool("json", false, "print the JSON report instead of the table")
 	out := fs.String("out", "", "also write the JSON report to this file")
 	cats := fs.String("category", "", "comma-separated categories (default: all)")
 	formats := fs.String("format", "", "comma-separated formats (default: all)")
 	allowSkip := fs.Bool("allow-skip", false, "skipped cases do not fail the verdict")
+	allowIncomplete := fs.Bool("allow-incomplete", false, "exit 0 when the verdict is incomplete (it still says incomplete)")
 	lpWidths := fs.String("lp-widths", "128,256", "lavapipe vector widths, one child process each (\"\": this process only)")
 	resident := fs.Bool("resident", true, "also check each Vulkan device's device-resident operations (backend vulkan-resident)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
@@ -113,7 +124,7 @@ func runConformance(ctx context.Context, v *verb, args []string) error {
 	// Lavapipe devices go to child processes, one per vector width.
 	var lavapipes []vk.DeviceInfo
 	if len(widths) > 0 && *backend != "cpu" {
-		if devs, err := vkcodec.Devices(); err == nil {
+		if devs, err := (conformance.VulkanLister{}).Devices(); err == nil {
 			sel := devs
 			if *device != "" {
 				sel = nil // an unknown device is this process's error to report
@@ -188,10 +199,19 @@ func runConformance(ctx context.Context, v *verb, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !rep.Passed() {
+	switch {
+	case rep.Passed():
+		return nil
+	case rep.Incomplete() && *allowIncomplete:
+		if !*quiet {
+			fmt.Fprintf(os.Stderr, "vkzip: conformance: verdict INCOMPLETE, exit 0 as --allow-incomplete asks\n")
+		}
+		return nil
+	case rep.Incomplete():
+		return fmt.Errorf("INCOMPLETE (not a pass; --allow-incomplete to exit 0): %s", strings.Join(rep.Reasons, "; "))
+	default:
 		return fmt.Errorf("FAIL: %s", strings.Join(rep.Reasons, "; "))
 	}
-	return nil
 }
 
 // runLavapipeChild runs this binary again for one lavapipe device at one vector width and reads its report.
