@@ -8,11 +8,14 @@
 #                                           one JSON object per line in $OUT/bench.jsonl and a summary table
 #   bash scripts/gpu.sh ab OLD NEW [ROUNDS] the same runs with two binaries (.devbin/OLD, .devbin/NEW), interleaved,
 #                                           ROUNDS times (default 3), into $OUT/ab.jsonl, and each binary's medians
+#   bash scripts/gpu.sh files OLD NEW [ROUNDS]  whole-file encode + decode (Vulkan host path) of a SIZE_MIB raw BF16
+#                                           file with two binaries, timed, outputs compared
 #   bash scripts/gpu.sh tests [ARGS]        every carried test binary in its package folder
 #
 # A RUN is format[:dtype[:data[:extra flags, commas for spaces]]], e.g. xw3:F16 or splitzip4:BF16:kvlike:--no-checksum.
 # Every step is bounded by `timeout`, and every figure comes with the card it ran on (nvidia-smi's line first).
 set -uo pipefail
+shopt -s nullglob
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -90,6 +93,31 @@ ab)
     done
   done
   summary "$OUT/ab.jsonl"
+  ;;
+files)
+  # Whole-file encode and decode through the Vulkan backend's host path (the container layer included), each
+  # binary ROUNDS times on one raw BF16 file of SIZE_MIB MiB (standard normal values), outputs compared.
+  old=${1:?files OLD NEW}; new=${2:?files OLD NEW}; rounds=${3:-3}
+  f=$OUT/kv.raw
+  python3 -c 'import numpy as np, sys
+n = int(sys.argv[2]) << 19
+x = np.random.default_rng(1).standard_normal(n, dtype=np.float32)
+(x.view(np.uint32) >> 16).astype(np.uint16).tofile(sys.argv[1])' "$f" "${SIZE_MIB:-1024}"
+  for i in $(seq "$rounds"); do
+    for b in "$old" "$new"; do
+      rm -f "$OUT/$b.vkz" "$OUT/$b.out"
+      t0=$(date +%s.%N)
+      timeout 120 ".devbin/$b" encode -q --backend vulkan --dtype bf16 -o "$OUT/$b.vkz" "$f" || echo "$b encode failed"
+      t1=$(date +%s.%N)
+      timeout 120 ".devbin/$b" decode -q --backend vulkan -o "$OUT/$b.out" "$OUT/$b.vkz" || echo "$b decode failed"
+      t2=$(date +%s.%N)
+      cmp -s "$f" "$OUT/$b.out" && same=identical || same=DIFFERENT
+      python3 -c 'import sys; s=int(sys.argv[5]); e=float(sys.argv[3])-float(sys.argv[2]); d=float(sys.argv[4])-float(sys.argv[3])
+print("%-10s encode %.3f s (%.2f GB/s)  decode %.3f s (%.2f GB/s)  %s bytes  %s" % (sys.argv[1], e, s/e/1e9, d, s/d/1e9, sys.argv[6], sys.argv[7]))' \
+        "$b" "$t0" "$t1" "$t2" "$(stat -c %s "$f")" "$(stat -c %s "$OUT/$b.vkz")" "$same"
+    done
+  done
+  rm -f "$f" "$OUT"/*.vkz "$OUT"/*.out
   ;;
 tests)
   bash .devbin/gpu.sh test "$@"
