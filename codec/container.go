@@ -466,19 +466,21 @@ func checkMetaSize(dirLen int) error {
 // sealOf is a version 2 seal (docs/FORMAT.md §4.4): the CRC-32C of metaCRC, the record's index and the body's
 // checksum words, each a little-endian u32. It costs O(words), the body's chunk count.
 func sealOf(metaCRC, index uint32, words []uint32) uint32 {
-	var buf [512]byte
-	le := binary.LittleEndian
-	le.PutUint32(buf[0:], metaCRC)
-	le.PutUint32(buf[4:], index)
-	n, crc := 8, uint32(0)
-	for _, w := range words {
-		if n == len(buf) {
-			crc, n = crc32c.Update(crc, buf[:n]), 0
+	// Table-driven over a few bytes per chunk: no buffer, so nothing escapes to the heap per record.
+	t := crc32c.Table()
+	crc := ^uint32(0)
+	word := func(w uint32) {
+		for k := 0; k < 4; k++ {
+			crc = t[byte(crc)^byte(w)] ^ crc>>8
+			w >>= 8
 		}
-		le.PutUint32(buf[n:], w)
-		n += 4
 	}
-	return crc32c.Update(crc, buf[:n])
+	word(metaCRC)
+	word(index)
+	for _, w := range words {
+		word(w)
+	}
+	return ^crc
 }
 
 // bodyWords appends to dst the checksum words of a tensor body that has passed its format's structural checks:
@@ -527,16 +529,22 @@ func (ct *Container) checkSeal(src []byte, index int, words []uint32) ([]uint32,
 // SealOf computes the seal record index of a parsed sealed container src should carry, from its body's checksum
 // words (0 without checksums). It checks nothing else: Inspect reports it beside the stored seal.
 func (ct *Container) SealOf(src []byte, index int) (uint32, error) {
+	seal, _, err := ct.sealOf(src, index, nil)
+	return seal, err
+}
+
+// sealOf is SealOf with a caller-kept scratch for the checksum words, returned grown.
+func (ct *Container) sealOf(src []byte, index int, words []uint32) (uint32, []uint32, error) {
 	r := &ct.Recs[index]
 	if !ct.Checksums() {
-		return 0, nil
+		return 0, words, nil
 	}
 	if r.SealOff() > uint64(len(src)) {
-		return 0, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1, Detail: "body runs past the end of the input"}
+		return 0, words, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1, Detail: "body runs past the end of the input"}
 	}
-	words, err := bodyWords(r, src[r.BodyOff:r.SealOff()], nil)
+	words, err := bodyWords(r, src[r.BodyOff:r.SealOff()], words[:0])
 	if err != nil {
-		return 0, withTensor(err, r.Name)
+		return 0, words, withTensor(err, r.Name)
 	}
-	return sealOf(ct.MetaCRC, uint32(index), words), nil
+	return sealOf(ct.MetaCRC, uint32(index), words), words, nil
 }

@@ -84,6 +84,13 @@ func Inspect(src []byte) (*Info, error) {
 		for _, cb := range ct.Codebooks {
 			ci.Codebooks = append(ci.Codebooks, cb)
 		}
+		ci.Records = make([]RecordInfo, 0, len(ct.Recs))
+		var seals []uint32 // the records' Seal and SealOK point into these: two allocations a container
+		var sealOK []bool
+		var words []uint32
+		if ct.Sealed() {
+			seals, sealOK = make([]uint32, len(ct.Recs)), make([]bool, len(ct.Recs))
+		}
 		for i := range ct.Recs {
 			r := &ct.Recs[i]
 			ri := RecordInfo{RawBytes: r.RawSize()}
@@ -114,13 +121,14 @@ func Inspect(src []byte) (*Info, error) {
 				}
 			}
 			if ct.Sealed() {
-				seal := binary.LittleEndian.Uint32(src[off+r.SealOff():])
-				want, err := ct.SealOf(src[off:], i)
-				if err != nil {
+				var want uint32
+				var err error
+				if want, words, err = ct.sealOf(src[off:], i, words); err != nil {
 					return nil, err
 				}
-				ok := want == seal
-				ri.Seal, ri.SealOK = &seal, &ok
+				seals[i] = binary.LittleEndian.Uint32(src[off+r.SealOff():])
+				sealOK[i] = want == seals[i]
+				ri.Seal, ri.SealOK = &seals[i], &sealOK[i]
 			}
 			ci.Records = append(ci.Records, ri)
 		}
