@@ -69,7 +69,7 @@ type Case struct {
 	Body        *Expect `json:"body,omitempty"`
 	Container   Expect  `json:"container"`
 	ContainerV2 *Expect `json:"container_v2,omitempty"`
-	Note      string  `json:"note,omitempty"`
+	Note        string  `json:"note,omitempty"`
 }
 
 // Expect is the length and SHA-256 of an expected payload.

@@ -177,7 +177,7 @@ func (r *runner) note(f Format, cat, id string, t *Target, check string, st stat
 type encodedCase struct {
 	enc                      encoded
 	bodyOK, contOK, contV2OK bool
-	label          string // for the checks of those who decode it: "own", "from vulkan:0", ...
+	label                    string // for the checks of those who decode it: "own", "from vulkan:0", ...
 }
 
 // unableStatus is the outcome of a check the target could not run: no path when the target says it lacks a
