@@ -713,12 +713,18 @@ const decodeBatch = 256 << 20
 
 // DecodeContainer decodes the container at the start of src, calling fn for each record in order, and returns its
 // parsed header (Size tells how many bytes it took). Records are decoded in batches of bounded size.
-// A container decoded alone is taken as a stream's first: a version 2 one must carry sequence 0 (a later frame
-// decodes only inside its stream: DecodeStream, DecodeAll, Reader).
+// It does not check the container's place in a stream: a caller that walks a stream container by container checks
+// each with Container.CheckStreamPosition (DecodeStream, DecodeAll and Reader do).
 func (c *Codec) DecodeContainer(ctx context.Context, src []byte, fn func(r *Rec, data []byte) error) (*Container, error) {
+	ct, err := c.header(src)
+	if err != nil {
+		return nil, err
+	}
 	var buf []byte
-	var first uint16
-	return c.decodeContainerAt(ctx, src, &buf, 0, &first, fn)
+	if err := c.decodeRecords(ctx, src, ct, &buf, fn); err != nil {
+		return nil, err
+	}
+	return ct, nil
 }
 
 // decodeContainerAt decodes the container at index k of a stream (first: the version of the stream's first
