@@ -572,7 +572,7 @@ func (c *Codec) DecodeAll(src, dst []byte) ([]byte, error) {
 		}
 		n := len(dst)
 		dst = growTo(dst, n+int(total))
-		if err := c.decodeInto(ctx, src, ct, 0, len(ct.Recs), dst[n:]); err != nil {
+		if err := c.decodeInto(ctx, src, ct, 0, len(ct.Recs), dst[n:], true); err != nil {
 			return dst[:n], err
 		}
 		src = src[ct.Size:]
@@ -629,14 +629,21 @@ func (c *Codec) header(src []byte) (*Container, error) {
 	return ParseHeader(src)
 }
 
-// decodeInto decodes records [from, to) of a parsed container into out (their decoded bytes, concatenated). The
-// first invalid record in record order decides the error.
-func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from, to int, out []byte) error {
+// decodeInto decodes records [from, to) of a parsed container into out (their decoded bytes, concatenated; with
+// blobs false, the tensors' only: blobs are the caller's to take from the directory). The first invalid record in
+// record order decides the error.
+func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from, to int, out []byte, blobs bool) error {
+	outSize := func(r *Rec) int {
+		if r.Blob && !blobs {
+			return 0
+		}
+		return int(r.RawSize())
+	}
 	var jobs []DecodeJob
 	pos := 0
 	for k := from; k < to; k++ {
 		r := &ct.Recs[k]
-		size := int(r.RawSize())
+		size := outSize(r)
 		if !r.Blob && r.Format != layout.FormatStored {
 			var cb *Codebook
 			if r.Codebook != layout.NoCodebook { // parsing checked the index for formats that use one
@@ -657,10 +664,10 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 	var words []uint32
 	for k := from; k < to; k++ {
 		r := &ct.Recs[k]
-		size := int(r.RawSize())
+		size := outSize(r)
 		switch {
 		case r.Blob:
-			copy(out[pos:], r.Data)
+			copy(out[pos:pos+size], r.Data)
 		case r.Format == layout.FormatStored:
 			d, err := checkStored(src[r.BodyOff:r.BodyOff+r.BodyLen], r, ct.Checksums())
 			if err != nil {
@@ -750,23 +757,34 @@ func (c *Codec) decodeContainerAt(ctx context.Context, src []byte, bufp *[]byte,
 func (c *Codec) decodeRecords(ctx context.Context, src []byte, ct *Container, bufp *[]byte, fn func(r *Rec, data []byte) error) error {
 	buf := *bufp
 	defer func() { *bufp = buf }()
+	// Blobs are handed to fn straight from the directory: only tensors take room in the batch buffer.
+	tensorSize := func(r *Rec) uint64 {
+		if r.Blob {
+			return 0
+		}
+		return r.RawSize()
+	}
 	for i := 0; i < len(ct.Recs); {
 		var size uint64
 		j := i
-		for ; j < len(ct.Recs) && (j == i || size+ct.Recs[j].RawSize() <= decodeBatch); j++ {
-			size += ct.Recs[j].RawSize()
+		for ; j < len(ct.Recs) && (j == i || size+tensorSize(&ct.Recs[j]) <= decodeBatch); j++ {
+			size += tensorSize(&ct.Recs[j])
 		}
 		buf = growTo(buf[:0], int(size))
-		if err := c.decodeInto(ctx, src, ct, i, j, buf); err != nil {
+		if err := c.decodeInto(ctx, src, ct, i, j, buf, false); err != nil {
 			return err
 		}
 		pos := 0
 		for k := i; k < j; k++ {
-			n := int(ct.Recs[k].RawSize())
-			if err := fn(&ct.Recs[k], buf[pos:pos+n]); err != nil {
+			r := &ct.Recs[k]
+			d := r.Data
+			if !r.Blob {
+				n := int(r.RawSize())
+				d, pos = buf[pos:pos+n], pos+n
+			}
+			if err := fn(r, d); err != nil {
 				return err
 			}
-			pos += n
 		}
 		i = j
 	}
