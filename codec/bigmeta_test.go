@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"encoding/binary"
 	"flag"
 	"os"
@@ -112,6 +113,14 @@ func TestBigMetadata(t *testing.T) {
 	t.Logf("decode of the largest directory: %d MiB allocated", n>>20)
 	require.Less(t, n, uint64(bound))
 	out = nil
+	var streamed int
+	n = allocDuring(func() {
+		err = c.DecodeStream(context.Background(), max, func(_ *Rec, d []byte) error { streamed += len(d); return nil })
+	})
+	require.NoError(t, err)
+	require.Equal(t, layout.MaxMetaRaw-8-4-4-(layout.MaxRecords-2)*36-2*5, streamed)
+	t.Logf("streamed decode of the largest directory: %d MiB allocated", n>>20)
+	require.Less(t, n, uint64(bound))
 	var info *Info
 	n = allocDuring(func() { info, err = Inspect(max) })
 	require.NoError(t, err)
