@@ -405,6 +405,39 @@ func (autoCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) erro
 	return nil
 }
 
+// autoCRCWords appends an auto body's checksum words (docs/FORMAT.md §4.4): per chunk, its entry's crc word,
+// then the checksum words of its piece (a one-chunk body of the piece's format). It reads only the table and each
+// piece's own table: O(chunks), bounds-checked on any input.
+func autoCRCWords(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+	a := AutoGeom{N: n, Shift: shift}
+	C := a.Chunks()
+	if C > uint64(len(body))/layout.ChunkEntrySize {
+		return dst, errorf(ErrCorrupt, "body of %d bytes is shorter than its %d-entry chunk table", len(body), C)
+	}
+	rest := uint64(len(body)) - a.PieceOffset()
+	entry := func(c uint64, w int) uint32 {
+		return binary.LittleEndian.Uint32(body[c*layout.ChunkEntrySize+4*uint64(w):])
+	}
+	for c := uint64(0); c < C; c++ {
+		info := entry(c, layout.EntryInfo)
+		start, end := 4*uint64(entry(c, layout.EntrySideOff)), rest
+		if c+1 < C {
+			end = 4 * uint64(entry(c+1, layout.EntrySideOff))
+		}
+		f, ok := LookupFormat(uint8(info >> layout.KindShift))
+		if !ok || f.CRCWords == nil || f.ID == layout.FormatAuto || start > end || end > rest {
+			return dst, chunkErr(ErrCorrupt, c, "chunk entry does not locate a piece")
+		}
+		dst = append(dst, entry(c, layout.EntryCRC))
+		var err error
+		dst, err = f.CRCWords(body[a.PieceOffset()+start:a.PieceOffset()+end], d, a.ChunkLen(c), shift, dst)
+		if err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
 // autoChunks lists an auto body's chunks for Inspect: each piece's own entry, under the chunk's format.
 func autoChunks(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 	ps, err := autoCheck(body, n, shift, d)
@@ -429,7 +462,7 @@ func init() {
 		About: "smallest coding per tensor: one format whole or, when smaller, per chunk the candidate that codes it " +
 			"smallest, recorded in the chunk table (BF16: splitzip4, zf12, tbe3; F8/F16/F32: xw3, xw2, xw4); KV: 1.43x",
 		MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift, MaxValues: layout.MaxCodedValues,
-		BodyBounds: autoBounds, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
+		BodyBounds: autoBounds, CRCWords: autoCRCWords, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
 			return CheckAutoTable(body, n, shift, d)
 		},
 		dtypes: autoDTypes, codebookFor: autoCodebook})

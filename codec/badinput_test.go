@@ -10,9 +10,9 @@ import (
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
-// craft builds a container whose metadata says whatever the test wants (valid framing and CRC), followed by body.
+// craft builds a version 1 container (no seals) whose metadata says whatever the test wants (valid framing and CRC), followed by body.
 func craft(cbs []Codebook, recs []Rec, body []byte) []byte {
-	b := appendHeader(nil, layout.FlagChecksums|layout.FlagFinal, cbs, recs)
+	b := appendHeader(nil, dirHead{version: layout.Version1}, layout.FlagChecksums|layout.FlagFinal, cbs, recs)
 	return append(b, body...)
 }
 

@@ -24,6 +24,7 @@ type options struct {
 	backendName string
 	device      string
 	workers     int
+	version     uint16 // container version written
 }
 
 // Option configures a Codec.
@@ -75,6 +76,19 @@ func WithCodebook(cb Codebook) Option {
 // undetected unless it breaks the format; the metadata is always checksummed.
 func WithChecksums(on bool) Option { return func(o *options) error { o.checksums = on; return nil } }
 
+// WithContainerVersion sets the container version encoders write: 2 (the default: every tensor body sealed to its
+// record, its metadata and its stream position, docs/FORMAT.md §4.4) or 1, for readers that predate version 2.
+// Decoders read both.
+func WithContainerVersion(v int) Option {
+	return func(o *options) error {
+		if v != layout.Version1 && v != layout.Version2 {
+			return errorf(ErrUnsupported, "container version %d (have %d and %d)", v, layout.Version1, layout.Version2)
+		}
+		o.version = uint16(v)
+		return nil
+	}
+}
+
 // WithBackend uses a backend the caller owns (and closes).
 func WithBackend(b Backend) Option { return func(o *options) error { o.backend = b; return nil } }
 
@@ -98,7 +112,7 @@ type Codec struct {
 
 // New makes a Codec. Without a backend option it uses the Go CPU backend.
 func New(opts ...Option) (*Codec, error) {
-	o := options{formats: defaultFormats, shift: layout.DefaultChunkShift, checksums: true}
+	o := options{formats: defaultFormats, shift: layout.DefaultChunkShift, checksums: true, version: layout.Version}
 	for _, f := range opts {
 		if err := f(&o); err != nil {
 			return nil, err
@@ -160,14 +174,23 @@ func (c *Codec) flags(final bool) uint16 {
 // Encode appends one container holding recs to dst. final marks the last container of a stream (a file is a single
 // final container).
 func (c *Codec) Encode(ctx context.Context, dst []byte, recs []Record, final bool) ([]byte, error) {
-	return c.encode(ctx, dst, recs, final, nil)
+	return c.encode(ctx, dst, recs, final, 0, nil)
 }
 
-// encode is Encode with an optional caller-kept staging buffer (a Writer keeps one for all its frames, so a
-// stream produces no garbage per frame); nil uses a pooled one.
-func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final bool, keep *[]byte) ([]byte, error) {
+// encode is Encode of the container at index seq of its stream, with an optional caller-kept staging buffer (a
+// Writer keeps one for all its frames, so a stream produces no garbage per frame); nil uses a pooled one.
+func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final bool, seq uint64, keep *[]byte) ([]byte, error) {
 	if c.closed.Load() {
 		return dst, errorf(ErrClosed, "encode")
+	}
+	if err := checkRecordCount(len(recs)); err != nil {
+		return dst, err
+	}
+	h := dirHead{version: c.o.version, sequence: seq}
+	sealed := h.version >= layout.Version2
+	var sealSize int
+	if sealed {
+		sealSize = layout.SealSize
 	}
 	dir := make([]Rec, len(recs))
 	var jobs []EncodeJob
@@ -252,14 +275,16 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		for j, i := range jobRec {
 			dir[i].BodyLen = plans[j].Len
 		}
-		if err := checkMetaSize(len(appendDirectory(nil, cbs, dir))); err != nil {
+		if err := checkMetaSize(len(appendDirectory(nil, h, cbs, dir))); err != nil {
 			return dst, err
 		}
-		dst = appendHeader(dst, c.flags(final), cbs, dir)
+		base := len(dst)
+		dst = appendHeader(dst, h, c.flags(final), cbs, dir)
+		metaEnd := len(dst)
 		var total uint64
 		for i := range dir {
 			if !dir[i].Blob {
-				total += dir[i].BodyLen
+				total += dir[i].BodyLen + uint64(sealSize)
 			}
 		}
 		pos := len(dst)
@@ -270,14 +295,22 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			case dir[i].Blob:
 			case dir[i].Format == layout.FormatStored:
 				appendStored(dst[pos:pos], recs[i].Data, c.o.checksums)
-				pos += int(dir[i].BodyLen)
+				pos += int(dir[i].BodyLen) + sealSize
 			default:
 				jobs[j].Dst = dst[pos : pos+int(dir[i].BodyLen) : pos+int(dir[i].BodyLen)]
-				pos += int(dir[i].BodyLen)
+				pos += int(dir[i].BodyLen) + sealSize
 				j++
 			}
 		}
-		return dst, pe.EncodePlanned(ctx, jobs, plans)
+		if err := pe.EncodePlanned(ctx, jobs, plans); err != nil {
+			return dst, err
+		}
+		if sealed {
+			if err := c.writeSeals(dst[base:], metaEnd-base, dir); err != nil {
+				return dst[:base], err
+			}
+		}
+		return dst, nil
 	}
 	// The header in front of the bodies holds their lengths, so it is only known once they are. The first body,
 	// when a coded tensor leads, is encoded straight into dst behind a header sized for worst-case lengths (the
@@ -290,7 +323,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 		for j, i := range jobRec {
 			dir[i].BodyLen = maxBody[j]
 		}
-		hdrGuess = len(appendHeader(nil, c.flags(final), cbs, dir))
+		hdrGuess = len(appendHeader(nil, h, c.flags(final), cbs, dir))
 		n := maxBody[0]
 		dst = growTo(dst, base+hdrGuess+int(n))
 		jobs[0].Dst = dst[base+hdrGuess : base+hdrGuess+int(n) : base+hdrGuess+int(n)]
@@ -329,10 +362,10 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			dir[i].BodyLen = uint64(len(jobs[j].Out))
 		}
 	}
-	if err := checkMetaSize(len(appendDirectory(nil, cbs, dir))); err != nil {
+	if err := checkMetaSize(len(appendDirectory(nil, h, cbs, dir))); err != nil {
 		return dst[:base], err
 	}
-	hdr := appendHeader(nil, c.flags(final), cbs, dir)
+	hdr := appendHeader(nil, h, c.flags(final), cbs, dir)
 	j := 0
 	if direct {
 		body := jobs[0].Out
@@ -366,8 +399,41 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 			parallelCopy(dst[n:], jobs[j].Out)
 			j++
 		}
+		if sealed && !dir[i].Blob {
+			dst = append(dst, 0, 0, 0, 0) // written below, once every body is in place
+		}
+	}
+	if sealed {
+		if err := c.writeSeals(dst[base:], len(hdr), dir); err != nil {
+			return dst[:base], err
+		}
 	}
 	return dst, nil
+}
+
+// writeSeals fills the seal after each tensor body of a version 2 container whose bodies are in place (cont: the
+// container from its first byte; metaEnd: where its bodies start). With checksums off every seal is 0.
+func (c *Codec) writeSeals(cont []byte, metaEnd int, dir []Rec) error {
+	metaCRC := binary.LittleEndian.Uint32(cont[metaEnd-4:])
+	off := uint64(metaEnd)
+	var words []uint32
+	for i := range dir {
+		r := &dir[i]
+		if r.Blob {
+			continue
+		}
+		var seal uint32
+		if c.o.checksums {
+			var err error
+			if words, err = bodyWords(r, cont[off:off+r.BodyLen], words[:0]); err != nil {
+				return withTensor(err, r.Name)
+			}
+			seal = sealOf(metaCRC, uint32(i), words)
+		}
+		binary.LittleEndian.PutUint32(cont[off+r.BodyLen:], seal)
+		off += r.BodyLen + layout.SealSize
+	}
+	return nil
 }
 
 // firstBody is the index of the first record with a body, or -1.
@@ -487,9 +553,16 @@ func streamRecords(src []byte) []Record {
 // dst. It decodes straight into dst: no intermediate copies.
 func (c *Codec) DecodeAll(src, dst []byte) ([]byte, error) {
 	ctx := context.Background()
-	for {
+	var first uint16
+	for k := uint64(0); ; k++ {
 		ct, err := c.header(src)
 		if err != nil {
+			return dst, err
+		}
+		if k == 0 {
+			first = ct.Version
+		}
+		if err := ct.CheckStreamPosition(k, first); err != nil {
 			return dst, err
 		}
 		var total uint64
@@ -501,7 +574,7 @@ func (c *Codec) DecodeAll(src, dst []byte) ([]byte, error) {
 		}
 		n := len(dst)
 		dst = growTo(dst, n+int(total))
-		if err := c.decodeInto(ctx, src, ct, 0, len(ct.Recs), dst[n:]); err != nil {
+		if err := c.decodeInto(ctx, src, ct, 0, len(ct.Recs), dst[n:], true); err != nil {
 			return dst[:n], err
 		}
 		src = src[ct.Size:]
@@ -558,14 +631,21 @@ func (c *Codec) header(src []byte) (*Container, error) {
 	return ParseHeader(src)
 }
 
-// decodeInto decodes records [from, to) of a parsed container into out (their decoded bytes, concatenated). The
-// first invalid record in record order decides the error.
-func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from, to int, out []byte) error {
+// decodeInto decodes records [from, to) of a parsed container into out (their decoded bytes, concatenated; with
+// blobs false, the tensors' only: blobs are the caller's to take from the directory). The first invalid record in
+// record order decides the error.
+func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from, to int, out []byte, blobs bool) error {
+	outSize := func(r *Rec) int {
+		if r.Blob && !blobs {
+			return 0
+		}
+		return int(r.RawSize())
+	}
 	var jobs []DecodeJob
 	pos := 0
 	for k := from; k < to; k++ {
 		r := &ct.Recs[k]
-		size := int(r.RawSize())
+		size := outSize(r)
 		if !r.Blob && r.Format != layout.FormatStored {
 			var cb *Codebook
 			if r.Codebook != layout.NoCodebook { // parsing checked the index for formats that use one
@@ -583,12 +663,13 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 		}
 	}
 	pos, jk := 0, 0
+	var words []uint32
 	for k := from; k < to; k++ {
 		r := &ct.Recs[k]
-		size := int(r.RawSize())
+		size := outSize(r)
 		switch {
 		case r.Blob:
-			copy(out[pos:], r.Data)
+			copy(out[pos:pos+size], r.Data)
 		case r.Format == layout.FormatStored:
 			d, err := checkStored(src[r.BodyOff:r.BodyOff+r.BodyLen], r, ct.Checksums())
 			if err != nil {
@@ -601,6 +682,13 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 			}
 			jk++
 		}
+		// The seal comes after the body's own verdict (docs/FORMAT.md §6): it binds a valid body to this record.
+		if !r.Blob && ct.Sealed() {
+			var err error
+			if words, err = ct.checkSeal(src, k, words); err != nil {
+				return err
+			}
+		}
 		pos += size
 	}
 	return nil
@@ -609,8 +697,10 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 // DecodeStream decodes the containers in src in order and hands each record's decoded bytes to fn, which must not
 // keep them. src must end exactly after a final container.
 func (c *Codec) DecodeStream(ctx context.Context, src []byte, fn func(r *Rec, data []byte) error) error {
-	for {
-		ct, err := c.DecodeContainer(ctx, src, fn)
+	var first uint16
+	var buf []byte
+	for k := uint64(0); ; k++ {
+		ct, err := c.decodeContainerAt(ctx, src, &buf, k, &first, fn)
 		if err != nil {
 			return err
 		}
@@ -632,40 +722,75 @@ const decodeBatch = 256 << 20
 
 // DecodeContainer decodes the container at the start of src, calling fn for each record in order, and returns its
 // parsed header (Size tells how many bytes it took). Records are decoded in batches of bounded size.
+// It does not check the container's place in a stream: a caller that walks a stream container by container checks
+// each with Container.CheckStreamPosition (DecodeStream, DecodeAll and Reader do).
 func (c *Codec) DecodeContainer(ctx context.Context, src []byte, fn func(r *Rec, data []byte) error) (*Container, error) {
-	var buf []byte
-	return c.decodeContainer(ctx, src, &buf, fn)
-}
-
-// decodeContainer is DecodeContainer with a caller-kept output buffer, reused across calls.
-func (c *Codec) decodeContainer(ctx context.Context, src []byte, bufp *[]byte, fn func(r *Rec, data []byte) error) (*Container, error) {
 	ct, err := c.header(src)
 	if err != nil {
 		return nil, err
 	}
+	var buf []byte
+	if err := c.decodeRecords(ctx, src, ct, &buf, fn); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// decodeContainerAt decodes the container at index k of a stream (first: the version of the stream's first
+// container, set when k is 0) with a caller-kept output buffer, reused across calls.
+func (c *Codec) decodeContainerAt(ctx context.Context, src []byte, bufp *[]byte, k uint64, first *uint16, fn func(r *Rec, data []byte) error) (*Container, error) {
+	ct, err := c.header(src)
+	if err != nil {
+		return nil, err
+	}
+	if k == 0 {
+		*first = ct.Version
+	}
+	if err := ct.CheckStreamPosition(k, *first); err != nil {
+		return nil, err
+	}
+	if err := c.decodeRecords(ctx, src, ct, bufp, fn); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// decodeRecords decodes the records of a parsed container in batches of bounded size, calling fn for each.
+func (c *Codec) decodeRecords(ctx context.Context, src []byte, ct *Container, bufp *[]byte, fn func(r *Rec, data []byte) error) error {
 	buf := *bufp
 	defer func() { *bufp = buf }()
+	// Blobs are handed to fn straight from the directory: only tensors take room in the batch buffer.
+	tensorSize := func(r *Rec) uint64 {
+		if r.Blob {
+			return 0
+		}
+		return r.RawSize()
+	}
 	for i := 0; i < len(ct.Recs); {
 		var size uint64
 		j := i
-		for ; j < len(ct.Recs) && (j == i || size+ct.Recs[j].RawSize() <= decodeBatch); j++ {
-			size += ct.Recs[j].RawSize()
+		for ; j < len(ct.Recs) && (j == i || size+tensorSize(&ct.Recs[j]) <= decodeBatch); j++ {
+			size += tensorSize(&ct.Recs[j])
 		}
 		buf = growTo(buf[:0], int(size))
-		if err := c.decodeInto(ctx, src, ct, i, j, buf); err != nil {
-			return nil, err
+		if err := c.decodeInto(ctx, src, ct, i, j, buf, false); err != nil {
+			return err
 		}
 		pos := 0
 		for k := i; k < j; k++ {
-			n := int(ct.Recs[k].RawSize())
-			if err := fn(&ct.Recs[k], buf[pos:pos+n]); err != nil {
-				return nil, err
+			r := &ct.Recs[k]
+			d := r.Data
+			if !r.Blob {
+				n := int(r.RawSize())
+				d, pos = buf[pos:pos+n], pos+n
 			}
-			pos += n
+			if err := fn(r, d); err != nil {
+				return err
+			}
 		}
 		i = j
 	}
-	return ct, nil
+	return nil
 }
 
 // resolveAuto writes each auto job's tensor in its smallest coding: one candidate format throughout, or auto's

@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/bits"
 	"slices"
 	"unicode/utf8"
@@ -15,24 +16,25 @@ import (
 // Container framing (docs/FORMAT.md §2–4):
 //
 //	preamble   magic[8] version:u16 flags:u16 metaCompressedLen:u32 metaRawLen:u32
-//	meta       canonical DEFLATE of the directory (codebooks, then records; blobs inline)
+//	meta       canonical DEFLATE of the directory (version 2: the sequence, then codebooks and records; blobs inline)
 //	padding    zero bytes up to a multiple of 4 from the container start
 //	metaCRC    CRC-32C of preamble, meta and padding
-//	bodies     one per tensor record, in record order, each a multiple of 4 bytes
+//	bodies     one per tensor record, in record order, each a multiple of 4 bytes; in version 2 each is followed
+//	           by its u32 seal (sealOf)
 
 // Rec is one directory record: an inline blob or a tensor whose body follows the metadata.
 type Rec struct {
-	Blob     bool
 	Data     []byte // blob bytes (Blob), else nil
 	Name     string
-	DType    layout.DType
-	Format   uint8
-	Shift    uint8  // chunk shift of coded formats, 0 for stored
-	Codebook uint32 // index into Container.Codebooks, or layout.NoCodebook
 	Shape    []uint64
 	Elements uint64 // product of Shape (bytes for opaque dtypes)
-	BodyLen  uint64
+	BodyLen  uint64 // the body alone: a version 2 seal follows it and is not counted
 	BodyOff  uint64 // offset of the body from the container start (parsed containers)
+	Codebook uint32 // index into Container.Codebooks, or layout.NoCodebook
+	Blob     bool
+	DType    layout.DType
+	Format   uint8
+	Shift    uint8 // chunk shift of coded formats, 0 for stored
 }
 
 // RawSize is the number of bytes the record decodes to.
@@ -45,7 +47,10 @@ func (r *Rec) RawSize() uint64 {
 
 // Container is a parsed preamble and directory.
 type Container struct {
+	Version   uint16 // layout.Version1 or layout.Version2
 	Flags     uint16
+	MetaCRC   uint32 // the metadata CRC-32C, which every version 2 seal covers
+	Sequence  uint64 // index of the container in its stream (version 2; 0 in version 1)
 	Codebooks []Codebook
 	Recs      []Rec
 	MetaLen   uint64 // bytes before the first body
@@ -55,13 +60,40 @@ type Container struct {
 // Checksums reports whether the container carries chunk checksums.
 func (c *Container) Checksums() bool { return c.Flags&layout.FlagChecksums != 0 }
 
+// Sealed reports whether every tensor body is followed by a seal (version 2).
+func (c *Container) Sealed() bool { return c.Version >= layout.Version2 }
+
+// SealOff is the offset of tensor record r's seal from the container start (sealed containers).
+func (r *Rec) SealOff() uint64 { return r.BodyOff + r.BodyLen }
+
+// CheckStreamPosition checks that the container may stand at index k of a stream whose first container has
+// version first (docs/FORMAT.md §8): one version throughout, and a version 2 container carries sequence k.
+func (c *Container) CheckStreamPosition(k uint64, first uint16) error {
+	if c.Version != first {
+		return errorf(ErrCorrupt, "container %d has version %d, the stream's first has %d", k, c.Version, first)
+	}
+	if c.Sealed() && c.Sequence != k {
+		return errorf(ErrCorrupt, "container %d carries sequence %d", k, c.Sequence)
+	}
+	return nil
+}
+
 // maxElements bounds the element count of any tensor (2^48), far beyond real data, so size arithmetic cannot
 // overflow.
 const maxElements = 1 << 48
 
+// dirHead is what precedes the codebooks in a directory: its container's version and (version 2) sequence.
+type dirHead struct {
+	version  uint16
+	sequence uint64
+}
+
 // appendDirectory serialises the uncompressed directory.
-func appendDirectory(b []byte, cbs []Codebook, recs []Rec) []byte {
+func appendDirectory(b []byte, h dirHead, cbs []Codebook, recs []Rec) []byte {
 	le := binary.LittleEndian
+	if h.version >= layout.Version2 {
+		b = le.AppendUint64(b, h.sequence)
+	}
 	b = le.AppendUint32(b, uint32(len(cbs)))
 	for i := range cbs {
 		b = append(b, layout.CodebookExp8)
@@ -92,11 +124,11 @@ func appendDirectory(b []byte, cbs []Codebook, recs []Rec) []byte {
 }
 
 // appendHeader writes preamble, compressed directory, padding and CRC.
-func appendHeader(b []byte, flags uint16, cbs []Codebook, recs []Rec) []byte {
-	dir := appendDirectory(nil, cbs, recs)
+func appendHeader(b []byte, h dirHead, flags uint16, cbs []Codebook, recs []Rec) []byte {
+	dir := appendDirectory(nil, h, cbs, recs)
 	start := len(b)
 	b = append(b, layout.Magic[:]...)
-	b = binary.LittleEndian.AppendUint16(b, layout.Version)
+	b = binary.LittleEndian.AppendUint16(b, h.version)
 	b = binary.LittleEndian.AppendUint16(b, flags)
 	b = append(b, make([]byte, 8)...) // lengths, filled below
 	n0 := len(b)
@@ -165,6 +197,10 @@ func ParseHeader(src []byte) (*Container, error) {
 			return nil, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1,
 				Detail: "body runs past the end of the input"}
 		}
+		if !r.Blob && c.Sealed() && r.SealOff()+layout.SealSize > uint64(len(src)) {
+			return nil, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1,
+				Detail: "seal runs past the end of the input"}
+		}
 	}
 	return c, nil
 }
@@ -189,15 +225,16 @@ func parseMeta(src []byte) (*Container, error) {
 	le := binary.LittleEndian
 	ver, flags := le.Uint16(src[8:]), le.Uint16(src[10:])
 	clen, rlen := uint64(le.Uint32(src[12:])), uint64(le.Uint32(src[16:]))
-	if ver != layout.Version {
-		return nil, errorf(ErrVersion, "version %d (this reader knows %d)", ver, layout.Version)
+	if ver != layout.Version1 && ver != layout.Version2 {
+		return nil, errorf(ErrVersion, "version %d (this reader knows %d and %d)", ver, layout.Version1, layout.Version2)
 	}
 	end := metaEnd(src)
 	if uint64(len(src)) < end {
 		return nil, errorf(ErrTruncated, "metadata block of %d bytes runs past the end of the input", clen)
 	}
-	if got, want := crc32c.Checksum(src[:end-4]), le.Uint32(src[end-4:]); got != want {
-		return nil, errorf(ErrChecksum, "metadata CRC-32C %08x, stored %08x", got, want)
+	metaCRC := le.Uint32(src[end-4:])
+	if got := crc32c.Checksum(src[:end-4]); got != metaCRC {
+		return nil, errorf(ErrChecksum, "metadata CRC-32C %08x, stored %08x", got, metaCRC)
 	}
 	// Only now, with the preamble verified, interpret the flags and lengths.
 	if flags&^layout.FlagsKnown != 0 {
@@ -218,7 +255,7 @@ func parseMeta(src []byte) (*Container, error) {
 		}
 		return nil, errorf(ErrCorrupt, "%v", err)
 	}
-	c := &Container{Flags: flags, MetaLen: end}
+	c := &Container{Version: ver, Flags: flags, MetaCRC: metaCRC, MetaLen: end}
 	if err := c.parseDirectory(dir); err != nil {
 		return nil, err
 	}
@@ -227,7 +264,10 @@ func parseMeta(src []byte) (*Container, error) {
 		r := &c.Recs[i]
 		if !r.Blob {
 			r.BodyOff = off
-			off += r.BodyLen // each ≤ 2^50: no overflow
+			off += r.BodyLen // each ≤ 2^50, at most 2^20 of them: no overflow
+			if c.Sealed() {
+				off += layout.SealSize
+			}
 		}
 	}
 	c.Size = off
@@ -236,6 +276,9 @@ func parseMeta(src []byte) (*Container, error) {
 
 func (c *Container) parseDirectory(dir []byte) error {
 	r := &reader{b: dir}
+	if c.Sealed() {
+		c.Sequence = r.u64()
+	}
 	ncb := r.u32()
 	if r.err == nil && uint64(ncb)*17 > uint64(len(dir)) {
 		return errorf(ErrCorrupt, "%d codebooks do not fit the directory", ncb)
@@ -257,6 +300,13 @@ func (c *Container) parseDirectory(dir []byte) error {
 	if r.err == nil && uint64(nrec) > uint64(len(dir)-r.off) {
 		return errorf(ErrCorrupt, "%d records do not fit the directory", nrec)
 	}
+	if r.err == nil && nrec > layout.MaxRecords {
+		return errorf(ErrTooLarge, "%d records exceed the %d-record limit", nrec, layout.MaxRecords)
+	}
+	if r.err == nil {
+		c.Recs = make([]Rec, 0, nrec) // bounded above: no growth, no garbage
+	}
+	var dims dimArena
 	nextCB := uint32(0) // codebooks must be first referenced in order
 	for i := uint32(0); i < nrec && r.err == nil; i++ {
 		var rec Rec
@@ -265,7 +315,7 @@ func (c *Container) parseDirectory(dir []byte) error {
 			rec.Blob = true
 			rec.Data = r.need(int(r.u32()))
 		case layout.RecordTensor:
-			if err := c.parseTensor(r, &rec, &nextCB); err != nil {
+			if err := c.parseTensor(r, &rec, &nextCB, &dims); err != nil {
 				return err
 			}
 		default:
@@ -287,7 +337,23 @@ func (c *Container) parseDirectory(dir []byte) error {
 	return nil
 }
 
-func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
+// dimArena hands out the shapes of a directory's tensors from shared blocks, so that a directory of many small
+// tensors costs one allocation per block, not one per tensor.
+type dimArena struct{ free []uint64 }
+
+func (a *dimArena) take(n int) []uint64 {
+	if n == 0 {
+		return []uint64{}
+	}
+	if n > len(a.free) {
+		a.free = make([]uint64, max(n, 4096))
+	}
+	s := a.free[:n:n]
+	a.free = a.free[n:]
+	return s
+}
+
+func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32, dims *dimArena) error {
 	rec.Name = string(r.need(int(r.u16())))
 	rec.DType = layout.DType(r.u8())
 	rec.Format = r.u8()
@@ -315,7 +381,7 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 	if !rec.DType.Valid() {
 		return bad(ErrCorrupt, "unknown dtype %d", rec.DType)
 	}
-	rec.Shape = make([]uint64, rank)
+	rec.Shape = dims.take(rank)
 	prod := uint64(1)
 	for d := range rec.Shape {
 		rec.Shape[d] = binary.LittleEndian.Uint64(shape[8*d:])
@@ -381,10 +447,104 @@ func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32) error {
 	return nil
 }
 
+// checkRecordCount guards the record limit when writing.
+func checkRecordCount(n int) error {
+	if n > layout.MaxRecords {
+		return errorf(ErrTooLarge, "%d records exceed the %d-record limit of a container", n, layout.MaxRecords)
+	}
+	return nil
+}
+
 // checkMetaSize guards the 32-bit length fields of the preamble when writing.
 func checkMetaSize(dirLen int) error {
 	if dirLen > layout.MaxMetaRaw {
 		return errorf(ErrTooLarge, "directory of %d bytes exceeds the %d-byte limit", dirLen, layout.MaxMetaRaw)
 	}
 	return nil
+}
+
+// sealOf is a version 2 seal (docs/FORMAT.md §4.4): the CRC-32C of metaCRC, the record's index and the body's
+// checksum words, each a little-endian u32. It costs O(words), the body's chunk count.
+func sealOf(metaCRC, index uint32, words []uint32) uint32 {
+	// Table-driven over a few bytes per chunk: no buffer, so nothing escapes to the heap per record.
+	t := crc32c.Table()
+	crc := ^uint32(0)
+	word := func(w uint32) {
+		for k := 0; k < 4; k++ {
+			crc = t[byte(crc)^byte(w)] ^ crc>>8
+			w >>= 8
+		}
+	}
+	word(metaCRC)
+	word(index)
+	for _, w := range words {
+		word(w)
+	}
+	return ^crc
+}
+
+// bodyWords appends to dst the checksum words of a tensor body that has passed its format's structural checks:
+// a stored body's CRC word, or what the format's CRCWords reads from its chunk table.
+func bodyWords(r *Rec, body []byte, dst []uint32) ([]uint32, error) {
+	if r.Format == layout.FormatStored {
+		if len(body) < 4 {
+			return dst, errorf(ErrCorrupt, "stored body of %d bytes", len(body))
+		}
+		return append(dst, binary.LittleEndian.Uint32(body[len(body)-4:])), nil
+	}
+	f, ok := LookupFormat(r.Format)
+	if !ok || f.CRCWords == nil {
+		return dst, errorf(ErrUnsupported, "format %d has no checksum words", r.Format)
+	}
+	return f.CRCWords(body, r.DType, r.Elements, uint(r.Shift), dst)
+}
+
+// checkSeal verifies the seal of record index of a sealed container src (parsed as ct), whose body has passed its
+// format's checks. words is scratch for the body's checksum words; the grown scratch is returned.
+func (ct *Container) checkSeal(src []byte, index int, words []uint32) ([]uint32, error) {
+	r := &ct.Recs[index]
+	end := r.SealOff() + layout.SealSize
+	if end > uint64(len(src)) || end < r.SealOff() {
+		return words, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1, Detail: "seal runs past the end of the input"}
+	}
+	stored := binary.LittleEndian.Uint32(src[r.SealOff():])
+	if !ct.Checksums() {
+		if stored != 0 {
+			return words, &Error{Class: ErrNonCanonical, Tensor: r.Name, Chunk: -1,
+				Detail: fmt.Sprintf("seal %08x in a payload without checksums", stored)}
+		}
+		return words, nil
+	}
+	words, err := bodyWords(r, src[r.BodyOff:r.SealOff()], words[:0])
+	if err != nil {
+		return words, withTensor(err, r.Name)
+	}
+	if got := sealOf(ct.MetaCRC, uint32(index), words); got != stored {
+		return words, &Error{Class: ErrChecksum, Tensor: r.Name, Chunk: -1,
+			Detail: fmt.Sprintf("seal %08x, expected %08x: the body is not the one its directory was written with", stored, got)}
+	}
+	return words, nil
+}
+
+// SealOf computes the seal record index of a parsed sealed container src should carry, from its body's checksum
+// words (0 without checksums). It checks nothing else: Inspect reports it beside the stored seal.
+func (ct *Container) SealOf(src []byte, index int) (uint32, error) {
+	seal, _, err := ct.sealOf(src, index, nil)
+	return seal, err
+}
+
+// sealOf is SealOf with a caller-kept scratch for the checksum words, returned grown.
+func (ct *Container) sealOf(src []byte, index int, words []uint32) (uint32, []uint32, error) {
+	r := &ct.Recs[index]
+	if !ct.Checksums() {
+		return 0, words, nil
+	}
+	if r.SealOff() > uint64(len(src)) {
+		return 0, words, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1, Detail: "body runs past the end of the input"}
+	}
+	words, err := bodyWords(r, src[r.BodyOff:r.SealOff()], words[:0])
+	if err != nil {
+		return 0, words, withTensor(err, r.Name)
+	}
+	return sealOf(ct.MetaCRC, uint32(index), words), words, nil
 }

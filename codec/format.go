@@ -2,6 +2,7 @@ package codec
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -37,6 +38,11 @@ type Format struct {
 	CPU CPUCodec
 	// Chunks lists the chunk table of a body for Inspect, after checking its structure (nil: no chunks).
 	Chunks func(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error)
+	// CRCWords appends to dst the checksum words of a body (docs/FORMAT.md §4.4): the u32 CRC-32C words the body
+	// carries, in its order, which together cover every byte of it. A version 2 seal is computed over them. It is
+	// called after the body has passed its format's checks, but stays bounds-safe on any input (*corrupt*). Every
+	// coded format has one; stored's single word is the container layer's.
+	CRCWords func(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error)
 	// CheckBody checks a body's structure (its corrupt rules: chunk table, headers) without decoding it.
 	CheckBody func(body []byte, d layout.DType, n uint64, shift uint) error
 	// ChunkBodySize is the length of the body this format encodes m values of dtype d (src, m ≤ 2^shift, one chunk)
@@ -67,6 +73,18 @@ type ChunkInfo struct {
 	RawBlocks  uint64 `json:"raw_blocks,omitempty"` // zf12: blocks left raw
 	SideOffset uint32 `json:"side_offset"`
 	CRC        uint32 `json:"crc"`
+}
+
+// tableCRCWords appends the crc word (word 2) of each of the chunks entries of a chunk table at offset table in
+// body: the checksum words of every format whose chunks are checksummed by their table entries.
+func tableCRCWords(body []byte, table, chunks uint64, dst []uint32) ([]uint32, error) {
+	if table > uint64(len(body)) || chunks > (uint64(len(body))-table)/layout.ChunkEntrySize {
+		return dst, errorf(ErrCorrupt, "chunk table of %d entries at %d outside the %d-byte body", chunks, table, len(body))
+	}
+	for c := uint64(0); c < chunks; c++ {
+		dst = append(dst, binary.LittleEndian.Uint32(body[table+c*layout.ChunkEntrySize+4*layout.EntryCRC:]))
+	}
+	return dst, nil
 }
 
 // Accepts reports whether the format codes a tensor of n values of dtype d.

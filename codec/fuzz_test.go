@@ -69,7 +69,7 @@ func FuzzDecode(f *testing.F) {
 		if ct.Size != uint64(len(b)) {
 			return // a multi-frame stream: frames re-encode one by one, checked by the stream tests
 		}
-		opts := []Option{WithChecksums(ct.Checksums())}
+		opts := []Option{WithChecksums(ct.Checksums()), WithContainerVersion(int(ct.Version))}
 		if len(ct.Codebooks) > 1 {
 			return
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkzip/vkzip/codec/cdeflate"
+	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
@@ -30,6 +32,7 @@ type goldenCase struct {
 	Checksums bool   `json:"checksums"`
 	Calibrate bool   `json:"calibrate"` // no codebook option: calibrate on the input
 	Stream    int    `json:"stream_frame,omitempty"`
+	Version   int    `json:"version,omitempty"` // container version; 0 is version 1 (the goldens that predate 2)
 	InSHA     string `json:"input_sha256"`
 	OutSHA    string `json:"payload_sha256"`
 	OutBytes  int    `json:"payload_bytes"`
@@ -65,8 +68,10 @@ func goldenInputs(t *testing.T) map[string][]byte {
 	return in
 }
 
+// goldenCases are the version 1 vectors (they prove version 1 payloads still decode and that WithContainerVersion(1)
+// still writes them) and the same inputs as version 2.
 func goldenCases() []goldenCase {
-	return []goldenCase{
+	v1 := []goldenCase{
 		{Name: "kv5000", Chunk: 16384, Checksums: true},
 		{Name: "kv5000", Chunk: 1024, Checksums: false},
 		{Name: "kv5000", Chunk: 1024, Checksums: true, Calibrate: true},
@@ -74,6 +79,19 @@ func goldenCases() []goldenCase {
 		{Name: "allpatterns", Chunk: 4096, Checksums: true},
 		{Name: "odd", Chunk: 1024, Checksums: true, Stream: 1000},
 	}
+	out := v1
+	for _, g := range v1 {
+		g.Version = layout.Version2
+		out = append(out, g)
+	}
+	return out
+}
+
+func (g goldenCase) version() int {
+	if g.Version == 0 {
+		return layout.Version1
+	}
+	return g.Version
 }
 
 func (g goldenCase) file() string {
@@ -89,11 +107,15 @@ func (g goldenCase) file() string {
 	if g.Stream > 0 {
 		st = "-stream"
 	}
-	return filepath.Join("testdata", "golden", g.Name+"-"+itoa(g.Chunk)+"-"+cs+cal+st+".vkz")
+	v := ""
+	if g.Version >= layout.Version2 {
+		v = "-v" + itoa(g.Version)
+	}
+	return filepath.Join("testdata", "golden", g.Name+"-"+itoa(g.Chunk)+"-"+cs+cal+st+v+".vkz")
 }
 
 func encodeGolden(t *testing.T, g goldenCase, in []byte) []byte {
-	opts := []Option{WithChunkSize(g.Chunk), WithChecksums(g.Checksums)}
+	opts := []Option{WithChunkSize(g.Chunk), WithChecksums(g.Checksums), WithContainerVersion(g.version())}
 	if !g.Calibrate {
 		opts = append(opts, WithCodebook(goldenCodebook))
 	}
@@ -186,4 +208,34 @@ func TestGoldenLayout(t *testing.T) {
 	w := binary.LittleEndian.Uint32(body[gm.side:])
 	require.Equal(t, uint32(first), w&0xFFFF)
 	require.Equal(t, uint32(uint8(binary.LittleEndian.Uint16(in[2*first:])>>7)), w>>16)
+}
+
+// TestGoldenSeal checks a version 2 golden payload's sequence and seal by hand from the spec (docs/FORMAT.md §3.1,
+// §4.4), so that a self-consistent but wrong seal cannot pass: the directory opens with sequence 0, and the u32
+// after the body is the CRC-32C of metaCRC, the record index and the chunk table's crc words.
+func TestGoldenSeal(t *testing.T) {
+	var g goldenCase
+	for _, c := range goldenCases() {
+		if c.Version == layout.Version2 && c.Checksums && c.Stream == 0 && c.Name == "kv5000" {
+			g = c
+			break
+		}
+	}
+	p, err := os.ReadFile(g.file())
+	require.NoError(t, err)
+	require.Equal(t, uint16(2), binary.LittleEndian.Uint16(p[8:]))
+	clen := binary.LittleEndian.Uint32(p[12:])
+	dir, err := cdeflate.Decompress(p[20:20+clen], int(binary.LittleEndian.Uint32(p[16:])))
+	require.NoError(t, err)
+	require.Equal(t, uint64(0), binary.LittleEndian.Uint64(dir), "sequence")
+	end := (20 + int(clen) + 3) &^ 3
+	metaCRC := binary.LittleEndian.Uint32(p[end:])
+	require.Equal(t, crc32c.Checksum(p[:end]), metaCRC)
+	// One BF16 tensor of 5000 values at chunk size 2^14: code stream, low stream, then a one-entry table.
+	n := uint64(5000)
+	table := uint64(end+4) + layout.Align4((n+1)/2) + layout.Align4(n)
+	crcWord := p[table+8 : table+12]
+	want := crc32c.Checksum(append(append(binary.LittleEndian.AppendUint32(nil, metaCRC), 0, 0, 0, 0), crcWord...))
+	require.Equal(t, want, binary.LittleEndian.Uint32(p[len(p)-4:]), "seal")
+	require.NotZero(t, binary.LittleEndian.Uint32(crcWord))
 }

@@ -19,6 +19,10 @@ func init() {
 			g := layout.Huff{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
+		CRCWords: func(body []byte, _ layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+			g := newHuffGeom(n, shift)
+			return tableCRCWords(body, g.table, g.Chunks(), dst)
+		},
 		CPU: huffCPU{}, Chunks: huffChunks})
 }
 

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"encoding/binary"
+
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
@@ -18,6 +20,9 @@ type ContainerInfo struct {
 	Offset    uint64       `json:"offset"`
 	Bytes     uint64       `json:"bytes"`
 	MetaBytes uint64       `json:"meta_bytes"`
+	Version   uint16       `json:"version"`
+	Sequence  uint64       `json:"sequence"` // index in its stream (version 2; 0 in version 1)
+	Sealed    bool         `json:"sealed"`   // version 2: every tensor body is followed by a seal
 	Checksums bool         `json:"checksums"`
 	Final     bool         `json:"final"`
 	Codebooks [][16]uint8  `json:"codebooks"`
@@ -40,6 +45,10 @@ type RecordInfo struct {
 	Escapes    uint64   `json:"escapes,omitempty"`
 	EscapeRate float64  `json:"escape_rate,omitempty"`
 	RawBlocks  uint64   `json:"raw_blocks,omitempty"` // zf12 blocks left raw
+	// Seal is a version 2 tensor's stored seal; SealOK tells whether it is the seal of the body's checksum words
+	// (with checksums on; the words themselves are only verified by decoding).
+	Seal   *uint32 `json:"seal,omitempty"`
+	SealOK *bool   `json:"seal_ok,omitempty"`
 	// Mix counts the chunks by the format and kind they are coded in, in order of first appearance.
 	Mix       []MixCount  `json:"chunk_mix,omitempty"`
 	ChunkList []ChunkInfo `json:"-"` // every chunk's entry (the CLI prints it on request)
@@ -52,20 +61,35 @@ type MixCount struct {
 	Chunks uint64 `json:"chunks"`
 }
 
-// Inspect parses every container of src and summarises it. It verifies the metadata checksums and chunk-table
-// structure but not the bodies' contents; decode for that.
+// Inspect parses every container of src and summarises it. It verifies the metadata checksums, the stream's
+// sequence and chunk-table structure but not the bodies' contents; decode for that. Version 2 seals are reported
+// with whether they match the bodies' checksum words.
 func Inspect(src []byte) (*Info, error) {
 	info := &Info{Bytes: uint64(len(src))}
 	var off uint64
-	for {
+	var first uint16
+	for k := uint64(0); ; k++ {
 		ct, err := ParseHeader(src[off:])
 		if err != nil {
 			return nil, err
 		}
+		if k == 0 {
+			first = ct.Version
+		}
+		if err := ct.CheckStreamPosition(k, first); err != nil {
+			return nil, err
+		}
 		ci := ContainerInfo{Offset: off, Bytes: ct.Size, MetaBytes: ct.MetaLen, Checksums: ct.Checksums(),
-			Final: ct.Flags&layout.FlagFinal != 0}
+			Final: ct.Flags&layout.FlagFinal != 0, Version: ct.Version, Sequence: ct.Sequence, Sealed: ct.Sealed()}
 		for _, cb := range ct.Codebooks {
 			ci.Codebooks = append(ci.Codebooks, cb)
+		}
+		ci.Records = make([]RecordInfo, 0, len(ct.Recs))
+		var seals []uint32 // the records' Seal and SealOK point into these: two allocations a container
+		var sealOK []bool
+		var words []uint32
+		if ct.Sealed() {
+			seals, sealOK = make([]uint32, len(ct.Recs)), make([]bool, len(ct.Recs))
 		}
 		for i := range ct.Recs {
 			r := &ct.Recs[i]
@@ -95,6 +119,16 @@ func Inspect(src []byte) (*Info, error) {
 				if r.Elements > 0 && ri.Escapes > 0 {
 					ri.EscapeRate = float64(ri.Escapes) / float64(r.Elements)
 				}
+			}
+			if ct.Sealed() {
+				var want uint32
+				var err error
+				if want, words, err = ct.sealOf(src[off:], i, words); err != nil {
+					return nil, err
+				}
+				seals[i] = binary.LittleEndian.Uint32(src[off+r.SealOff():])
+				sealOK[i] = want == seals[i]
+				ri.Seal, ri.SealOK = &seals[i], &sealOK[i]
 			}
 			ci.Records = append(ci.Records, ri)
 		}

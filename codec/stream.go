@@ -10,7 +10,9 @@ import (
 
 // The stream format is a sequence of containers ("frames"), each holding up to FrameSize bytes of input as one BF16
 // tensor (plus a one-byte blob if the stream's length is odd); only the last frame has FlagFinal, so a stream cut at
-// a frame boundary is detected. Memory stays bounded by a few frames on either side.
+// a frame boundary is detected, and in version 2 frame k carries sequence k, so frames reordered, dropped or moved
+// between streams are detected too (a body moved between frames fails its seal). Memory stays bounded by a few
+// frames on either side.
 
 // DefaultFrameSize is the input bytes per frame of NewWriter.
 const DefaultFrameSize = 4 << 20
@@ -27,6 +29,7 @@ type Writer struct {
 	out     []byte
 	scratch []byte // staging for encoded bodies, kept across frames
 	frame   int
+	seq     uint64 // index of the next frame in the stream
 	err     error
 	written int64
 }
@@ -66,7 +69,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 func (w *Writer) emit(final bool) error {
 	var err error
-	w.out, err = w.c.encode(w.ctx, w.out[:0], streamRecords(w.buf), final, &w.scratch)
+	w.out, err = w.c.encode(w.ctx, w.out[:0], streamRecords(w.buf), final, w.seq, &w.scratch)
+	w.seq++
 	if err == nil {
 		_, err = w.w.Write(w.out)
 		w.written += int64(len(w.out))
@@ -103,6 +107,8 @@ type Reader struct {
 	out   bytes.Buffer
 	done  bool
 	err   error
+	seq   uint64 // index of the next frame
+	ver   uint16 // version of the first frame
 }
 
 // NewReader returns a Reader on c.
@@ -164,6 +170,13 @@ func (r *Reader) next() error {
 	if err != nil {
 		return err
 	}
+	if r.seq == 0 {
+		r.ver = ct.Version
+	}
+	if err := ct.CheckStreamPosition(r.seq, r.ver); err != nil {
+		return err
+	}
+	r.seq++
 	if ct.Size > MaxFrameSize {
 		return errorf(ErrTooLarge, "frame of %d bytes exceeds the %d-byte limit", ct.Size, MaxFrameSize)
 	}
@@ -171,7 +184,10 @@ func (r *Reader) next() error {
 	if err := r.readFull(r.frame[end:], "a frame body"); err != nil {
 		return err
 	}
-	ct, err = r.c.decodeContainer(r.ctx, r.frame, &r.dec, func(_ *Rec, d []byte) error {
+	if ct, err = r.c.header(r.frame); err != nil {
+		return err
+	}
+	err = r.c.decodeRecords(r.ctx, r.frame, ct, &r.dec, func(_ *Rec, d []byte) error {
 		r.out.Write(d)
 		return nil
 	})

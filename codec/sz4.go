@@ -341,6 +341,10 @@ func init() {
 			g := layout.SZ4{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
+		CRCWords: func(body []byte, _ layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+			g := newSZ4Geom(n, shift)
+			return tableCRCWords(body, g.table, g.Chunks(), dst)
+		},
 		CPU: sz4CPU{}, Chunks: sz4Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckSZ4Table(body, n, shift) }, ChunkBodySize: sz4ChunkBodySize, planned: true})
 }
 

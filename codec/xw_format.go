@@ -35,6 +35,13 @@ func init() {
 				}
 				return g.MinBodySize(), g.MaxBodySize()
 			},
+			CRCWords: func(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+				g, ok := newXWGeom(id, d, n, shift)
+				if !ok {
+					return dst, errorf(ErrCorrupt, "%s does not code %v", FormatNameXW(id), d)
+				}
+				return tableCRCWords(body, g.table, g.Chunks(), dst)
+			},
 			CPU: xwCPU{}, Chunks: func(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 				return xwChunks(id, body, d, n, shift)
 			},

@@ -503,6 +503,10 @@ func init() {
 			z := layout.ZF12{N: n, Shift: shift}
 			return z.MinBodySize(), z.MaxBodySize()
 		},
+		CRCWords: func(body []byte, _ layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+			g := newZF12Geom(n, shift)
+			return tableCRCWords(body, g.table, g.Chunks(), dst)
+		},
 		CPU: zf12CPU{}, Chunks: zf12Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckZF12Table(body, n, shift) }, ChunkBodySize: zf12ChunkBodySize})
 }
 

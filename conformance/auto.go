@@ -19,7 +19,7 @@ const autoName = "auto"
 func init() {
 	// Version 4: a chunk in a candidate that is not its smallest is valid (the choice is the encoder's, FORMAT §11.2),
 	// so the wrong-choice payloads of version 3 are gone.
-	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 4})
+	RegisterFormat(Format{Name: autoName, ID: layout.FormatAuto, Version: 5})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: autoName, Name: name, Min: min, About: about, Generate: gen})
 	}

@@ -13,8 +13,8 @@ import (
 // backend), so that both do exactly the same thing.
 
 type encoded struct {
-	body, container  []byte
-	bodyErr, contErr error
+	body, container, containerV2 []byte
+	bodyErr, contErr, contV2Err  error
 }
 
 // poison fills buffers handed to a backend, so that a backend which leaves bytes unwritten is caught.
@@ -47,7 +47,8 @@ func (c *Case) values() uint64 {
 }
 
 // encodeCase encodes in at both levels on b: the body with Backend.Encode (when the case has one, or, while
-// generating, when the container codes the tensor) and the container with codec.Codec.Encode. Errors of the
+// generating, when the container codes the tensor) and the container with codec.Codec.Encode, as container
+// version 1 and as the default version 2. Errors of the
 // operations are returned in the result; the error return is for a case that cannot be run at all.
 func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *codec.Codebook, in []byte) (encoded, error) {
 	var e encoded
@@ -64,12 +65,19 @@ func encodeCase(ctx context.Context, b codec.Backend, f Format, c *Case, cb *cod
 	if cb != nil && !c.Calibrate {
 		opts = append(opts, codec.WithCodebook(*cb))
 	}
-	cc, err := codec.New(opts...)
-	if err != nil {
-		return e, err
+	recs := []codec.Record{{Name: c.ID, DType: dt, Shape: c.Shape, Data: in}}
+	for _, v := range []struct {
+		version int
+		out     *[]byte
+		err     *error
+	}{{layout.Version1, &e.container, &e.contErr}, {layout.Version2, &e.containerV2, &e.contV2Err}} {
+		cc, err := codec.New(append(opts, codec.WithContainerVersion(v.version))...)
+		if err != nil {
+			return e, err
+		}
+		*v.out, *v.err = cc.Encode(ctx, nil, recs, true)
+		cc.Close()
 	}
-	defer cc.Close()
-	e.container, e.contErr = cc.Encode(ctx, nil, []codec.Record{{Name: c.ID, DType: dt, Shape: c.Shape, Data: in}}, true)
 	wantBody := c.Body != nil
 	if c.Body == nil && c.Container.SHA256 == "" && e.contErr == nil {
 		// Generating: the case has a body when the container codes the tensor with the format.

@@ -48,6 +48,9 @@ func TestCorpusMatchesRegistry(t *testing.T) {
 		for _, k := range c.Cases {
 			count[k.Category]++
 			assert.NotEmpty(t, k.Container.SHA256, k.ID)
+			if assert.NotNil(t, k.ContainerV2, k.ID) {
+				assert.Len(t, k.ContainerV2.SHA256, 64, k.ID)
+			}
 			if k.Body != nil {
 				assert.Len(t, k.Body.SHA256, 64, k.ID)
 			}

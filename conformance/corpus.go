@@ -63,10 +63,13 @@ type Case struct {
 	Calibrate bool     `json:"calibrate,omitempty"`
 	Checksums bool     `json:"checksums"`
 	// Body is the tensor body a Backend.Encode returns (absent when the tensor is not coded, e.g. 0 values);
-	// Container is the whole payload codec.Codec.Encode returns for one tensor record named ID.
-	Body      *Expect `json:"body,omitempty"`
-	Container Expect  `json:"container"`
-	Note      string  `json:"note,omitempty"`
+	// Container is the whole payload codec.Codec.Encode returns for one tensor record named ID with
+	// codec.WithContainerVersion(1) (the base of the container-level invalid payloads); ContainerV2 is the same
+	// payload as encoders write it by default, container version 2 (docs/FORMAT.md §4.4).
+	Body        *Expect `json:"body,omitempty"`
+	Container   Expect  `json:"container"`
+	ContainerV2 *Expect `json:"container_v2,omitempty"`
+	Note        string  `json:"note,omitempty"`
 }
 
 // Expect is the length and SHA-256 of an expected payload.

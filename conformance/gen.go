@@ -190,7 +190,11 @@ func (g *Gen) Valid(v Valid) error {
 	if enc.contErr != nil {
 		return fmt.Errorf("case %s: reference container: %w", id, enc.contErr)
 	}
+	if enc.contV2Err != nil {
+		return fmt.Errorf("case %s: reference container (version 2): %w", id, enc.contV2Err)
+	}
 	c.Container = Expect{Len: len(enc.container), SHA256: sha(enc.container)}
+	c.ContainerV2 = &Expect{Len: len(enc.containerV2), SHA256: sha(enc.containerV2)}
 	if enc.body != nil {
 		c.Body = &Expect{Len: len(enc.body), SHA256: sha(enc.body)}
 		// The body a backend returns is the body inside the container: one expectation cannot drift from the other.
@@ -211,6 +215,9 @@ func (g *Gen) Valid(v Valid) error {
 	}
 	if out, err := decodeContainer(g.ref, enc.container); err != nil || !bytes.Equal(out, b) {
 		return fmt.Errorf("case %s: reference does not decode its container: %v", id, err)
+	}
+	if out, err := decodeContainer(g.ref, enc.containerV2); err != nil || !bytes.Equal(out, b) {
+		return fmt.Errorf("case %s: reference does not decode its version 2 container: %v", id, err)
 	}
 	g.m.Cases = append(g.m.Cases, c)
 	g.cases[id] = &g.m.Cases[len(g.m.Cases)-1]

@@ -14,7 +14,7 @@ import (
 const huffName = "huff"
 
 func init() {
-	RegisterFormat(Format{Name: huffName, ID: layout.FormatHuff, Version: 1})
+	RegisterFormat(Format{Name: huffName, ID: layout.FormatHuff, Version: 2})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: huffName, Name: name, Min: min, About: about, Generate: gen})
 	}

@@ -175,9 +175,9 @@ func (r *runner) note(f Format, cat, id string, t *Target, check string, st stat
 
 // encodedCase is one target's (or the reference's) payloads of a valid case, and whether each matched.
 type encodedCase struct {
-	enc            encoded
-	bodyOK, contOK bool
-	label          string // for the checks of those who decode it: "own", "from vulkan:0", ...
+	enc                      encoded
+	bodyOK, contOK, contV2OK bool
+	label                    string // for the checks of those who decode it: "own", "from vulkan:0", ...
 }
 
 // unableStatus is the outcome of a check the target could not run: no path when the target says it lacks a
@@ -247,7 +247,7 @@ func (r *runner) runCorpus(c *Corpus) error {
 			return err
 		}
 		ref[k.ID] = &encodedCase{enc: e, bodyOK: matches(k.Body, e.body, e.bodyErr), contOK: matches(&k.Container,
-			e.container, e.contErr)}
+			e.container, e.contErr), contV2OK: matches(k.ContainerV2, e.containerV2, e.contV2Err)}
 	}
 	if err := r.ctx.Err(); err != nil {
 		return err
@@ -350,6 +350,7 @@ func (r *runner) encode(f Format, t *Target, k *Case, cb *codec.Codebook, in []b
 	}
 	ec.bodyOK = check(LevelBody, k.Body, e.body, e.bodyErr, ref.bodyOK, ref.enc.body)
 	ec.contOK = check(LevelContainer, &k.Container, e.container, e.contErr, ref.contOK, ref.enc.container)
+	ec.contV2OK = check(LevelContainer+" v2", k.ContainerV2, e.containerV2, e.contV2Err, ref.contV2OK, ref.enc.containerV2)
 	r.note(f, k.Category, k.ID, t, "encode", pass, d, "")
 	return ec
 }
@@ -399,20 +400,27 @@ func (r *runner) decode(f Format, t *Target, k *Case, cb *codec.Codebook, in []b
 			r.note(f, k.Category, k.ID, t, check, pass, d, "")
 		}
 	}
-	if p.enc.container != nil {
+	for _, c := range []struct {
+		payload []byte
+		ok      bool
+		what    string
+	}{{p.enc.container, p.contOK, "container"}, {p.enc.containerV2, p.contV2OK, "container v2"}} {
+		if c.payload == nil {
+			continue
+		}
 		t0 := time.Now()
-		out, err := decodeContainer(t.Backend, p.enc.container)
+		out, err := decodeContainer(t.Backend, c.payload)
 		d := time.Since(t0)
-		check := "decode container " + p.label
+		check := "decode " + c.what + " " + p.label
 		switch {
-		case p.contOK && err != nil && unable(err):
+		case c.ok && err != nil && unable(err):
 			r.note(f, k.Category, k.ID, t, check, unableStatus(t, err), d, err.Error())
-		case p.contOK && err != nil:
+		case c.ok && err != nil:
 			r.note(f, k.Category, k.ID, t, check, fail, d, "rejected a valid payload: "+err.Error())
-		case p.contOK && !bytes.Equal(out, in):
+		case c.ok && !bytes.Equal(out, in):
 			r.note(f, k.Category, k.ID, t, check, fail, d, "decoded bytes differ from the input"+valueDiff(out, in, dt.Size()))
-		case !p.contOK:
-			wantOut, wantErr := decodeContainer(r.ref, p.enc.container)
+		case !c.ok:
+			wantOut, wantErr := decodeContainer(r.ref, c.payload)
 			if ClassName(err) != ClassName(wantErr) || (wantErr == nil && !bytes.Equal(out, wantOut)) {
 				r.note(f, k.Category, k.ID, t, check, fail, d, fmt.Sprintf("on a payload that differs from the corpus: %v, the reference says %v", err, wantErr))
 			} else {

@@ -12,7 +12,7 @@ import (
 const sz4 = "splitzip4"
 
 func init() {
-	RegisterFormat(Format{Name: sz4, ID: layout.FormatSplitZip4, Version: 2})
+	RegisterFormat(Format{Name: sz4, ID: layout.FormatSplitZip4, Version: 3})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: sz4, Name: name, Min: min, About: about, Generate: gen})
 	}

@@ -537,7 +537,7 @@ func genInvalidContainer(g *Gen) error {
 		{"magic/7", cFormat, "last magic byte", []Op{xor(7, 0x80)}},
 		{"magic/short", cFormat, "bad magic in a 10-byte input", []Op{xor(1, 0x01), trunc(10)}},
 		{"magic/text", cFormat, "not a vkzip payload at all", []Op{{Op: "splice", At: 0, N: n, Hex: hex.EncodeToString([]byte("safetensors? no, this is text\n"))}}},
-		{"version/2", cVersion, "version 2", []Op{set16(8, 2)}},
+		{"version/3", cVersion, "version 3", []Op{set16(8, 3)}},
 		{"version/0", cVersion, "version 0", []Op{set16(8, 0)}},
 		{"version/ffff", cVersion, "version 65535", []Op{set16(8, 0xFFFF)}},
 		{"flags/unknown", cChecksum, "an unknown flag, metadata CRC not fixed", []Op{xor(10, 0x04)}},

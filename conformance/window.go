@@ -24,10 +24,10 @@ type windowFormat struct {
 }
 
 var windowFormats = []windowFormat{
-	{tbe3, layout.FormatTBE3, 1, []layout.DType{layout.DTypeBF16}},
-	{"xw3", layout.FormatXW3, 1, []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32}},
-	{"xw2", layout.FormatXW2, 1, []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32}},
-	{"xw4", layout.FormatXW4, 1, []layout.DType{layout.DTypeF8E5M2, layout.DTypeF16, layout.DTypeF32}},
+	{tbe3, layout.FormatTBE3, 2, []layout.DType{layout.DTypeBF16}},
+	{"xw3", layout.FormatXW3, 2, []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32}},
+	{"xw2", layout.FormatXW2, 2, []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32}},
+	{"xw4", layout.FormatXW4, 2, []layout.DType{layout.DTypeF8E5M2, layout.DTypeF16, layout.DTypeF32}},
 }
 
 // Float kinds of the float/1 generator.
@@ -647,7 +647,7 @@ func wInvalidContainer(g *Gen, wf windowFormat) error {
 		{"trunc/body-half", cTruncated, "half the body", []Op{trunc(end + (n-end)/2)}},
 		{"trunc/last4", cTruncated, "the last 4 bytes missing", []Op{trunc(n - 4)}},
 		{"magic/0", cFormat, "first magic byte", []Op{xor(0, 0x01)}},
-		{"version/2", cVersion, "version 2", []Op{set16(8, 2)}},
+		{"version/3", cVersion, "version 3", []Op{set16(8, 3)}},
 		{"meta/byte", cChecksum, "a metadata byte flipped", []Op{xor(25, 0x08)}},
 		{"flags/checksums-cleared-fixed", cNonCanonical, "CHECKSUMS cleared, metadata CRC fixed: CRC fields non-canonical", []Op{xor(10, 0x01), metaCRCOp(end)}},
 		{"body/flip", cChecksum, "a body bit under a chunk checksum", []Op{xor(end+100, 0x04)}},

@@ -11,7 +11,7 @@ import (
 const zf12 = "zf12"
 
 func init() {
-	RegisterFormat(Format{Name: zf12, ID: layout.FormatZF12, Version: 1})
+	RegisterFormat(Format{Name: zf12, ID: layout.FormatZF12, Version: 2})
 	reg := func(name string, min int, about string, gen func(g *Gen) error) {
 		Register(Category{Format: zf12, Name: name, Min: min, About: about, Generate: gen})
 	}

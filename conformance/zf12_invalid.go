@@ -388,7 +388,7 @@ func zfInvalidContainer(g *Gen) error {
 		{"trunc/body-half", cTruncated, "half the body", []Op{trunc(end + (n-end)/2)}},
 		{"trunc/last4", cTruncated, "the last 4 bytes missing", []Op{trunc(n - 4)}},
 		{"magic/0", cFormat, "first magic byte", []Op{xor(0, 0x01)}},
-		{"version/2", cVersion, "version 2", []Op{set16(8, 2)}},
+		{"version/3", cVersion, "version 3", []Op{set16(8, 3)}},
 		{"meta/byte", cChecksum, "a metadata byte flipped", []Op{xor(25, 0x08)}},
 		{"flags/checksums-cleared-fixed", cNonCanonical, "CHECKSUMS cleared, metadata CRC fixed: CRC fields non-canonical", []Op{xor(10, 0x01), metaCRCOp(end)}},
 		{"body/flip", cChecksum, "a body bit under a chunk checksum", []Op{xor(end+100, 0x04)}},

@@ -109,6 +109,10 @@ func printInspect(w io.Writer, out *inspectOut) {
 		if c.Final {
 			flags = append(flags, "final")
 		}
+		flags = append([]string{fmt.Sprintf("version %d", c.Version)}, flags...)
+		if c.Sealed {
+			flags = append(flags, fmt.Sprintf("sequence %d, sealed", c.Sequence))
+		}
 		fmt.Fprintf(w, "\ncontainer %d: offset %d, %d bytes (metadata %d), %s, %d record(s)\n", ci, c.Offset,
 			c.Bytes, c.MetaBytes, strings.Join(flags, ", "), len(c.Records))
 		for i, cb := range c.Codebooks {

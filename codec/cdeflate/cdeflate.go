@@ -93,30 +93,65 @@ func (w *bitWriter) match(length, dist int) {
 	w.bits(uint32(dist-int(distBase[ds])), uint(distExtra[ds]))
 }
 
+// positions is Compress's last[k]: the most recent recorded position of each 3-byte string k. Small inputs use a
+// map sized by their length; from denseFrom bytes on, a direct table of all 2^24 strings (64 MiB) costs less than
+// the map would (about 16 bytes per input byte), so memory stays bounded by a constant for any input.
+type positions struct {
+	m     map[uint32]int
+	dense []int32 // position + 1, 0 for none
+}
+
+const denseFrom = 1 << 22
+
+func newPositions(n int) positions {
+	if n >= denseFrom && n < 1<<31 {
+		return positions{dense: make([]int32, 1<<24)}
+	}
+	return positions{m: make(map[uint32]int, n/4+1)}
+}
+
+func (p *positions) get(k uint32) (int, bool) {
+	if p.dense != nil {
+		v := p.dense[k]
+		return int(v) - 1, v != 0
+	}
+	q, ok := p.m[k]
+	return q, ok
+}
+
+func (p *positions) set(k uint32, i int) {
+	if p.dense != nil {
+		p.dense[k] = int32(i + 1) // inputs are at most 2^27 bytes (layout.MaxMetaRaw): no overflow
+		return
+	}
+	p.m[k] = i
+}
+
 // Compress appends the canonical DEFLATE stream of src to dst.
-func Compress(dst, src []byte) []byte {
+func Compress(dst, src []byte) []byte { return compress(dst, src, newPositions(len(src))) }
+
+func compress(dst, src []byte, last positions) []byte {
 	w := bitWriter{out: dst}
 	w.bits(1, 1) // BFINAL
 	w.bits(1, 2) // BTYPE = 01, fixed Huffman
-	last := make(map[uint32]int, len(src)/4+1)
 	key := func(i int) uint32 { return uint32(src[i]) | uint32(src[i+1])<<8 | uint32(src[i+2])<<16 }
 	n := len(src)
 	for p := 0; p < n; {
 		if p+minMatch <= n {
 			k := key(p)
-			if q, ok := last[k]; ok && p-q <= window {
+			if q, ok := last.get(k); ok && p-q <= window {
 				l := minMatch
 				for l < maxMatch && p+l < n && src[q+l] == src[p+l] {
 					l++
 				}
 				w.match(l, p-q)
 				for i := p; i < p+l && i+minMatch <= n; i++ {
-					last[key(i)] = i
+					last.set(key(i), i)
 				}
 				p += l
 				continue
 			}
-			last[k] = p
+			last.set(k, p)
 		}
 		w.litLen(int(src[p]))
 		p++

@@ -7,9 +7,14 @@ package layout
 
 // Container preamble.
 const (
-	Version       = 1
-	PreambleSize  = 20      // magic(8) version(2) flags(2) metaCompressedLen(4) metaRawLen(4)
-	MaxMetaRaw    = 1 << 27 // largest decompressed metadata block a reader accepts (128 MiB)
+	Version1      = 1        // bodies carry only their own checksums
+	Version2      = 2        // the directory opens with the stream sequence; a seal follows every tensor body
+	Version       = Version2 // what encoders write unless told otherwise
+	SequenceSize  = 8        // u64 sequence at the start of a version 2 directory
+	SealSize      = 4        // u32 seal after each tensor body of a version 2 container
+	MaxRecords    = 1 << 18  // most records a container may hold (bounds a reader's memory per container)
+	PreambleSize  = 20       // magic(8) version(2) flags(2) metaCompressedLen(4) metaRawLen(4)
+	MaxMetaRaw    = 1 << 27  // largest decompressed metadata block a reader accepts (128 MiB)
 	MetaCRCSize   = 4
 	BodyAlignment = 4 // every body, stream and table starts at a multiple of 4 bytes
 )
