@@ -812,6 +812,7 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 	}
 	defer ops.Close()
 	lo := &latencyOut{}
+	var evBest time.Duration
 	// runs times n runs, the first skip untimed; cold ones each after the eviction copy.
 	runs := func(kind string, count, skip int, cold bool) (spread, []float64, error) {
 		var us, encG, decG []float64
@@ -819,6 +820,12 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 			checked := i == 0 || i == count-1
 			if checked {
 				if err := ops.Poison(ctx); err != nil {
+					return spread{}, nil, err
+				}
+			}
+			if i == 0 || i == 1 {
+				// The series starts, and resumes after its first check, with the device at working clocks.
+				if err := settleGPU(ctx, ev, &evBest); err != nil {
 					return spread{}, nil, err
 				}
 			}
