@@ -84,8 +84,7 @@ layout(constant_id = 5) const uint L1MIN = 6;
 // ONE_READ 1: a code takes one table read, its level chosen by x < B; 0: both levels read and the first chooses.
 // The decode chains are bound by instructions per code, not by the reads' latency: one read, a clamp and a select
 // fewer per code took the H200 from 700 to 766 GB/s, while a uniform branch (subgroupAny) around the second read
-// cost a third, and tables of several codes per entry (fewer reads per code, more instructions) a sixth
-// (bench/RESULTS.md, seventh session of 2026-12-02).
+// cost a third, and tables of several codes per entry (fewer reads per code, more instructions) a sixth.
 layout(constant_id = 6) const uint ONE_READ = 1;
 // RFILL: the words each lane loads into its ring per block (1–4; see the ring).
 layout(constant_id = 10) const uint RFILL = 2; // (8 is CRC_BITS, set for every kernel)

@@ -188,7 +188,7 @@ void main() {
             }
         }
         // Subgroup totals by shared atomics (zeroed after the checksum's barrier), not subgroupAdd and an elected
-        // store: that form miscompiled in a TBE-3 kernel on the H200 (bench/RESULTS.md, 2026-12-02), and a wrong
+        // store: that form miscompiled in a TBE-3 kernel on the H200, and a wrong
         // total here would misplace escapes silently.
         uint before = subgroupExclusiveAdd(myK);
         atomicAdd(sgSum[gl_SubgroupID], myK);

@@ -83,7 +83,7 @@ void main() {
         for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG)
             v += sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
         // Summed by a shared atomic, not subgroupAdd: a subgroup sum after loops whose trip counts differ per
-        // invocation is the construct an H200 compiler got wrong in TBE-3 (bench/RESULTS.md, 2026-12-02).
+        // invocation is the construct an H200 compiler got wrong in TBE-3.
         barrier(); // the previous chunk's readers of offSum are done
         if (t == 0u) offSum = 0u;
         barrier();

@@ -144,7 +144,7 @@ uint denseCRC(uint aP0, uint aP1, uint aP2, uint aS, uint ks, uint m) {
 // steps), and adds this step's total to carry. Every thread calls it in uniform control flow. The scan runs in
 // shared memory (log2(WG) rounds), not with subgroup operations: on the H200 the subgroup form (subgroupAdd and
 // an elected store per subgroup) gave wrong totals in the decoder at workgroups of 512 with narrow CRC tables, a
-// miscompile that neither reconvergence guarantee mended (bench/RESULTS.md, 2026-12-02), and it costs about 1 %.
+// miscompile that neither reconvergence guarantee mended, and it costs about 1 %.
 uint scanStep(uint v) {
     uint t = gl_LocalInvocationID.x;
     barrier(); // red and carry are free

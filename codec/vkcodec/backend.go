@@ -363,8 +363,8 @@ func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, er
 	return p, nil
 }
 
-// unroll returns the slots each thread of kernel loads together: Options.Unroll, else the kernel's fastest on the
-// H200 (bench/RESULTS.md, fourth session of 2026-12-02): 4 for the SplitZip-4 decoder (1721 GB/s against 1693 at 2;
+// unroll returns the slots each thread of kernel loads together: Options.Unroll, else the kernel's fastest as
+// measured on an H200: 4 for the SplitZip-4 decoder (1721 GB/s against 1693 at 2;
 // 8 took 58 registers and gave 1498), 2 for every other chunk kernel (the SplitZip-4 encoder took 63 registers at 4
 // for no gain, the zf12 decoder lost 6 %).
 func (b *Backend) unroll(kernel string) int {

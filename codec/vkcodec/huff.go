@@ -96,7 +96,7 @@ func (b *Backend) fitHuffDecodeWG(dwg uint32, kernel string, table uint32) uint3
 
 // defaultHuffDecodeWG is the decoder's default workgroup: 4 chunks in flight in 19 KiB of shared memory. At the
 // decoder's 86 registers an H200 SM holds five such workgroups (20 warps, so 20 chunks) where workgroups of 256 (8
-// chunks in 38 KiB) fit only twice: 16 (bench/RESULTS.md, eighth session of 2026-12-02).
+// chunks in 38 KiB) fit only twice: 16 (measured on an H200).
 const defaultHuffDecodeWG = 128
 
 // huffWide: the device enabled 64-bit and 16-bit integers in shaders, so huff_decode_i64 can run there.
