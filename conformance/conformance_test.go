@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -20,7 +18,6 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/shaders"
-	"github.com/vkzip/vkzip/vk/vktest"
 )
 
 // minCasesPerBackend is what the issue asks of every backend, across all categories.
@@ -130,65 +127,6 @@ func TestCPU(t *testing.T) {
 	r, err := Run(context.Background(), Options{Targets: []Target{CPUTarget()}})
 	require.NoError(t, err)
 	requirePass(t, r, minCasesPerBackend)
-}
-
-// envTestWidth tells a re-run test process which lavapipe vector width it must be running at.
-const envTestWidth = "VKZIP_CONFORMANCE_TEST_WIDTH"
-
-func TestVulkan(t *testing.T) {
-	// The re-run at the other lavapipe width leaves out the resident path: same kernels, half the time.
-	ts, un, err := OpenTargets(Selection{Backend: "vulkan", NoResident: os.Getenv(envTestWidth) != ""})
-	if err != nil {
-		vktest.Unavailable(t, "%v", err)
-	}
-	t.Cleanup(func() { CloseTargets(ts) })
-	if len(ts) == 0 {
-		vktest.Unavailable(t, "no usable Vulkan device: %v", un)
-	}
-	if w := os.Getenv(envTestWidth); w != "" {
-		for _, x := range ts {
-			if x.Device.LPVectorWidth > 0 {
-				require.Equal(t, w, strconv.Itoa(x.Device.LPVectorWidth), "%s runs at another vector width", x.Device.Name)
-			}
-		}
-	}
-	r, err := Run(context.Background(), Options{Targets: ts, Unavailable: un})
-	require.NoError(t, err)
-	requirePass(t, r, minCasesPerBackend)
-	for _, w := range r.Warnings {
-		t.Logf("warning: %s on %s: %s", w.Case, w.Device, w.Detail)
-	}
-}
-
-// TestLavapipeOtherWidth runs TestVulkan again in a child process at lavapipe's other vector width: lavapipe reads
-// LP_NATIVE_VECTOR_WIDTH once per process.
-func TestLavapipeOtherWidth(t *testing.T) {
-	if testing.Short() || os.Getenv(envTestWidth) != "" {
-		t.Skip("short, or already the re-run")
-	}
-	ts, _, err := OpenTargets(Selection{Backend: "vulkan", NoResident: true})
-	if err != nil {
-		vktest.Unavailable(t, "%v", err)
-	}
-	width := 0
-	for _, x := range ts {
-		if x.Device.LPVectorWidth > 0 {
-			width = x.Device.LPVectorWidth
-		}
-	}
-	CloseTargets(ts)
-	if width == 0 {
-		t.Skip("no lavapipe device")
-	}
-	other := 128
-	if width == 128 {
-		other = 256
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestVulkan$", "-test.count", "1", "-test.v")
-	cmd.Env = append(os.Environ(), "LP_NATIVE_VECTOR_WIDTH="+strconv.Itoa(other), envTestWidth+"="+strconv.Itoa(other))
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "TestVulkan at %d bits:\n%s", other, out)
-	require.Contains(t, string(out), "--- PASS: TestVulkan", "at %d bits:\n%s", other, out)
 }
 
 // skipper is a backend that cannot run some jobs: the reference, refusing chunks of 65,536 values.
