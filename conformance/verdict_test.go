@@ -211,9 +211,9 @@ func TestIncompleteNoVulkan(t *testing.T) {
 func TestNotApplicable(t *testing.T) {
 	zf := "zf12"
 	var sz4ID uint8
-	for _, f := range Formats() {
-		if f.Name == sz4 {
-			sz4ID = f.ID
+	for _, c := range corpora(t) {
+		if c.Format == sz4 {
+			sz4ID = c.FormatID
 		}
 	}
 	require.NotZero(t, sz4ID)
