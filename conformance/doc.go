@@ -9,10 +9,11 @@
 //
 //	go run ./conformance/gen
 //
-// from the categories registered with Register; a test regenerates it and requires identical bytes, so the
-// expectations only change on purpose, in a reviewed diff. A new format plugs in by registering its categories
-// (and, where needed, input generators with RegisterInput) and generating its corpus directory: the runner reads
-// whatever the manifests hold and needs no change.
+// from the categories registered in the generator package (conformance/internal/corpusgen, which the vkzip
+// binary does not link); a test there regenerates it and requires identical bytes, so the expectations only
+// change on purpose, in a reviewed diff. A new format plugs in by registering its categories there (and, where
+// needed, input generators with RegisterInput here: the runner rebuilds inputs from them) and generating its
+// corpus directory: the runner reads whatever the manifests hold and needs no change.
 //
 // Run checks a set of backends against the corpus and returns a Report; `vkzip conformance` is its command line.
 package conformance

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/vkzip/vkzip/codec"
-	"github.com/vkzip/vkzip/codec/vkcodec"
-	"github.com/vkzip/vkzip/vk"
 )
 
 // Target is one backend on one device, as checked by Run.
@@ -59,7 +57,7 @@ func CPUTarget() Target {
 
 // IsLavapipe reports whether a Vulkan device is Mesa's lavapipe (llvmpipe), whose vector width is a per-process
 // setting.
-func IsLavapipe(d vk.DeviceInfo) bool {
+func IsLavapipe(d DeviceInfo) bool {
 	return d.DriverID == 13 /* VK_DRIVER_ID_MESA_LLVMPIPE */ || strings.Contains(strings.ToLower(d.DriverName), "llvmpipe") ||
 		strings.HasPrefix(strings.ToLower(d.Name), "llvmpipe")
 }
@@ -68,7 +66,7 @@ var lpBits = regexp.MustCompile(`(\d+) bits\)`)
 
 // lavapipeWidth is the vector width lavapipe runs with: its device name says it ("llvmpipe (LLVM 15.0.6, 256
 // bits)"); else $LP_NATIVE_VECTOR_WIDTH.
-func lavapipeWidth(d vk.DeviceInfo) int {
+func lavapipeWidth(d DeviceInfo) int {
 	if m := lpBits.FindStringSubmatch(d.Name); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			return n
@@ -79,10 +77,10 @@ func lavapipeWidth(d vk.DeviceInfo) int {
 }
 
 // VulkanDevice describes a Vulkan device for a report.
-func VulkanDevice(d vk.DeviceInfo, desc string) Device {
-	dev := Device{ID: fmt.Sprintf("vulkan:%d", d.Index), Backend: "vulkan", Name: d.Name, Type: d.Type.String(),
+func VulkanDevice(d DeviceInfo, desc string) Device {
+	dev := Device{ID: fmt.Sprintf("vulkan:%d", d.Index), Backend: "vulkan", Name: d.Name, Type: d.Type,
 		Vendor: d.VendorName, VendorID: d.VendorID, DeviceID: d.DeviceID, Driver: d.DriverName, DriverInfo: d.DriverInfo,
-		DriverVersion: d.DriverVersionString, APIVersion: d.APIVersion, SubgroupSize: d.SubgroupSize, Description: desc}
+		DriverVersion: d.DriverVersion, APIVersion: d.APIVersion, SubgroupSize: d.SubgroupSize, Description: desc}
 	if IsLavapipe(d) {
 		dev.LPVectorWidth = lavapipeWidth(d)
 		dev.ID += fmt.Sprintf("@lp%d", dev.LPVectorWidth)
@@ -98,7 +96,7 @@ type Selection struct {
 	SkipLavapipe bool
 	// NoResident leaves out the vulkan-resident targets (the device-resident operations of each Vulkan device).
 	NoResident bool
-	// Lister finds and opens the Vulkan devices; nil: VulkanLister (the Vulkan loader).
+	// Lister finds and opens the Vulkan devices (conformance/vkdevices.Lister: the Vulkan loader); nil finds none.
 	Lister DeviceLister
 }
 
@@ -124,7 +122,7 @@ func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 	l := lister(sel)
 	devs, err := l.Devices()
 	if err == nil && len(devs) == 0 {
-		err = vk.ErrNoDevice
+		err = ErrNoDevice
 	}
 	if err != nil {
 		if sel.Backend == "vulkan" || sel.Device != "" {
@@ -132,14 +130,14 @@ func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 		}
 		return ts, append(un, Unavailable{Backend: "vulkan", Reason: "no Vulkan device found: " + oneLine(err.Error())}), nil
 	}
-	var pick []vk.DeviceInfo
+	var pick []DeviceInfo
 	if sel.Device != "" {
-		d, err := vk.SelectDevice(devs, sel.Device)
+		d, err := l.Select(devs, sel.Device)
 		if err != nil {
 			closeTargets(ts)
 			return nil, nil, fmt.Errorf("vulkan: %w", err)
 		}
-		pick = []vk.DeviceInfo{d}
+		pick = []DeviceInfo{d}
 	} else {
 		for _, d := range devs {
 			if !d.Usable {
@@ -167,15 +165,6 @@ func OpenTargets(sel Selection) ([]Target, []Unavailable, error) {
 		ts = append(ts, opened...)
 	}
 	return ts, un, nil
-}
-
-// ResidentTarget is the device-resident path (Resident) of a Vulkan target, on the same backend and device.
-func ResidentTarget(t Target) Target {
-	r := &Resident{B: t.Backend.(*vkcodec.Backend)}
-	d := t.Device
-	d.ID = "vulkan-resident:" + d.ID[len("vulkan:"):]
-	d.Backend = r.Name()
-	return Target{Backend: r, Device: d}
 }
 
 func closeTargets(ts []Target) error {

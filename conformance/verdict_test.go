@@ -13,25 +13,34 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkzip/vkzip/codec"
-	"github.com/vkzip/vkzip/vk"
 )
 
 // fakeLister stands for a machine's Vulkan devices: each one it opens is the Go reference under a Vulkan
 // device id, so the verdict logic is tested without a GPU and without depending on the machine's own devices.
 type fakeLister struct {
-	devs     []vk.DeviceInfo
+	devs     []DeviceInfo
 	err      error         // Devices' error: no loader, no ICD
 	openErr  map[int]error // Open fails for these device indices
 	resident func() codec.Backend
 	calls    int
 }
 
-func (f *fakeLister) Devices() ([]vk.DeviceInfo, error) {
+func (f *fakeLister) Devices() ([]DeviceInfo, error) {
 	f.calls++
 	return f.devs, f.err
 }
 
-func (f *fakeLister) Open(d vk.DeviceInfo, resident bool) ([]Target, error) {
+// Select picks the usable device of that index, or the first usable one whose name contains spec.
+func (f *fakeLister) Select(devs []DeviceInfo, spec string) (DeviceInfo, error) {
+	for _, d := range devs {
+		if d.Usable && (fmt.Sprint(d.Index) == spec || strings.Contains(d.Name, spec)) {
+			return d, nil
+		}
+	}
+	return DeviceInfo{}, fmt.Errorf("%w: no device %q", ErrNoDevice, spec)
+}
+
+func (f *fakeLister) Open(d DeviceInfo, resident bool) ([]Target, error) {
 	if err := f.openErr[d.Index]; err != nil {
 		return nil, err
 	}
@@ -82,7 +91,7 @@ func (p *partial) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 	return p.CPUBackend.Decode(ctx, jobs)
 }
 
-func gpu(i int, name string) vk.DeviceInfo { return vk.DeviceInfo{Index: i, Name: name, Usable: true} }
+func gpu(i int, name string) DeviceInfo { return DeviceInfo{Index: i, Name: name, Usable: true} }
 
 // runSel runs the SplitZip-4 "nan" cases (small, and they pass on the reference) on the selected targets.
 func runSel(t *testing.T, sel Selection, formats, cats []string) *Report {
@@ -114,7 +123,7 @@ func notChecked(r *Report, device string) *NotChecked {
 // TestVerdictPassOnEveryDevice: with every listed device opened and every case passed, the verdict is pass,
 // and every device's targets are in the totals.
 func TestVerdictPassOnEveryDevice(t *testing.T) {
-	l := &fakeLister{devs: []vk.DeviceInfo{gpu(0, "fake gpu 0"), gpu(1, "fake gpu 1")}}
+	l := &fakeLister{devs: []DeviceInfo{gpu(0, "fake gpu 0"), gpu(1, "fake gpu 1")}}
 	r := runSel(t, Selection{Lister: l}, nil, nil)
 	assert.Equal(t, VerdictPass, r.Verdict, "%v", r.Reasons)
 	assert.True(t, r.Passed())
@@ -131,8 +140,8 @@ func TestVerdictPassOnEveryDevice(t *testing.T) {
 // TestIncompleteUnusableDevice: a device the lister reports that cannot be opened, or that it marks not usable,
 // makes the verdict incomplete (not a pass, not a failure), and the report names it with the reason.
 func TestIncompleteUnusableDevice(t *testing.T) {
-	unusable := vk.DeviceInfo{Index: 2, Name: "old gpu", Reason: "no shaderInt16"}
-	l := &fakeLister{devs: []vk.DeviceInfo{gpu(0, "good gpu"), gpu(1, "broken gpu"), unusable},
+	unusable := DeviceInfo{Index: 2, Name: "old gpu", Reason: "no shaderInt16"}
+	l := &fakeLister{devs: []DeviceInfo{gpu(0, "good gpu"), gpu(1, "broken gpu"), unusable},
 		openErr: map[int]error{1: errors.New("vkCreateDevice: VK_ERROR_INITIALIZATION_FAILED")}}
 	r := runSel(t, Selection{Lister: l}, nil, nil)
 	assert.Equal(t, VerdictIncomplete, r.Verdict, "%v", r.Reasons)
@@ -202,14 +211,14 @@ func TestIncompleteNoVulkan(t *testing.T) {
 func TestNotApplicable(t *testing.T) {
 	zf := "zf12"
 	var sz4ID uint8
-	for _, f := range Formats() {
-		if f.Name == sz4 {
-			sz4ID = f.ID
+	for _, c := range corpora(t) {
+		if c.Format == sz4 {
+			sz4ID = c.FormatID
 		}
 	}
 	require.NotZero(t, sz4ID)
 	var res []*partial
-	l := &fakeLister{devs: []vk.DeviceInfo{gpu(0, "fake gpu")}, resident: func() codec.Backend {
+	l := &fakeLister{devs: []DeviceInfo{gpu(0, "fake gpu")}, resident: func() codec.Backend {
 		p := &partial{missing: sz4ID}
 		res = append(res, p)
 		return p
@@ -241,7 +250,7 @@ func TestNotApplicable(t *testing.T) {
 // TestNotApplicableCases: cases a target with partial paths refuses as unsupported are counted not applicable
 // (not passed, not skipped), listed with their count, and make the verdict incomplete.
 func TestNotApplicableCases(t *testing.T) {
-	l := &fakeLister{devs: []vk.DeviceInfo{gpu(0, "fake gpu")}, resident: func() codec.Backend {
+	l := &fakeLister{devs: []DeviceInfo{gpu(0, "fake gpu")}, resident: func() codec.Backend {
 		return &partial{refuse16: true}
 	}}
 	r := runSel(t, Selection{Lister: l}, []string{sz4}, []string{"lengths"})
@@ -280,7 +289,7 @@ func TestVerdictFailBeatsIncomplete(t *testing.T) {
 func TestIncompleteSurvivesMergeAndJSON(t *testing.T) {
 	a := runSel(t, Selection{Backend: "cpu"}, nil, nil)
 	require.True(t, a.Passed())
-	l := &fakeLister{devs: []vk.DeviceInfo{gpu(0, "ok"), gpu(1, "broken")}, openErr: map[int]error{1: errors.New("lost")}}
+	l := &fakeLister{devs: []DeviceInfo{gpu(0, "ok"), gpu(1, "broken")}, openErr: map[int]error{1: errors.New("lost")}}
 	b := runSel(t, Selection{Backend: "vulkan", Lister: l}, nil, nil)
 	a.Merge(b)
 	assert.Equal(t, VerdictIncomplete, a.Verdict, "%v", a.Reasons)

@@ -33,17 +33,19 @@
 // SharedSemaphore is a Vulkan timeline semaphore exported as an fd and
 // imported into CUDA: CUDA streams signal and wait on it, Vulkan
 // submissions too, so CUDA work → encode → CUDA work runs with no host
-// wait. StartEncode/StartDecode order vkcodec's prepared operations by it
-// on the GPU when vkcodec offers SubmitWith/Finish (AsyncEncodeOp), and on
-// the host otherwise (Run.Ordering says which).
+// wait. StartEncode/StartDecode order a codec's prepared operations
+// (EncodeOp/DecodeOp: the package reaches the codec only through these
+// interfaces) by it on the GPU when the op offers SubmitWith/Finish
+// (AsyncEncodeOp), and on the host otherwise (Run.Ordering says which).
 //
 // # Across processes
 //
 // SendHandshake/RecvHandshake pass fds with SCM_RIGHTS over a Unix socket,
-// with a small versioned frame format (handshake.go). ServeSelfTest is the
-// Go side of examples/cuda_client.py, the H200 client test. Bench compares
-// encode/decode straight from CUDA memory with a copy and a host-staged
-// path; Counters make the difference observable.
+// with a small versioned frame format (handshake.go). Package
+// examples/cudavk joins the bridge to vkcodec: its ServeSelfTest is the Go
+// side of examples/cuda_client.py, the H200 client test, and its Bench
+// compares encode/decode straight from CUDA memory with a copy and a
+// host-staged path; Counters make the difference observable.
 //
 // Multicast objects (cuMulticastCreate and friends) are never used.
 package cudabridge

@@ -378,6 +378,16 @@ func (c *Context) CopyToHost(dst []byte, src DevicePtr) error {
 	return nil
 }
 
+// CopyFromHostUncounted is CopyFromHost left out of the bridge's
+// counters (ReadCounters): for a benchmark's or test's set-up and check
+// copies, which are not traffic of the path it measures.
+func (c *Context) CopyFromHostUncounted(dst DevicePtr, src []byte) error {
+	return c.copyFromHost(dst, src)
+}
+
+// CopyToHostUncounted is CopyToHost left out of the bridge's counters.
+func (c *Context) CopyToHostUncounted(dst []byte, src DevicePtr) error { return c.copyToHost(dst, src) }
+
 // copyFromHost and copyToHost are the uncounted copies of set-up and
 // verification, which are not part of a measured data path.
 func (c *Context) copyFromHost(dst DevicePtr, src []byte) error {

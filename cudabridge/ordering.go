@@ -3,19 +3,30 @@ package cudabridge
 import (
 	"context"
 
-	"github.com/vkzip/vkzip/codec/vkcodec"
 	"github.com/vkzip/vkzip/vk"
 )
 
-// GPU-side ordering of vkcodec operations. A prepared EncodeOp/DecodeOp
-// runs as one queue submission; to chain CUDA work → encode → CUDA work
-// with no host wait, that submission must wait on and signal timeline
-// semaphores. vkcodec's ops offer this when they implement AsyncEncodeOp /
-// AsyncDecodeOp; until then StartEncode/StartDecode fall back to host
+// GPU-side ordering of a codec's prepared operations. A prepared encode or
+// decode runs as one queue submission; to chain CUDA work → encode → CUDA
+// work with no host wait, that submission must wait on and signal timeline
+// semaphores. An op offers this when it implements AsyncEncodeOp /
+// AsyncDecodeOp; otherwise StartEncode/StartDecode fall back to host
 // ordering (a host wait on the semaphores, a plain Run, host signals) and
-// say so in Ordering.
+// say so in Ordering. The bridge sees the codec only through these
+// interfaces (vkcodec's EncodeOp and DecodeOp satisfy EncodeOp/DecodeOp).
 
-// AsyncEncodeOp is what *vkcodec.EncodeOp needs for GPU-side ordering.
+// EncodeOp is a prepared encode: Run executes it and returns the body
+// length.
+type EncodeOp interface {
+	Run(ctx context.Context) (uint64, error)
+}
+
+// DecodeOp is a prepared decode: Run executes it and returns its verdict.
+type DecodeOp interface {
+	Run(ctx context.Context) error
+}
+
+// AsyncEncodeOp is what an EncodeOp needs for GPU-side ordering.
 type AsyncEncodeOp interface {
 	// SubmitWith queues the recorded encode: it starts once every wait
 	// semaphore reached its value and signals every signal value when
@@ -26,7 +37,7 @@ type AsyncEncodeOp interface {
 	Finish(ctx context.Context) (uint64, error)
 }
 
-// AsyncDecodeOp is what *vkcodec.DecodeOp needs for GPU-side ordering.
+// AsyncDecodeOp is what a DecodeOp needs for GPU-side ordering.
 type AsyncDecodeOp interface {
 	SubmitWith(waits, signals []vk.SemaphoreValue) error
 	// Finish waits for the submission and returns Run's verdict.
@@ -40,16 +51,16 @@ const (
 	// OrderingGPU: the Vulkan submission itself waited and signalled.
 	OrderingGPU Ordering = "gpu"
 	// OrderingHost: the host waited for the semaphores, ran the op and
-	// signalled (vkcodec without SubmitWith/Finish).
+	// signalled (an op without SubmitWith/Finish).
 	OrderingHost Ordering = "host"
 )
 
-// GPUOrdering reports whether this build's vkcodec supports GPU ordering.
-func GPUOrdering() bool {
-	var e *vkcodec.EncodeOp
-	var d *vkcodec.DecodeOp
-	_, okE := any(e).(AsyncEncodeOp)
-	_, okD := any(d).(AsyncDecodeOp)
+// GPUOrdered reports whether ops of the dynamic types of e and d are
+// ordered on the GPU by StartEncode/StartDecode (both implement the Async
+// interfaces). e and d may be typed nil pointers: only their types count.
+func GPUOrdered(e EncodeOp, d DecodeOp) bool {
+	_, okE := e.(AsyncEncodeOp)
+	_, okD := d.(AsyncDecodeOp)
 	return okE && okD
 }
 
@@ -103,8 +114,8 @@ func hostOrdered(ctx context.Context, waits, signals []vk.SemaphoreValue, op fun
 // StartEncode runs a prepared encode after waits and signals signals when
 // it completed. With GPU ordering it only queues the submission; in the
 // host fallback ctx bounds the host waits.
-func StartEncode(ctx context.Context, op *vkcodec.EncodeOp, waits, signals []vk.SemaphoreValue) (*Run, error) {
-	if a, ok := any(op).(AsyncEncodeOp); ok {
+func StartEncode(ctx context.Context, op EncodeOp, waits, signals []vk.SemaphoreValue) (*Run, error) {
+	if a, ok := op.(AsyncEncodeOp); ok {
 		if err := a.SubmitWith(waits, signals); err != nil {
 			return nil, err
 		}
@@ -114,8 +125,8 @@ func StartEncode(ctx context.Context, op *vkcodec.EncodeOp, waits, signals []vk.
 }
 
 // StartDecode is StartEncode for a prepared decode.
-func StartDecode(ctx context.Context, op *vkcodec.DecodeOp, waits, signals []vk.SemaphoreValue) (*Run, error) {
-	if a, ok := any(op).(AsyncDecodeOp); ok {
+func StartDecode(ctx context.Context, op DecodeOp, waits, signals []vk.SemaphoreValue) (*Run, error) {
+	if a, ok := op.(AsyncDecodeOp); ok {
 		if err := a.SubmitWith(waits, signals); err != nil {
 			return nil, err
 		}

@@ -2,7 +2,7 @@
 """vkzip CUDA bridge client test (the H200 test of docs/CUDA.md).
 
 Starts the Go server (examples/cudaserve, or a vkzip verb wired to
-cudabridge.ListenSelfTest), receives its Vulkan-exported buffers and timeline
+cudavk.ListenSelfTest in examples/cudavk), receives its Vulkan-exported buffers and timeline
 semaphores over a Unix socket (SCM_RIGHTS + the versioned handshake), imports
 them into CUDA with the driver API (ctypes on libcuda.so.1: no CUDA toolkit,
 no cuda-python needed), and runs three rounds:

@@ -18,7 +18,7 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
-	"github.com/vkzip/vkzip/cudabridge"
+	"github.com/vkzip/vkzip/examples/cudavk"
 	"github.com/vkzip/vkzip/synth"
 	"github.com/vkzip/vkzip/tensorfile"
 	"github.com/vkzip/vkzip/vk"
@@ -457,7 +457,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 			return nil, err
 		}
 		defer b.Close()
-		r, err := cudabridge.Bench(ctx, b, cudabridge.BenchOptions{Source: *source, Data: src, Shift: shift,
+		r, err := cudavk.Bench(ctx, b, cudavk.BenchOptions{Source: *source, Data: src, Shift: shift,
 			Checksums: out.Checksums, Codebook: cb, Iters: *iters, Warmup: *warm})
 		if err != nil {
 			return nil, err

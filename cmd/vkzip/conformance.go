@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/vkzip/vkzip/conformance"
-	"github.com/vkzip/vkzip/vk"
+	"github.com/vkzip/vkzip/conformance/vkdevices"
 )
 
 var conformanceVerb = &verb{
@@ -117,19 +117,21 @@ func runConformance(ctx context.Context, v *verb, args []string) error {
 		}
 	}
 	start := time.Now()
-	o := conformance.Options{Select: conformance.Selection{Backend: *backend, Device: *device, NoResident: !*resident},
+	lister := &vkdevices.Lister{}
+	o := conformance.Options{Select: conformance.Selection{Backend: *backend, Device: *device, NoResident: !*resident,
+		Lister: lister},
 		Formats: splitList(*formats), Categories: splitList(*cats), AllowSkip: *allowSkip,
 		Version: buildVersion().Version, Log: logf}
 
 	// Lavapipe devices go to child processes, one per vector width.
-	var lavapipes []vk.DeviceInfo
+	var lavapipes []conformance.DeviceInfo
 	if len(widths) > 0 && *backend != "cpu" {
-		if devs, err := (conformance.VulkanLister{}).Devices(); err == nil {
+		if devs, err := lister.Devices(); err == nil {
 			sel := devs
 			if *device != "" {
 				sel = nil // an unknown device is this process's error to report
-				if d, err := vk.SelectDevice(devs, *device); err == nil {
-					sel = []vk.DeviceInfo{d}
+				if d, err := lister.Select(devs, *device); err == nil {
+					sel = []conformance.DeviceInfo{d}
 				}
 			}
 			for _, d := range sel {
@@ -215,7 +217,7 @@ func runConformance(ctx context.Context, v *verb, args []string) error {
 }
 
 // runLavapipeChild runs this binary again for one lavapipe device at one vector width and reads its report.
-func runLavapipeChild(ctx context.Context, d vk.DeviceInfo, width int, o conformance.Options, quiet bool) (*conformance.Report, error) {
+func runLavapipeChild(ctx context.Context, d conformance.DeviceInfo, width int, o conformance.Options, quiet bool) (*conformance.Report, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("lavapipe at %d bits: cannot re-run this binary: %w", width, err)

@@ -1,5 +1,5 @@
 // Command gen writes the conformance corpus (conformance/corpus/<format>/manifest.json and data.bin) from the
-// categories registered in package conformance, computing every expectation with the Go reference backend.
+// categories registered in package conformance/internal/corpusgen, computing every expectation with the Go reference backend.
 //
 //	go run ./conformance/gen                     # regenerate (from the repository root)
 //	go run ./conformance/gen -import-kv FILE     # first copy the real KV samples from a safetensors file
@@ -14,7 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/vkzip/vkzip/conformance"
+	"github.com/vkzip/vkzip/conformance/internal/corpusgen"
 	"github.com/vkzip/vkzip/tensorfile"
 )
 
@@ -30,12 +30,12 @@ func main() {
 
 func run(dir, importKV string) error {
 	if importKV != "" {
-		if err := copyKV(importKV, filepath.Join(dir, "splitzip4", conformance.KVSourceFile)); err != nil {
+		if err := copyKV(importKV, filepath.Join(dir, "splitzip4", corpusgen.KVSourceFile)); err != nil {
 			return err
 		}
 	}
-	conformance.Verify = verifySpec
-	return conformance.Generate(os.DirFS(dir), dir)
+	corpusgen.Verify = verifySpec
+	return corpusgen.Generate(os.DirFS(dir), dir)
 }
 
 // copyKV writes the BF16 data of the sample tensors, concatenated, to dst.
@@ -46,7 +46,7 @@ func copyKV(src, dst string) error {
 	}
 	defer f.Close()
 	var out []byte
-	for _, name := range conformance.KVSampleNames() {
+	for _, name := range corpusgen.KVSampleNames() {
 		t, ok := f.Lookup(name)
 		if !ok {
 			return fmt.Errorf("%s: no tensor %s", src, name)

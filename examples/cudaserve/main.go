@@ -27,7 +27,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
-	"github.com/vkzip/vkzip/cudabridge"
+	"github.com/vkzip/vkzip/examples/cudavk"
 )
 
 func main() {
@@ -62,8 +62,8 @@ func main() {
 		os.Exit(1)
 	}
 	defer b.Close()
-	fmt.Fprintf(os.Stderr, "cudaserve: Vulkan device %s; GPU-side ordering %v\n", b.Device(), cudabridge.GPUOrdering())
-	rep, err := cudabridge.ListenSelfTest(ctx, b, *socket, cudabridge.SelfTestOptions{
+	fmt.Fprintf(os.Stderr, "cudaserve: Vulkan device %s; GPU-side ordering %v\n", b.Device(), cudavk.GPUOrdering())
+	rep, err := cudavk.ListenSelfTest(ctx, b, *socket, cudavk.SelfTestOptions{
 		Values: *values, Shift: shift, Checksums: !*noCRC, Probe: *probe, Log: os.Stderr})
 	os.Remove(*socket)
 	if *asJSON && rep != nil {

@@ -1,10 +1,11 @@
-package conformance
+package corpusgen
 
 import (
 	"encoding/binary"
 	"fmt"
 
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/conformance"
 	"github.com/vkzip/vkzip/synth"
 )
 
@@ -30,92 +31,20 @@ var windowFormats = []windowFormat{
 	{"xw4", layout.FormatXW4, 2, []layout.DType{layout.DTypeF8E5M2, layout.DTypeF16, layout.DTypeF32}},
 }
 
-// Float kinds of the float/1 generator.
+// Float kinds of the float/1 generator (conformance.Float*).
 const (
-	fkKV      = 0 // kvlike/1 values converted from BF16 (round to nearest even, saturating: cmd/fpderive's rule)
-	fkUniform = 1 // uniform random bits: exponents everywhere (raw chunks, escapes)
-	fkAll     = 2 // every bit pattern of an 8/16-bit dtype, ascending (p = 0) or shuffled (p = 1); F32: random
-	fkWindow  = 3 // exponents uniform in [base, base+span] (p = base<<8 | span), random sign and mantissa
-	fkEscmix  = 4 // escmix/1 (p per million outside the KV exponents) converted from BF16
-	fkGauss   = 5 // gauss/1 at scale 2^p converted from BF16
+	fkKV      = conformance.FloatKV
+	fkUniform = conformance.FloatUniform
+	fkAll     = conformance.FloatAll
+	fkWindow  = conformance.FloatWindow
+	fkEscmix  = conformance.FloatEscmix
+	fkGauss   = conformance.FloatGauss
 )
 
+// floatBits is the exponent and mantissa widths of a float dtype (BF16 included).
+var floatBits = conformance.FloatBits
+
 func init() {
-	// float/1: values of any float dtype. args = [dtype, kind, p] (kinds above).
-	RegisterInput("float/1", func(n int, seed uint64, args []int64) ([]byte, error) {
-		if err := checkN(n, maxGenValues); err != nil {
-			return nil, err
-		}
-		if len(args) != 3 || args[0] < 0 || args[0] > 255 {
-			return nil, fmt.Errorf("float/1 wants [dtype, kind, p]")
-		}
-		d := layout.DType(args[0])
-		E, M, ok := floatBits(d)
-		if !ok {
-			return nil, fmt.Errorf("float/1: dtype %v", d)
-		}
-		size := d.Size()
-		out := make([]byte, size*n)
-		r := rng{seed}
-		putv := func(i int, v uint64) {
-			for b := 0; b < size; b++ {
-				out[size*i+b] = byte(v >> (8 * b))
-			}
-		}
-		convert := func(gen string, p []int64) ([]byte, error) {
-			f, _ := lookupInput(gen)
-			src, err := f(n, seed, p)
-			if err != nil {
-				return nil, err
-			}
-			if d == layout.DTypeBF16 {
-				return src, nil
-			}
-			return synth.ConvertBF16(nil, src, d)
-		}
-		switch args[1] {
-		case fkKV:
-			return convert("kvlike/1", nil)
-		case fkEscmix:
-			return convert("escmix/1", []int64{args[2]})
-		case fkGauss:
-			return convert("gauss/1", []int64{args[2]})
-		case fkUniform:
-			for i := 0; i < n; i++ {
-				putv(i, r.next())
-			}
-		case fkAll:
-			bits := 8 * size
-			for i := 0; i < n; i++ {
-				if bits > 16 {
-					putv(i, r.next())
-				} else {
-					putv(i, uint64(i)&(1<<bits-1))
-				}
-			}
-			if args[2] == 1 {
-				for i := n - 1; i > 0; i-- {
-					j := r.below(i + 1)
-					for b := 0; b < size; b++ {
-						out[size*i+b], out[size*j+b] = out[size*j+b], out[size*i+b]
-					}
-				}
-			}
-		case fkWindow:
-			base, span := int(args[2]>>8), int(args[2]&0xFF)
-			if base+span >= 1<<E {
-				return nil, fmt.Errorf("float/1: window [%d, %d] past %d exponent bits", base, base+span, E)
-			}
-			for i := 0; i < n; i++ {
-				x := r.next()
-				e := uint64(base + r.below(span+1))
-				putv(i, (x>>63)<<(E+M)|e<<M|x&(1<<M-1))
-			}
-		default:
-			return nil, fmt.Errorf("float/1: kind %d", args[1])
-		}
-		return out, nil
-	})
 	for _, wf := range windowFormats {
 		wf := wf
 		RegisterFormat(Format{Name: wf.name, ID: wf.id, Version: wf.version})
@@ -137,14 +66,6 @@ func init() {
 		reg("invalid-checksum", 10, "flipped bits under chunk checksums (body level)", wInvalidChecksum)
 		reg("invalid-stream", 10, "non-canonical bodies: CRC fields without checksums, padding, changed pieces with CRCs re-fixed (body level)", wInvalidStream)
 	}
-}
-
-// floatBits is the exponent and mantissa widths of a float dtype (BF16 included).
-func floatBits(d layout.DType) (E, M uint, ok bool) {
-	if d == layout.DTypeBF16 {
-		return 8, 7, true
-	}
-	return layout.FloatFields(d)
 }
 
 func fspec(d layout.DType, n int, seed uint64, kind, p int64) *Spec {
@@ -384,11 +305,11 @@ func (g *Gen) windowBody(wf windowFormat, id string) (*wbody, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := c.dtype()
+	d, err := c.ParsedDType()
 	if err != nil {
 		return nil, err
 	}
-	n := c.values()
+	n := c.NumValues()
 	w := &wbody{b: g.Body(id), n: n, shift: s}
 	cv := 1 << s
 	if wf.id == layout.FormatTBE3 {

@@ -1,4 +1,4 @@
-package conformance
+package corpusgen
 
 import (
 	"context"
@@ -36,68 +36,6 @@ func init() {
 	reg("invalid-tbe3", 12, "TBE-3 pieces broken in structure, checksum or canonical form (each its class)", autoInvalidTBE3)
 	reg("invalid-container", 6, "auto directory rules (container level)", autoInvalidContainer)
 
-	// automix/1: chunks of args[0] values; chunk c follows args[1 + c mod (len(args)-1)]: 0 takes kvCB's exponents
-	// spread over more than a zf12 block range (SplitZip-4 codes them), 1 exponents 132..143 that kvCB lacks but
-	// one zf12 block range holds (zf12 codes them; a 7-exponent window misses 5 of 12), 2 exponents 132..137
-	// (TBE-3 codes them: one window holds all six). Values with i mod 997 = 5 take exponent 40 (an escape, a
-	// fallback and a wide block) to keep every candidate honest.
-	RegisterInput("automix/1", func(n int, seed uint64, args []int64) ([]byte, error) {
-		if err := checkN(n, maxGenValues); err != nil {
-			return nil, err
-		}
-		if len(args) < 2 || args[0] < 1 {
-			return nil, fmt.Errorf("automix/1 needs a chunk size and a pattern")
-		}
-		r, out := rng{seed}, make([]byte, 2*n)
-		for i := 0; i < n; i++ {
-			x := r.next()
-			e := kvCB[r.below(16)]
-			switch args[1+(int64(i)/args[0])%int64(len(args)-1)] {
-			case 1:
-				e = uint8(132 + r.below(12)) // fields 66..71
-			case 2:
-				e = uint8(132 + r.below(6))
-			}
-			if i%997 == 5 {
-				e = 40
-			}
-			put(out, i, bf16(x>>16, e))
-		}
-		return out, nil
-	})
-}
-
-func init() {
-	// autoxw/1: n values of dtype args[0] in chunks of args[1] values; chunk c spreads its exponents over
-	// args[2 + c mod (len(args)-2)] consecutive values from 1 (3: xw2 codes them, 7: xw3, 15: xw4), sign and
-	// mantissa random; one value in 50 takes any exponent (escapes).
-	RegisterInput("autoxw/1", func(n int, seed uint64, args []int64) ([]byte, error) {
-		if err := checkN(n, maxGenValues); err != nil {
-			return nil, err
-		}
-		if len(args) < 3 || args[1] < 1 {
-			return nil, fmt.Errorf("autoxw/1 needs a dtype, a chunk size and a pattern")
-		}
-		d := layout.DType(args[0])
-		E, M, ok := layout.FloatFields(d)
-		if !ok {
-			return nil, fmt.Errorf("autoxw/1: dtype %v", d)
-		}
-		size := d.Size()
-		r, out := rng{seed}, make([]byte, size*n)
-		for i := 0; i < n; i++ {
-			span := uint64(args[2+(int64(i)/args[1])%int64(len(args)-2)])
-			x := min(1<<E-1, 1+r.below(int(span)))
-			if r.below(50) == 0 {
-				x = r.below(1 << E)
-			}
-			v := r.next()&(1<<M-1) | uint64(x)<<M | (r.next()&1)<<(E+M)
-			for b := 0; b < size; b++ {
-				out[size*i+b] = byte(v >> (8 * b))
-			}
-		}
-		return out, nil
-	})
 }
 
 func autoxw(d layout.DType, n int, seed uint64, chunk int, pattern ...int64) *Spec {
@@ -227,7 +165,7 @@ func autoTies(g *Gen) error {
 	// A chunk of 1,024 values whose blocks all code in zf12 and that SplitZip-4 codes with one escape: both bodies
 	// take 1,552 bytes, and SplitZip-4 (id 1) must be chosen.
 	tie := func(n, chunk int, seed uint64) []byte {
-		r := rng{seed}
+		r := newRNG(seed)
 		b := make([]byte, 2*n)
 		for i := 0; i < n; i++ {
 			e := uint8(124 + r.below(4)) // in kvCB and in one zf12 range
@@ -293,7 +231,7 @@ func (g *Gen) autoBody(id string) (*abody, error) {
 	if !ok {
 		return nil, fmt.Errorf("base %s: dtype %q", id, c.DType)
 	}
-	return &abody{b: g.Body(id), in: g.Values(id), n: c.values(), shift: s, crc: c.Checksums, d: d}, nil
+	return &abody{b: g.Body(id), in: g.Values(id), n: c.NumValues(), shift: s, crc: c.Checksums, d: d}, nil
 }
 
 func (a *abody) chunks() int       { return int(layout.SZ4{N: a.n, Shift: a.shift}.Chunks()) }

@@ -1,4 +1,4 @@
-package cudabridge
+package cudavk
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/cudabridge"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -39,7 +40,7 @@ type BenchOptions struct {
 	Iters     int            // measured iterations (default 20)
 	Warmup    int            // warm-up iterations (default 3)
 	// Driver is the CUDA driver (default Load()).
-	Driver *Driver
+	Driver *cudabridge.Driver
 }
 
 // Spread summarises measurements.
@@ -65,24 +66,24 @@ func spreadOf(x []float64) Spread {
 // tensor in CUDA memory to the body (encode), from the body to the tensor
 // back in CUDA memory (decode), and both with CUDA's waits (round trip).
 type BenchResult struct {
-	Source         string   `json:"source"`
-	Device         string   `json:"device"`
-	CUDADevice     string   `json:"cuda_device"`
-	CUDADriver     string   `json:"cuda_driver"`
-	Ordering       Ordering `json:"ordering"`
-	SizeBytes      int64    `json:"size_bytes"`
-	Ratio          float64  `json:"ratio"`
-	EncodeGBps     float64  `json:"encode_gbps"`
-	DecodeGBps     float64  `json:"decode_gbps"`
-	RoundTripGBps  float64  `json:"round_trip_gbps"`
-	EncodeSpread   Spread   `json:"encode_gbps_spread"`
-	DecodeSpread   Spread   `json:"decode_gbps_spread"`
-	RoundTrip      Spread   `json:"round_trip_gbps_spread"`
-	Counters       Counters `json:"counters"` // over the measured iterations
-	HostBytesPerOp float64  `json:"host_staged_bytes_per_iter"`
-	BitExact       bool     `json:"bit_exact"`
-	Iters          int      `json:"iters"`
-	Warmup         int      `json:"warmup"`
+	Source         string              `json:"source"`
+	Device         string              `json:"device"`
+	CUDADevice     string              `json:"cuda_device"`
+	CUDADriver     string              `json:"cuda_driver"`
+	Ordering       cudabridge.Ordering `json:"ordering"`
+	SizeBytes      int64               `json:"size_bytes"`
+	Ratio          float64             `json:"ratio"`
+	EncodeGBps     float64             `json:"encode_gbps"`
+	DecodeGBps     float64             `json:"decode_gbps"`
+	RoundTripGBps  float64             `json:"round_trip_gbps"`
+	EncodeSpread   Spread              `json:"encode_gbps_spread"`
+	DecodeSpread   Spread              `json:"decode_gbps_spread"`
+	RoundTrip      Spread              `json:"round_trip_gbps_spread"`
+	Counters       cudabridge.Counters `json:"counters"` // over the measured iterations
+	HostBytesPerOp float64             `json:"host_staged_bytes_per_iter"`
+	BitExact       bool                `json:"bit_exact"`
+	Iters          int                 `json:"iters"`
+	Warmup         int                 `json:"warmup"`
 }
 
 // Bench measures encode and decode of a BF16 tensor that lives in CUDA
@@ -111,7 +112,7 @@ func Bench(ctx context.Context, b *vkcodec.Backend, o BenchOptions) (*BenchResul
 	d := o.Driver
 	if d == nil {
 		var err error
-		if d, err = Load(); err != nil {
+		if d, err = cudabridge.Load(); err != nil {
 			return nil, err
 		}
 	}
@@ -128,10 +129,10 @@ func Bench(ctx context.Context, b *vkcodec.Backend, o BenchOptions) (*BenchResul
 		return nil, err
 	}
 	var enc, dec, rt []float64
-	var c0 Counters
+	var c0 cudabridge.Counters
 	for i := 0; i < o.Warmup+o.Iters; i++ {
 		if i == o.Warmup {
-			c0 = ReadCounters()
+			c0 = cudabridge.ReadCounters()
 		}
 		te, td, trt, err := bb.iter(ctx, uint64(i+1))
 		if err != nil {
@@ -143,14 +144,14 @@ func Bench(ctx context.Context, b *vkcodec.Backend, o BenchOptions) (*BenchResul
 			rt = append(rt, gbps(len(o.Data), trt))
 		}
 	}
-	res.Counters = ReadCounters().Sub(c0)
+	res.Counters = cudabridge.ReadCounters().Sub(c0)
 	res.HostBytesPerOp = float64(res.Counters.HostStagedBytes) / float64(o.Iters)
 	res.EncodeSpread, res.DecodeSpread, res.RoundTrip = spreadOf(enc), spreadOf(dec), spreadOf(rt)
 	res.EncodeGBps, res.DecodeGBps, res.RoundTripGBps = res.EncodeSpread.Median, res.DecodeSpread.Median, res.RoundTrip.Median
 	res.Ordering = bb.ordering
 	res.Ratio = float64(len(o.Data)) / float64(bb.bodyLen)
 	got := make([]byte, len(o.Data))
-	if err := c.copyToHost(got, bb.outPtr); err != nil {
+	if err := c.CopyToHostUncounted(got, bb.outPtr); err != nil {
 		return nil, err
 	}
 	res.BitExact = bytes.Equal(got, o.Data)
@@ -170,23 +171,23 @@ type bench struct {
 	o        BenchOptions
 	b        *vkcodec.Backend
 	dev      *vk.Device
-	c        *Context
+	c        *cudabridge.Context
 	n        uint64
-	st       *Stream
-	src, dst *SharedBuffer // shared (cuda, copy)
+	st       *cudabridge.Stream
+	src, dst *cudabridge.SharedBuffer // shared (cuda, copy)
 	body     *vk.Buffer
 	hsrc     *vk.Buffer // plain Vulkan buffers (host)
 	hdst     *vk.Buffer
-	cin      *DeviceMemory // ordinary CUDA memory: the tensor (copy, host) and its decoded copy
-	cout     *DeviceMemory
-	sem      *SharedSemaphore
+	cin      *cudabridge.DeviceMemory // ordinary CUDA memory: the tensor (copy, host) and its decoded copy
+	cout     *cudabridge.DeviceMemory
+	sem      *cudabridge.SharedSemaphore
 	enc      *vkcodec.EncodeOp
 	decs     map[uint64]*vkcodec.DecodeOp
 	host     []byte
-	inPtr    DevicePtr
-	outPtr   DevicePtr
+	inPtr    cudabridge.DevicePtr
+	outPtr   cudabridge.DevicePtr
 	bodyLen  uint64
-	ordering Ordering
+	ordering cudabridge.Ordering
 }
 
 func (bb *bench) setup(ctx context.Context) error {
@@ -211,13 +212,13 @@ func (bb *bench) setup(ctx context.Context) error {
 		srcRange = vk.BufferRange{Buf: bb.hsrc}
 		bb.host = make([]byte, 2*n)
 	} else {
-		if bb.src, err = NewSharedBuffer(bb.c, bb.dev, size); err != nil {
+		if bb.src, err = cudabridge.NewSharedBuffer(bb.c, bb.dev, size); err != nil {
 			return err
 		}
-		if bb.dst, err = NewSharedBuffer(bb.c, bb.dev, size); err != nil {
+		if bb.dst, err = cudabridge.NewSharedBuffer(bb.c, bb.dev, size); err != nil {
 			return err
 		}
-		if bb.sem, err = NewSharedSemaphore(bb.c, bb.dev, 0); err != nil {
+		if bb.sem, err = cudabridge.NewSharedSemaphore(bb.c, bb.dev, 0); err != nil {
 			return err
 		}
 		srcRange = bb.src.Range()
@@ -234,7 +235,7 @@ func (bb *bench) setup(ctx context.Context) error {
 		bb.inPtr, bb.outPtr = bb.cin.Ptr(), bb.cout.Ptr()
 	}
 	// The tensor starts out in CUDA memory (set-up, not measured).
-	if err := bb.c.copyFromHost(bb.inPtr, o.Data); err != nil {
+	if err := bb.c.CopyFromHostUncounted(bb.inPtr, o.Data); err != nil {
 		return err
 	}
 	if bb.enc, err = bb.b.PrepareEncode(ctx, srcRange, n, o.Shift, o.Codebook, o.Checksums, vk.BufferRange{Buf: bb.body}); err != nil {
@@ -273,7 +274,7 @@ func (bb *bench) iter(ctx context.Context, k uint64) (enc, dec, rt time.Duration
 		if err = bb.dev.Upload(ctx, bb.hsrc, 0, bb.host); err != nil {
 			return
 		}
-		CountHostStaged(n2)
+		cudabridge.CountHostStaged(n2)
 		if bb.bodyLen, err = bb.enc.Run(ctx); err != nil {
 			return
 		}
@@ -289,12 +290,12 @@ func (bb *bench) iter(ctx context.Context, k uint64) (enc, dec, rt time.Duration
 		if err = bb.dev.Download(ctx, bb.host, bb.hdst, 0); err != nil {
 			return
 		}
-		CountHostStaged(n2)
+		cudabridge.CountHostStaged(n2)
 		if err = bb.c.CopyFromHost(bb.outPtr, bb.host); err != nil {
 			return
 		}
 		dec = time.Since(t1)
-		bb.ordering = OrderingHost
+		bb.ordering = cudabridge.OrderingHost
 		return enc, dec, time.Since(t0), nil
 	}
 	ready, encoded, done := 3*k-2, 3*k-1, 3*k
@@ -315,7 +316,7 @@ func (bb *bench) iter(ctx context.Context, k uint64) (enc, dec, rt time.Duration
 			return
 		}
 	}
-	run, err := StartEncode(ctx, bb.enc, []vk.SemaphoreValue{bb.sem.At(ready)}, []vk.SemaphoreValue{bb.sem.At(encoded)})
+	run, err := cudabridge.StartEncode(ctx, bb.enc, []vk.SemaphoreValue{bb.sem.At(ready)}, []vk.SemaphoreValue{bb.sem.At(encoded)})
 	if err != nil {
 		return
 	}
@@ -323,21 +324,21 @@ func (bb *bench) iter(ctx context.Context, k uint64) (enc, dec, rt time.Duration
 	if bb.bodyLen, err = run.Wait(ctx); err != nil {
 		return
 	}
-	CountZeroCopy(n2)
+	cudabridge.CountZeroCopy(n2)
 	enc = time.Since(t0)
 	t1 := time.Now()
 	var op *vkcodec.DecodeOp
 	if op, err = bb.decOp(ctx, bb.bodyLen); err != nil {
 		return
 	}
-	drun, err := StartDecode(ctx, op, nil, []vk.SemaphoreValue{bb.sem.At(done)})
+	drun, err := cudabridge.StartDecode(ctx, op, nil, []vk.SemaphoreValue{bb.sem.At(done)})
 	if err != nil {
 		return
 	}
 	if _, err = drun.Wait(ctx); err != nil {
 		return
 	}
-	CountZeroCopy(n2)
+	cudabridge.CountZeroCopy(n2)
 	dec = time.Since(t1)
 	if err = bb.st.Synchronize(); err != nil { // CUDA has the decoded tensor
 		return
@@ -360,7 +361,7 @@ func (bb *bench) close() {
 		bb.sem.VK.Signal(1 << 62) // release anything still waiting
 	}
 	bb.dev.WaitIdle()
-	for _, s := range []*SharedBuffer{bb.src, bb.dst} {
+	for _, s := range []*cudabridge.SharedBuffer{bb.src, bb.dst} {
 		if s != nil {
 			s.Close()
 		}
@@ -370,7 +371,7 @@ func (bb *bench) close() {
 			x.Close()
 		}
 	}
-	for _, m := range []*DeviceMemory{bb.cin, bb.cout} {
+	for _, m := range []*cudabridge.DeviceMemory{bb.cin, bb.cout} {
 		if m != nil {
 			m.Close()
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cudabridge
+package cudavk
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/cudabridge"
 	"github.com/vkzip/vkzip/synth"
 	"github.com/vkzip/vkzip/vk"
 )
@@ -42,27 +43,27 @@ type SelfTestOptions struct {
 
 // RoundReport is one encode/decode request as the server saw it.
 type RoundReport struct {
-	Round       string   `json:"round"`
-	Source      string   `json:"source"` // "shared" (zero copy / copy path) or "host"
-	Values      uint64   `json:"values"`
-	BodyLen     uint64   `json:"body_len"`
-	Ordering    Ordering `json:"ordering"`
-	ReadyAtSub  uint64   `json:"ready_value_at_submit"` // "ready" when the encode was queued (< wait value: queued before CUDA signalled)
-	EncodeMs    float64  `json:"encode_ms"`             // queueing → encode complete (includes the semaphore wait)
-	DecodeMs    float64  `json:"decode_ms"`
-	Counters    Counters `json:"counters"`            // this round's delta
-	VKUploaded  uint64   `json:"vk_bytes_uploaded"`   // vk.Device Stats delta
-	VKDownload  uint64   `json:"vk_bytes_downloaded"` // vk.Device Stats delta
-	Error       string   `json:"error,omitempty"`
-	ClientError string   `json:"-"`
+	Round       string              `json:"round"`
+	Source      string              `json:"source"` // "shared" (zero copy / copy path) or "host"
+	Values      uint64              `json:"values"`
+	BodyLen     uint64              `json:"body_len"`
+	Ordering    cudabridge.Ordering `json:"ordering"`
+	ReadyAtSub  uint64              `json:"ready_value_at_submit"` // "ready" when the encode was queued (< wait value: queued before CUDA signalled)
+	EncodeMs    float64             `json:"encode_ms"`             // queueing → encode complete (includes the semaphore wait)
+	DecodeMs    float64             `json:"decode_ms"`
+	Counters    cudabridge.Counters `json:"counters"`            // this round's delta
+	VKUploaded  uint64              `json:"vk_bytes_uploaded"`   // vk.Device Stats delta
+	VKDownload  uint64              `json:"vk_bytes_downloaded"` // vk.Device Stats delta
+	Error       string              `json:"error,omitempty"`
+	ClientError string              `json:"-"`
 }
 
 // SelfTestReport is what ServeSelfTest observed.
 type SelfTestReport struct {
-	Rounds   []RoundReport `json:"rounds"`
-	Counters Counters      `json:"counters"`
-	ClientOK bool          `json:"client_ok"`
-	Client   Control       `json:"client_summary,omitempty"`
+	Rounds   []RoundReport       `json:"rounds"`
+	Counters cudabridge.Counters `json:"counters"`
+	ClientOK bool                `json:"client_ok"`
+	Client   cudabridge.Control  `json:"client_summary,omitempty"`
 }
 
 func (o *SelfTestOptions) defaults() {
@@ -141,13 +142,13 @@ func ServeSelfTest(ctx context.Context, b *vkcodec.Backend, conn *net.UnixConn, 
 	st := &selfTest{o: o, b: b, dev: b.VK(), conn: conn, encs: map[uint64]*vkcodec.EncodeOp{}}
 	defer st.close()
 	if err := st.setup(ctx); err != nil {
-		SendControl(conn, Control{"op": "error", "error": err.Error()})
+		cudabridge.SendControl(conn, cudabridge.Control{"op": "error", "error": err.Error()})
 		return nil, err
 	}
 	rep := &SelfTestReport{}
-	start := ReadCounters()
+	start := cudabridge.ReadCounters()
 	for {
-		msg, err := RecvControl(conn)
+		msg, err := cudabridge.RecvControl(conn)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return rep, fmt.Errorf("client closed the connection before saying bye")
@@ -162,25 +163,25 @@ func ServeSelfTest(ctx context.Context, b *vkcodec.Backend, conn *net.UnixConn, 
 		case "encode":
 			r := st.roundShared(ctx, msg)
 			rep.Rounds = append(rep.Rounds, r)
-			if err := SendControl(conn, resultMsg(r)); err != nil {
+			if err := cudabridge.SendControl(conn, resultMsg(r)); err != nil {
 				return rep, err
 			}
 		case "host_encode":
 			r, out := st.roundHost(ctx, msg)
 			rep.Rounds = append(rep.Rounds, r)
-			if err := SendControl(conn, resultMsg(r)); err != nil {
+			if err := cudabridge.SendControl(conn, resultMsg(r)); err != nil {
 				return rep, err
 			}
 			if r.Error == "" {
-				if err := SendFrame(conn, KindData, out, nil); err != nil {
+				if err := cudabridge.SendFrame(conn, cudabridge.KindData, out, nil); err != nil {
 					return rep, err
 				}
 			}
 		case "bye":
-			rep.Counters = ReadCounters().Sub(start)
+			rep.Counters = cudabridge.ReadCounters().Sub(start)
 			rep.ClientOK = msg.Bool("ok")
 			rep.Client = msg
-			err := SendControl(conn, Control{"op": "bye", "counters": rep.Counters})
+			err := cudabridge.SendControl(conn, cudabridge.Control{"op": "bye", "counters": rep.Counters})
 			o.logf("client says ok=%v; server counters %+v", rep.ClientOK, rep.Counters)
 			if err == nil && !rep.ClientOK {
 				err = fmt.Errorf("client reported failure: %s", msg.Str("error"))
@@ -192,8 +193,8 @@ func ServeSelfTest(ctx context.Context, b *vkcodec.Backend, conn *net.UnixConn, 
 	}
 }
 
-func resultMsg(r RoundReport) Control {
-	return Control{"op": "result", "round": r.Round, "ok": r.Error == "", "error": r.Error, "values": r.Values,
+func resultMsg(r RoundReport) cudabridge.Control {
+	return cudabridge.Control{"op": "result", "round": r.Round, "ok": r.Error == "", "error": r.Error, "values": r.Values,
 		"body_len": r.BodyLen, "ordering": r.Ordering, "ready_value_at_submit": r.ReadyAtSub,
 		"encode_ms": r.EncodeMs, "decode_ms": r.DecodeMs, "counters": r.Counters,
 		"vk_bytes_uploaded": r.VKUploaded, "vk_bytes_downloaded": r.VKDownload}
@@ -224,17 +225,17 @@ func (st *selfTest) setup(ctx context.Context) error {
 		return err
 	}
 	info := dev.Info()
-	h := &Handshake{DeviceUUID: hex.EncodeToString(info.UUID[:]), DriverUUID: hex.EncodeToString(info.DriverUUID[:]),
+	h := &cudabridge.Handshake{DeviceUUID: hex.EncodeToString(info.UUID[:]), DriverUUID: hex.EncodeToString(info.DriverUUID[:]),
 		Device: info.Name}
 	var fds []int
-	defer func() { CloseFDs(fds) }()
+	defer func() { cudabridge.CloseFDs(fds) }()
 	addBuf := func(name string, b *vk.Buffer, dtype string, shape uint64) error {
 		fd, err := b.ExportFD()
 		if err != nil {
 			return err
 		}
-		h.Buffers = append(h.Buffers, BufferDesc{Name: name, FD: len(fds), Handle: HandleVulkanFD, Dedicated: true,
-			AllocSize: b.AllocationSize(), Offset: 0, Size: shape * DTypeSize[dtype], DType: dtype, Shape: []uint64{shape}})
+		h.Buffers = append(h.Buffers, cudabridge.BufferDesc{Name: name, FD: len(fds), Handle: cudabridge.HandleVulkanFD, Dedicated: true,
+			AllocSize: b.AllocationSize(), Offset: 0, Size: shape * cudabridge.DTypeSize[dtype], DType: dtype, Shape: []uint64{shape}})
 		fds = append(fds, fd)
 		return nil
 	}
@@ -256,11 +257,11 @@ func (st *selfTest) setup(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			h.Semaphores = append(h.Semaphores, SemaphoreDesc{Name: s.name, FD: len(fds), Type: SemaphoreTimeline})
+			h.Semaphores = append(h.Semaphores, cudabridge.SemaphoreDesc{Name: s.name, FD: len(fds), Type: cudabridge.SemaphoreTimeline})
 			fds = append(fds, fd)
 		}
 	}
-	cfg := Control{"op": "config", "protocol": ProtocolVersion, "values": o.Values, "chunk_shift": o.Shift,
+	cfg := cudabridge.Control{"op": "config", "protocol": cudabridge.ProtocolVersion, "values": o.Values, "chunk_shift": o.Shift,
 		"checksums": o.Checksums, "gpu_ordering": GPUOrdering(), "semaphores_exported": st.exported,
 		"vulkan_device": st.b.Device()}
 	if o.Probe {
@@ -283,18 +284,18 @@ func (st *selfTest) setup(ctx context.Context) error {
 	if _, err := st.encOp(ctx, o.Values); err != nil {
 		return err
 	}
-	if err := SendHandshake(st.conn, h, fds); err != nil {
+	if err := cudabridge.SendHandshake(st.conn, h, fds); err != nil {
 		return err
 	}
 	st.o.logf("sent handshake: %d buffers, %d semaphores, device %s", len(h.Buffers), len(h.Semaphores), info.Name)
-	return SendControl(st.conn, cfg)
+	return cudabridge.SendControl(st.conn, cfg)
 }
 
 // serverCUDA describes the CUDA device of this process that matches the
 // Vulkan device, or why there is none (informative only: the client does
 // the CUDA work).
 func serverCUDA(info vk.DeviceInfo) string {
-	d, err := Load()
+	d, err := cudabridge.Load()
 	if err != nil {
 		return err.Error()
 	}
@@ -302,7 +303,7 @@ func serverCUDA(info vk.DeviceInfo) string {
 	if err != nil {
 		return err.Error()
 	}
-	m, err := MatchUUID(devs, info.UUID)
+	m, err := cudabridge.MatchUUID(devs, info.UUID)
 	if err != nil {
 		return err.Error()
 	}
@@ -325,7 +326,7 @@ func (st *selfTest) encOp(ctx context.Context, n uint64) (*vkcodec.EncodeOp, err
 // roundShared encodes src (written by the client's CUDA stream) after
 // "ready" reaches the requested value, signals "done" = encoded when the
 // body is complete, decodes into dst and signals "done" = done.
-func (st *selfTest) roundShared(ctx context.Context, msg Control) RoundReport {
+func (st *selfTest) roundShared(ctx context.Context, msg cudabridge.Control) RoundReport {
 	r := RoundReport{Round: msg.Str("round"), Source: "shared"}
 	fail := func(err error) RoundReport { r.Error = err.Error(); return r }
 	n, ok1 := msg.Uint("values")
@@ -346,13 +347,13 @@ func (st *selfTest) roundShared(ctx context.Context, msg Control) RoundReport {
 	}
 	ctx, cancel := context.WithTimeout(ctx, st.o.Timeout)
 	defer cancel()
-	c0, s0 := ReadCounters(), st.dev.Stats()
+	c0, s0 := cudabridge.ReadCounters(), st.dev.Stats()
 	enc, err := st.encOp(ctx, n)
 	if err != nil {
 		return fail(err)
 	}
 	t0 := time.Now()
-	run, err := StartEncode(ctx, enc, []vk.SemaphoreValue{{Sem: st.ready, Value: ready}},
+	run, err := cudabridge.StartEncode(ctx, enc, []vk.SemaphoreValue{{Sem: st.ready, Value: ready}},
 		[]vk.SemaphoreValue{{Sem: st.done, Value: encoded}})
 	if err != nil {
 		return fail(err)
@@ -377,7 +378,7 @@ func (st *selfTest) roundShared(ctx context.Context, msg Control) RoundReport {
 	}
 	defer dec.Close()
 	t1 := time.Now()
-	drun, err := StartDecode(ctx, dec, nil, []vk.SemaphoreValue{{Sem: st.done, Value: done}})
+	drun, err := cudabridge.StartDecode(ctx, dec, nil, []vk.SemaphoreValue{{Sem: st.done, Value: done}})
 	if err != nil {
 		return fail(err)
 	}
@@ -385,9 +386,9 @@ func (st *selfTest) roundShared(ctx context.Context, msg Control) RoundReport {
 		return fail(fmt.Errorf("decode: %w", err))
 	}
 	r.DecodeMs = float64(time.Since(t1).Microseconds()) / 1e3
-	CountZeroCopy(4 * n) // src read, dst written in place
+	cudabridge.CountZeroCopy(4 * n) // src read, dst written in place
 	s1 := st.dev.Stats()
-	r.Counters = ReadCounters().Sub(c0)
+	r.Counters = cudabridge.ReadCounters().Sub(c0)
 	r.VKUploaded, r.VKDownload = s1.BytesUploaded-s0.BytesUploaded, s1.BytesDownloaded-s0.BytesDownloaded
 	st.o.logf("round %s: %d values, body %d bytes, ordering %s, ready=%d at submit, encode %.2f ms, decode %.2f ms",
 		r.Round, n, bodyLen, r.Ordering, r.ReadyAtSub, r.EncodeMs, r.DecodeMs)
@@ -398,24 +399,24 @@ func (st *selfTest) roundShared(ctx context.Context, msg Control) RoundReport {
 // (it copied them device→host), the server uploads them to an ordinary
 // device buffer, encodes, decodes, downloads and sends them back. Every
 // hop through host memory is counted.
-func (st *selfTest) roundHost(ctx context.Context, msg Control) (RoundReport, []byte) {
-	r := RoundReport{Round: msg.Str("round"), Source: "host", Ordering: OrderingHost}
+func (st *selfTest) roundHost(ctx context.Context, msg cudabridge.Control) (RoundReport, []byte) {
+	r := RoundReport{Round: msg.Str("round"), Source: "host", Ordering: cudabridge.OrderingHost}
 	fail := func(err error) (RoundReport, []byte) { r.Error = err.Error(); return r, nil }
 	n, ok := msg.Uint("values")
 	if !ok || n == 0 || n > st.o.Values {
 		return fail(protocolf("host_encode needs values in [1, %d]", st.o.Values))
 	}
 	r.Values = n
-	kind, data, _, err := RecvFrame(st.conn, uint32(2*st.o.Values))
+	kind, data, _, err := cudabridge.RecvFrame(st.conn, uint32(2*st.o.Values))
 	if err != nil {
 		return fail(err)
 	}
-	if kind != KindData || uint64(len(data)) != 2*n {
+	if kind != cudabridge.KindData || uint64(len(data)) != 2*n {
 		return fail(protocolf("host_encode: want a data frame of %d bytes, got a %s frame of %d", 2*n, kind, len(data)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, st.o.Timeout)
 	defer cancel()
-	c0, s0 := ReadCounters(), st.dev.Stats()
+	c0, s0 := cudabridge.ReadCounters(), st.dev.Stats()
 	g := layout.SZ4{N: st.o.Values, Shift: st.o.Shift}
 	if st.hsrc == nil {
 		var err error
@@ -433,7 +434,7 @@ func (st *selfTest) roundHost(ctx context.Context, msg Control) (RoundReport, []
 	if err := st.dev.Upload(ctx, st.hsrc, 0, data); err != nil {
 		return fail(err)
 	}
-	CountHostStaged(uint64(len(data)))
+	cudabridge.CountHostStaged(uint64(len(data)))
 	enc, err := st.b.PrepareEncode(ctx, vk.BufferRange{Buf: st.hsrc}, n, st.o.Shift, synth.KVCodebook(), st.o.Checksums,
 		vk.BufferRange{Buf: st.hbody})
 	if err != nil {
@@ -460,10 +461,10 @@ func (st *selfTest) roundHost(ctx context.Context, msg Control) (RoundReport, []
 	if err := st.dev.Download(ctx, out, st.hdst, 0); err != nil {
 		return fail(err)
 	}
-	CountHostStaged(uint64(len(out)))
+	cudabridge.CountHostStaged(uint64(len(out)))
 	r.DecodeMs = float64(time.Since(t1).Microseconds()) / 1e3
 	s1 := st.dev.Stats()
-	r.Counters = ReadCounters().Sub(c0)
+	r.Counters = cudabridge.ReadCounters().Sub(c0)
 	r.VKUploaded, r.VKDownload = s1.BytesUploaded-s0.BytesUploaded, s1.BytesDownloaded-s0.BytesDownloaded
 	st.o.logf("round %s (host-staged): %d values, body %d bytes, encode %.2f ms, decode %.2f ms",
 		r.Round, n, bodyLen, r.EncodeMs, r.DecodeMs)

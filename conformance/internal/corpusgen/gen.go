@@ -1,4 +1,4 @@
-package conformance
+package corpusgen
 
 import (
 	"bytes"

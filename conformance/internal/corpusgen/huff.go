@@ -1,4 +1,4 @@
-package conformance
+package corpusgen
 
 import (
 	"encoding/binary"
@@ -115,7 +115,7 @@ func (g *Gen) huffBody(id string) (*hbody, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := layout.Huff{N: c.values(), Shift: s}
+	h := layout.Huff{N: c.NumValues(), Shift: s}
 	return &hbody{b: g.Body(id), n: h.N, shift: s, chunks: int(h.Chunks()), table: int(h.TableOffset()),
 		pieces: int(h.PieceOffset()), lows: int(h.LowBytes())}, nil
 }

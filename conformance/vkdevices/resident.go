@@ -1,4 +1,4 @@
-package conformance
+package vkdevices
 
 import (
 	"context"
@@ -37,9 +37,16 @@ func (r *Resident) buffer(size uint64) (*vk.Buffer, error) {
 	return r.B.VK().NewBuffer(size+64, vk.DeviceLocal)
 }
 
+// poison fills the bytes around the data in every buffer, so that a kernel which reads padding or leaves bytes
+// unwritten is caught (the byte conformance poisons host buffers with).
+const poison = 0xA5
+
 // poisonedCopy is a buffer image of size bytes: data at off, poison everywhere else.
 func poisonedCopy(data []byte, off, size uint64) []byte {
-	b := poisoned(int(size), int(size))
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = poison
+	}
 	copy(b[off:], data)
 	return b
 }

@@ -1,17 +1,14 @@
-package conformance
+package corpusgen
 
 import (
 	"fmt"
 	"sync"
+
+	"github.com/vkzip/vkzip/conformance"
 )
 
-// Format is a payload format the corpus covers. Version is the corpus version of that format: bump it with every
-// change of its cases or expectations.
-type Format struct {
-	Name    string // codec format name (codec.WithFormat)
-	ID      uint8  // format id (layout.Format*)
-	Version int
-}
+// Format is the runner's description of a payload format (conformance.Format).
+type Format = conformance.Format
 
 // Category is a named group of cases of one format. Generate adds the cases (Gen.Valid, Gen.Invalid); Min is the
 // fewest it must add, checked by the generator and the tests.

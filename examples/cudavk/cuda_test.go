@@ -1,6 +1,6 @@
 //go:build unix
 
-package cudabridge
+package cudavk
 
 // Tests that need the NVIDIA driver and an NVIDIA Vulkan device. They skip
 // (with the reason) elsewhere, and fail instead with VKZIP_REQUIRE_CUDA=1.
@@ -15,31 +15,36 @@ import (
 
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/cudabridge"
 	"github.com/vkzip/vkzip/synth"
 	"github.com/vkzip/vkzip/vk"
 )
 
+// envRequireCUDA makes a missing CUDA driver a test failure instead of a
+// skip (as in package cudabridge's tests).
+const envRequireCUDA = "VKZIP_REQUIRE_CUDA"
+
 type cudaEnv struct {
-	d   *Driver
+	d   *cudabridge.Driver
 	b   *vkcodec.Backend
 	dev *vk.Device
-	c   *Context
+	c   *cudabridge.Context
 }
 
 func openCUDA(t *testing.T) *cudaEnv {
 	t.Helper()
-	required := os.Getenv(EnvRequireCUDA) == "1"
-	d, err := Load()
+	required := os.Getenv(envRequireCUDA) == "1"
+	d, err := cudabridge.Load()
 	if err != nil {
 		if required {
-			t.Fatalf("%s=1: %v", EnvRequireCUDA, err)
+			t.Fatalf("%s=1: %v", envRequireCUDA, err)
 		}
 		t.Skipf("no CUDA driver: %v", err)
 	}
 	b := openBackend(t)
 	c, err := d.OpenForVulkan(b.Info())
 	if err != nil {
-		if required || !errors.Is(err, ErrNoDevice) {
+		if required || !errors.Is(err, cudabridge.ErrNoDevice) {
 			t.Fatalf("OpenForVulkan(%s): %v", b.Info().Name, err)
 		}
 		t.Skipf("the Vulkan device is not a CUDA device: %v", err)
@@ -78,7 +83,7 @@ func TestCUDADevices(t *testing.T) {
 	if e.c.Info().UUID != e.b.Info().UUID {
 		t.Fatal("UUID mismatch")
 	}
-	if _, err := e.d.Open(len(devs)); !errors.Is(err, ErrNoDevice) {
+	if _, err := e.d.Open(len(devs)); !errors.Is(err, cudabridge.ErrNoDevice) {
 		t.Errorf("Open(out of range): %v", err)
 	}
 }
@@ -88,14 +93,14 @@ func TestCUDASharedBuffer(t *testing.T) {
 	e := openCUDA(t)
 	ctx := context.Background()
 	const size = 3<<20 + 256
-	sb, err := NewSharedBuffer(e.c, e.dev, size)
+	sb, err := cudabridge.NewSharedBuffer(e.c, e.dev, size)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
 	t.Logf("shared buffer: %d bytes, allocation %d, CUDA address %#x", sb.Size, sb.VK.AllocationSize(), uint64(sb.Ptr))
 	want := pattern(size, 1)
-	if err := e.c.copyFromHost(sb.Ptr, want); err != nil {
+	if err := e.c.CopyFromHostUncounted(sb.Ptr, want); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, size)
@@ -109,7 +114,7 @@ func TestCUDASharedBuffer(t *testing.T) {
 	if err := e.dev.Upload(ctx, sb.VK, 0, want); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.copyToHost(got, sb.Ptr); err != nil {
+	if err := e.c.CopyToHostUncounted(got, sb.Ptr); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
@@ -132,10 +137,10 @@ func TestCUDAVMMToVulkan(t *testing.T) {
 	defer a.Close()
 	t.Logf("VMM allocation: %d bytes (granularity %d) at %#x", a.Size(), g, uint64(a.Ptr()))
 	want := pattern(int(a.Size()), 3)
-	if err := e.c.copyFromHost(a.Ptr(), want); err != nil {
+	if err := e.c.CopyFromHostUncounted(a.Ptr(), want); err != nil {
 		t.Fatal(err)
 	}
-	vb, err := ImportVMMToVulkan(e.dev, a, a.Size())
+	vb, err := cudabridge.ImportVMMToVulkan(e.dev, a, a.Size())
 	if err != nil {
 		t.Fatalf("ImportVMMToVulkan: %v", err)
 	}
@@ -151,7 +156,7 @@ func TestCUDAVMMToVulkan(t *testing.T) {
 	if err := e.dev.Upload(ctx, vb, 0, want); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.copyToHost(got, a.Ptr()); err != nil {
+	if err := e.c.CopyToHostUncounted(got, a.Ptr()); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
@@ -163,12 +168,12 @@ func TestCUDAVMMToVulkan(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2, err := e.c.ImportShareable(fd, a.Size())
-	CloseFDs([]int{fd})
+	cudabridge.CloseFDs([]int{fd})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b2.Close()
-	if err := e.c.copyToHost(got, b2.Ptr()); err != nil || !bytes.Equal(got, want) {
+	if err := e.c.CopyToHostUncounted(got, b2.Ptr()); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("second mapping: %v", err)
 	}
 }
@@ -184,12 +189,12 @@ func TestCUDASemaphoreChain(t *testing.T) {
 	const n = 1 << 22
 	kv := synth.KVLike(n, 7)
 	cb := synth.KVCodebook()
-	src, err := NewSharedBuffer(e.c, e.dev, 2*n)
+	src, err := cudabridge.NewSharedBuffer(e.c, e.dev, 2*n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := NewSharedBuffer(e.c, e.dev, 2*n)
+	dst, err := cudabridge.NewSharedBuffer(e.c, e.dev, 2*n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +204,7 @@ func TestCUDASemaphoreChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer body.Close()
-	sem, err := NewSharedSemaphore(e.c, e.dev, 0)
+	sem, err := cudabridge.NewSharedSemaphore(e.c, e.dev, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +219,7 @@ func TestCUDASemaphoreChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	if err := e.c.copyFromHost(in.Ptr(), kv); err != nil {
+	if err := e.c.CopyFromHostUncounted(in.Ptr(), kv); err != nil {
 		t.Fatal(err)
 	}
 	st, err := e.c.NewStream()
@@ -228,7 +233,7 @@ func TestCUDASemaphoreChain(t *testing.T) {
 	}
 	defer enc.Close()
 
-	c0 := ReadCounters()
+	c0 := cudabridge.ReadCounters()
 	t0 := time.Now()
 	must := func(err error) {
 		t.Helper()
@@ -247,7 +252,7 @@ func TestCUDASemaphoreChain(t *testing.T) {
 	if done, err := st.Done(); err != nil || done {
 		t.Fatalf("the stream finished at once (%v, %v): the spin kernel did not run", done, err)
 	}
-	run, err := StartEncode(ctx, enc, []vk.SemaphoreValue{sem.At(1)}, []vk.SemaphoreValue{sem.At(2)})
+	run, err := cudabridge.StartEncode(ctx, enc, []vk.SemaphoreValue{sem.At(1)}, []vk.SemaphoreValue{sem.At(2)})
 	must(err)
 	readyAtSubmit, _ := sem.VK.Value()
 	bodyLen, err := run.Wait(ctx)
@@ -256,24 +261,24 @@ func TestCUDASemaphoreChain(t *testing.T) {
 	dec, err := e.b.PrepareDecode(ctx, vk.BufferRange{Buf: body}, bodyLen, n, 16, cb, true, dst.Range())
 	must(err)
 	defer dec.Close()
-	drun, err := StartDecode(ctx, dec, nil, []vk.SemaphoreValue{sem.At(3)})
+	drun, err := cudabridge.StartDecode(ctx, dec, nil, []vk.SemaphoreValue{sem.At(3)})
 	must(err)
 	_, err = drun.Wait(ctx)
 	must(err)
 	must(st.Synchronize())
 	total := time.Since(t0)
-	delta := ReadCounters().Sub(c0)
+	delta := cudabridge.ReadCounters().Sub(c0)
 	t.Logf("ordering %s; enqueue %v, encode done at %v (ready=%d at submit), chain done at %v; ratio %.3f; %+v",
 		run.Ordering(), enqueued, encoded, readyAtSubmit, total, float64(2*n)/float64(bodyLen), delta)
 	got := make([]byte, 2*n)
-	must(e.c.copyToHost(got, out.Ptr()))
+	must(e.c.CopyToHostUncounted(got, out.Ptr()))
 	if !bytes.Equal(got, kv) {
 		t.Fatal("decoded tensor differs")
 	}
 	if delta.HostStagedBytes != 0 || delta.DeviceCopyBytes != 4*n {
 		t.Errorf("counters %+v: want no host staging, two counted device copies", delta)
 	}
-	if run.Ordering() == OrderingGPU && readyAtSubmit != 0 {
+	if run.Ordering() == cudabridge.OrderingGPU && readyAtSubmit != 0 {
 		t.Logf("note: the encode was queued after CUDA signalled (ready=%d)", readyAtSubmit)
 	}
 	if encoded < 100*time.Millisecond {
@@ -302,15 +307,15 @@ func TestCUDABench(t *testing.T) {
 }
 
 func TestBenchWithoutCUDA(t *testing.T) {
-	if _, err := Load(); err == nil {
+	if _, err := cudabridge.Load(); err == nil {
 		t.Skip("a CUDA driver is installed")
 	}
 	b := openBackend(t)
 	_, err := Bench(context.Background(), b, BenchOptions{Source: SourceCUDA, Data: make([]byte, 64)})
-	if !errors.Is(err, ErrNoCUDA) {
-		t.Fatalf("Bench without a driver: %v, want ErrNoCUDA", err)
+	if !errors.Is(err, cudabridge.ErrNoCUDA) {
+		t.Fatalf("Bench without a driver: %v, want cudabridge.ErrNoCUDA", err)
 	}
-	if _, err := Bench(context.Background(), b, BenchOptions{Source: "disk", Data: make([]byte, 64)}); !errors.Is(err, ErrInvalid) {
+	if _, err := Bench(context.Background(), b, BenchOptions{Source: "disk", Data: make([]byte, 64)}); !errors.Is(err, cudabridge.ErrInvalid) {
 		t.Fatalf("bad source: %v", err)
 	}
 }

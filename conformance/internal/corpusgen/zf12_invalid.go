@@ -1,4 +1,4 @@
-package conformance
+package corpusgen
 
 import (
 	"encoding/binary"
@@ -27,7 +27,7 @@ func (g *Gen) zf12Body(id string) (*zbody, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &zbody{ZF12: layout.ZF12{N: c.values(), Shift: s}, b: g.Body(id), in: g.Values(id)}, nil
+	return &zbody{ZF12: layout.ZF12{N: c.NumValues(), Shift: s}, b: g.Body(id), in: g.Values(id)}, nil
 }
 
 func (z *zbody) chunks() int          { return int(z.Chunks()) }

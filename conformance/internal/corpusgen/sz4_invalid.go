@@ -1,4 +1,4 @@
-package conformance
+package corpusgen
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func (g *Gen) sz4Body(id string) (*body, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &body{SZ4: layout.SZ4{N: c.values(), Shift: s}, b: g.Body(id), cb: cb, in: g.Values(id)}, nil
+	return &body{SZ4: layout.SZ4{N: c.NumValues(), Shift: s}, b: g.Body(id), cb: cb, in: g.Values(id)}, nil
 }
 
 func (s *body) chunks() int          { return int(s.Chunks()) }

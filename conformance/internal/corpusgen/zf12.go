@@ -1,4 +1,4 @@
-package conformance
+package corpusgen
 
 import (
 	"fmt"
@@ -28,33 +28,6 @@ func init() {
 	reg("invalid-checksum", 15, "flipped bits under chunk checksums (body level; the kernels' CRC check)", zfInvalidChecksum)
 	reg("invalid-stream", 30, "non-canonical bodies, checksums off (the kernels answer) and CRC re-fixed (body level)", zfInvalidStream)
 
-	// zfblocks/1: blocks of 512 values with chosen field ranges. Block b takes args[b mod len(args)] = base<<8 |
-	// span: its first value has field base, its second base+span, the others a random field in between (all
-	// clamped to 127); exponent low bits, signs and mantissas are random.
-	RegisterInput("zfblocks/1", func(n int, seed uint64, args []int64) ([]byte, error) {
-		if err := checkN(n, maxGenValues); err != nil {
-			return nil, err
-		}
-		if len(args) == 0 {
-			return nil, fmt.Errorf("zfblocks/1 needs block specs")
-		}
-		r, out := rng{seed}, make([]byte, 2*n)
-		for i := 0; i < n; i++ {
-			spec := args[(i/layout.ZF12Block)%len(args)]
-			base, span := int(spec>>8)&0x7F, int(spec)&0xFF
-			x := r.next()
-			f := base + r.below(span+1)
-			switch i % layout.ZF12Block {
-			case 0:
-				f = base
-			case 1:
-				f = base + span
-			}
-			f = min(f, 127)
-			put(out, i, bf16(x>>16, uint8(2*f)|uint8(x>>40&1)))
-		}
-		return out, nil
-	})
 }
 
 // zfb is a zfblocks/1 spec.

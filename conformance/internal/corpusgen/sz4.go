@@ -1,4 +1,4 @@
-package conformance
+package corpusgen
 
 import (
 	"fmt"
@@ -222,7 +222,7 @@ func genLengths(g *Gen) error {
 	i := 0
 	for _, s := range shifts() {
 		c := 1 << s
-		r := rng{uint64(s)}
+		r := newRNG(uint64(s))
 		ragged := 3*c + 1 + r.below(c-2)
 		for _, n := range []int{0, 1, 2, 3, 5, 8, 17, c - 1, c, c + 1, 2*c - 1, 2*c + 3, ragged} {
 			i++

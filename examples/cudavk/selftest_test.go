@@ -1,6 +1,6 @@
 //go:build unix
 
-package cudabridge
+package cudavk
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,31 @@ import (
 	"time"
 
 	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/cudabridge"
 	"github.com/vkzip/vkzip/vk/vktest"
 )
+
+// socketPair is a connected pair of Unix stream sockets, closed at the
+// end of the test.
+func socketPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func(fd int) *net.UnixConn {
+		f := os.NewFile(uintptr(fd), "socketpair")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*net.UnixConn)
+	}
+	a, b := conn(fds[0]), conn(fds[1])
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
 
 func openBackend(t *testing.T) *vkcodec.Backend {
 	t.Helper()
@@ -71,12 +95,12 @@ func TestSelfTestGoClient(t *testing.T) {
 			Checksums: true, Probe: true, Timeout: time.Minute})
 		done <- served{rep, err}
 	}()
-	h, fds, err := RecvHandshake(cli)
+	h, fds, err := cudabridge.RecvHandshake(cli)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer CloseFDs(fds)
-	cfg, err := RecvControl(cli)
+	defer cudabridge.CloseFDs(fds)
+	cfg, err := cudabridge.RecvControl(cli)
 	if err != nil || cfg.Op() != "config" {
 		t.Fatalf("config: %v %v", cfg, err)
 	}
@@ -92,10 +116,10 @@ func TestSelfTestGoClient(t *testing.T) {
 	kv := make([]byte, 2*n)
 	rand.Read(kv)
 	copy(maps["src"], kv)
-	SendControl(cli, Control{"op": "imported"})
-	SendControl(cli, Control{"op": "encode", "round": "zero-copy", "values": n, "ready": 1, "encoded": 2, "done": 3,
+	cudabridge.SendControl(cli, cudabridge.Control{"op": "imported"})
+	cudabridge.SendControl(cli, cudabridge.Control{"op": "encode", "round": "zero-copy", "values": n, "ready": 1, "encoded": 2, "done": 3,
 		"host_signal": true})
-	res, err := RecvControl(cli)
+	res, err := cudabridge.RecvControl(cli)
 	if err != nil || !res.Bool("ok") {
 		t.Fatalf("shared round: %v %v", res, err)
 	}
@@ -106,22 +130,22 @@ func TestSelfTestGoClient(t *testing.T) {
 		t.Fatalf("shared round staged %d bytes through host memory", hs)
 	}
 	// Host-staged round.
-	SendControl(cli, Control{"op": "host_encode", "round": "host", "values": n})
-	SendFrame(cli, KindData, kv, nil)
-	if res, err = RecvControl(cli); err != nil || !res.Bool("ok") {
+	cudabridge.SendControl(cli, cudabridge.Control{"op": "host_encode", "round": "host", "values": n})
+	cudabridge.SendFrame(cli, cudabridge.KindData, kv, nil)
+	if res, err = cudabridge.RecvControl(cli); err != nil || !res.Bool("ok") {
 		t.Fatalf("host round: %v %v", res, err)
 	}
-	kind, back, _, err := RecvFrame(cli, 2*n)
-	if err != nil || kind != KindData || !bytes.Equal(back, kv) {
+	kind, back, _, err := cudabridge.RecvFrame(cli, 2*n)
+	if err != nil || kind != cudabridge.KindData || !bytes.Equal(back, kv) {
 		t.Fatalf("host round data: %v %v", kind, err)
 	}
 	// A bad request is answered, not fatal.
-	SendControl(cli, Control{"op": "encode", "values": 1 << 20, "ready": 4, "encoded": 5, "done": 6})
-	if res, err = RecvControl(cli); err != nil || res.Bool("ok") {
+	cudabridge.SendControl(cli, cudabridge.Control{"op": "encode", "values": 1 << 20, "ready": 4, "encoded": 5, "done": 6})
+	if res, err = cudabridge.RecvControl(cli); err != nil || res.Bool("ok") {
 		t.Fatalf("oversized request: %v %v", res, err)
 	}
-	SendControl(cli, Control{"op": "bye", "ok": true})
-	if bye, err := RecvControl(cli); err != nil || bye.Op() != "bye" {
+	cudabridge.SendControl(cli, cudabridge.Control{"op": "bye", "ok": true})
+	if bye, err := cudabridge.RecvControl(cli); err != nil || bye.Op() != "bye" {
 		t.Fatalf("bye: %v %v", bye, err)
 	}
 	s := <-done
@@ -146,7 +170,7 @@ func TestPythonClientLocal(t *testing.T) {
 		t.Skip("the local client needs a CPU Vulkan device (lavapipe)")
 	}
 	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "examples", "cuda_client.py")
+	script := filepath.Join(filepath.Dir(file), "..", "cuda_client.py")
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
