@@ -515,11 +515,11 @@ func (ct *Container) checkSeal(src []byte, index int, words []uint32) ([]uint32,
 		}
 		return words, nil
 	}
-	words, err := bodyWords(r, src[r.BodyOff:r.SealOff()], words[:0])
+	got, words, err := ct.sealOf(src, index, words)
 	if err != nil {
-		return words, withTensor(err, r.Name)
+		return words, err
 	}
-	if got := sealOf(ct.MetaCRC, uint32(index), words); got != stored {
+	if got != stored {
 		return words, &Error{Class: ErrChecksum, Tensor: r.Name, Chunk: -1,
 			Detail: fmt.Sprintf("seal %08x, expected %08x: the body is not the one its directory was written with", stored, got)}
 	}

@@ -535,7 +535,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 	if err != nil {
 		return err
 	}
-	var ops benchCodec = newCPUBenchOps(cpu, ref[0])
+	var ops benchCodec = newCPUBenchOps(cpu, cpu, ref[0])
 	if wrap != nil {
 		ops = wrap(ops)
 	}
@@ -726,7 +726,7 @@ func benchVulkanHost(ctx context.Context, b *vkcodec.Backend, ref []codec.Encode
 	if err != nil {
 		return err
 	}
-	var ops benchCodec = &hostBenchOps{b: b, cpuBenchOps: *newCPUBenchOps(codec.NewCPUBackend(0), ref[0])}
+	var ops benchCodec = newCPUBenchOps(b, codec.NewCPUBackend(0), ref[0])
 	if wrap != nil {
 		ops = wrap(ops)
 	}

@@ -45,8 +45,6 @@ func (s *saboteur) flipByte(ctx context.Context, which string, n uint64) {
 	switch o := s.benchCodec.(type) {
 	case *cpuBenchOps:
 		cpu = o
-	case *hostBenchOps:
-		cpu = &o.cpuBenchOps
 	case *vkBenchOps:
 		buf, off := o.out, o.n/2
 		if which == "body" {
