@@ -433,6 +433,13 @@ func (c *Codec) DecodeFile(ctx context.Context, w io.Writer, r io.Reader) (*File
 			if err := c.decodeWindow(ctx, win, pos, ct, i, j, out); err != nil {
 				return st, err
 			}
+			if j == len(ct.Recs) && ct.Flags&layout.FlagFinal != 0 {
+				// The stream's last bytes go out only once nothing follows them: a complete output with an
+				// error after it would be easy to take for a good one.
+				if err := checkEnd(br); err != nil {
+					return st, err
+				}
+			}
 			n, err := w.Write(out)
 			st.OutputBytes += int64(n)
 			if err != nil {
@@ -443,15 +450,19 @@ func (c *Codec) DecodeFile(ctx context.Context, w io.Writer, r io.Reader) (*File
 		st.Frames++
 		st.Records += len(ct.Recs)
 		if ct.Flags&layout.FlagFinal != 0 {
-			break
+			return st, checkEnd(br)
 		}
 	}
-	if _, err := br.Peek(1); err == nil {
-		return st, errorf(ErrCorrupt, "data after the final container")
+}
+
+// checkEnd reports an error unless r is at its end.
+func checkEnd(r *bufio.Reader) error {
+	if _, err := r.Peek(1); err == nil {
+		return errorf(ErrCorrupt, "data after the final container")
 	} else if err != io.EOF {
-		return st, err
+		return err
 	}
-	return st, nil
+	return nil
 }
 
 // readGrow reads n bytes from r into buf (reused), growing it as the bytes arrive: a length a corrupt directory
