@@ -192,4 +192,3 @@ func decodedSize(f *os.File, size int64) (uint64, bool) {
 	}
 	return n, true
 }
-
