@@ -380,6 +380,16 @@ func readHeader(r io.Reader, buf []byte) (*Container, []byte, error) {
 // payload's length; a single record larger than a batch (a whole-file payload of one large tensor) is held
 // whole.
 func (c *Codec) DecodeFile(ctx context.Context, w io.Writer, r io.Reader) (*FileStats, error) {
+	// A regular file's length bounds what its directories may claim, so a record larger than a batch (a whole-file
+	// payload of one large tensor) is read into a buffer of its exact size instead of one grown as it arrives.
+	left := int64(-1)
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil {
+				left = fi.Size() - off
+			}
+		}
+	}
 	cr := &countReader{r: r}
 	br := bufio.NewReaderSize(cr, 1<<20)
 	st := &FileStats{Checksums: true}
@@ -422,7 +432,11 @@ func (c *Codec) DecodeFile(ctx context.Context, w io.Writer, r io.Reader) (*File
 			if raw > uint64(maxInt) || end-pos > uint64(maxInt) {
 				return st, errorf(ErrTooLarge, "record of %d bytes", raw)
 			}
-			if win, err = readGrow(br, win, end-pos); err != nil {
+			if left >= 0 && end-pos > uint64(left-(cr.n-int64(br.Buffered()))) {
+				return st, &Error{Class: ErrTruncated, Tensor: ct.Recs[i].Name, Chunk: -1,
+					Detail: "body runs past the end of the input"}
+			}
+			if win, err = readGrow(br, win, end-pos, left >= 0); err != nil {
 				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 					return st, &Error{Class: ErrTruncated, Tensor: ct.Recs[i].Name, Chunk: -1,
 						Detail: "body runs past the end of the input"}
@@ -446,6 +460,9 @@ func (c *Codec) DecodeFile(ctx context.Context, w io.Writer, r io.Reader) (*File
 				return st, err
 			}
 			pos, i = end, j
+			if cap(win) > 4*fileDecodeBatch || cap(out) > 4*fileDecodeBatch {
+				win, out = nil, nil // a large record's buffers go back to the runtime
+			}
 		}
 		st.Frames++
 		st.Records += len(ct.Recs)
@@ -465,14 +482,25 @@ func checkEnd(r *bufio.Reader) error {
 	return nil
 }
 
-// readGrow reads n bytes from r into buf (reused), growing it as the bytes arrive: a length a corrupt directory
-// claims costs memory only as far as the input really goes.
-func readGrow(r io.Reader, buf []byte, n uint64) ([]byte, error) {
-	const step = 64 << 20
+// readGrow reads n bytes from r into buf (reused). Unless the caller has checked that the input holds them
+// (sized), the buffer grows as the bytes arrive, doubling: a length a corrupt directory claims costs memory only
+// as far as the input really goes.
+func readGrow(r io.Reader, buf []byte, n uint64, sized bool) ([]byte, error) {
+	if sized || n <= fileDecodeBatch {
+		buf = growTo(buf[:0], int(n))
+		_, err := io.ReadFull(r, buf)
+		return buf, err
+	}
 	buf = buf[:0]
 	for uint64(len(buf)) < n {
 		start := len(buf)
-		buf = growTo(buf, start+int(min(n-uint64(start), step)))
+		next := min(n, max(2*uint64(start), fileDecodeBatch))
+		if uint64(cap(buf)) < next {
+			nb := make([]byte, start, next)
+			copy(nb, buf)
+			buf = nb
+		}
+		buf = buf[:next]
 		if _, err := io.ReadFull(r, buf[start:]); err != nil {
 			return buf[:start], err
 		}

@@ -217,7 +217,16 @@ func TestDecodeFileClaimedLengths(t *testing.T) {
 	dir := []Rec{{Name: "x", DType: layout.DTypeOpaque, Shape: []uint64{1 << 40}, Elements: 1 << 40,
 		Format: layout.FormatStored, Codebook: layout.NoCodebook, BodyLen: layout.StoredBody(1 << 40)}}
 	hdr := appendHeader(nil, dirHead{version: layout.Version2}, c.flags(true), nil, dir)
-	_, err := c.DecodeFile(context.Background(), io.Discard, bytes.NewReader(append(hdr, make([]byte, 1000)...)))
+	payload := append(hdr, make([]byte, 1000)...)
+	_, err := c.DecodeFile(context.Background(), io.Discard, bytes.NewReader(payload))
+	assert.ErrorIs(t, err, ErrTruncated)
+	// From a regular file, whose length is known.
+	p := filepath.Join(t.TempDir(), "claim.vkz")
+	require.NoError(t, os.WriteFile(p, payload, 0o600))
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = c.DecodeFile(context.Background(), io.Discard, f)
 	assert.ErrorIs(t, err, ErrTruncated)
 }
 
