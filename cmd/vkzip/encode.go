@@ -106,6 +106,8 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		strings.Join(codec.DefaultFormatNames(), ","))
 	prefer := fs.String("prefer", "", "`mode` instead of --format: speed ("+preferList("speed")+"), balanced ("+
 		preferList("balanced")+") or ratio ("+preferList("ratio")+")")
+	frameFlag := fs.String("frame", "32MiB", "input `bytes` per frame of the payload (a multiple of 8, at most 128MiB): "+
+		"memory grows with it, not with the input")
 	in := addInputFlags(fs, "")
 	asJSON := fs.Bool("json", false, "print the result as a JSON object per input")
 	verify := fs.Bool("verify", false, "decode every frame of the payload with the Go reference codec and compare it with its "+
@@ -119,6 +121,10 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	jobs, err := planJobs(pos, ff, func(in string) (string, error) { return in + ".vkz", nil })
 	if err != nil {
 		return err
+	}
+	frame, err := parseSize(*frameFlag)
+	if err != nil || frame < 8 || frame > codec.MaxFrameSize/2 || frame%8 != 0 {
+		return usagef("--frame %q: want a multiple of 8 bytes from 8 to 128MiB", *frameFlag)
 	}
 	openOpts, err := in.options()
 	if err != nil {
@@ -152,7 +158,7 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		fmt.Fprintln(os.Stderr, "vkzip: encode: warning: --no-checksum: corruption of tensor data in these payloads would go undetected")
 	}
 	e := &encoder{s: s, openOpts: openOpts, formats: formats, formatFlag: *format != "", ff: ff, verify: *verify,
-		asJSON: *asJSON, quiet: *quiet, checksums: !*noCRC}
+		asJSON: *asJSON, quiet: *quiet, checksums: !*noCRC, frame: int(frame)}
 	return forEachInput(ctx, v.name, jobs, func(j fileJob) error { return e.encode(ctx, j) })
 }
 
@@ -166,6 +172,7 @@ type encoder struct {
 	verify        bool
 	asJSON, quiet bool
 	checksums     bool
+	frame         int // input bytes per frame
 }
 
 func (e *encoder) encode(ctx context.Context, j fileJob) error {
@@ -197,7 +204,7 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 		name = j.in
 	}
 	start := time.Now()
-	st, err := c.EncodeFile(ctx, sink, in, codec.FileOptions{OpenOptions: e.openOpts, Name: name, Verify: e.verify,
+	st, err := c.EncodeFile(ctx, sink, in, codec.FileOptions{OpenOptions: e.openOpts, Name: name, Verify: e.verify, FrameSize: e.frame,
 		Header: func(f *tensorfile.File) {
 			for _, w := range uncodedWarnings(f, shown(j.in, "stdin"), e.formats, e.formatFlag) {
 				fmt.Fprintf(os.Stderr, "vkzip: encode: warning: %s\n", w)
