@@ -51,7 +51,9 @@ type onlyReader struct{ r io.Reader }
 
 func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
-type hashWriter struct{ h interface{ Write([]byte) (int, error) } }
+type hashWriter struct {
+	h interface{ Write([]byte) (int, error) }
+}
 
 func (w hashWriter) Write(p []byte) (int, error) { return w.h.Write(p) }
 
