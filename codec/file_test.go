@@ -244,3 +244,37 @@ func TestDecodeFileVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// faultyBackend flips one bit of every body its backend encodes: a broken encoder that Verify must catch.
+type faultyBackend struct{ Backend }
+
+func (f faultyBackend) Encode(ctx context.Context, jobs []EncodeJob) error {
+	if err := f.Backend.Encode(ctx, jobs); err != nil {
+		return err
+	}
+	for i := range jobs {
+		if len(jobs[i].Out) > 0 {
+			jobs[i].Out[len(jobs[i].Out)/2] ^= 1
+		}
+	}
+	return nil
+}
+
+// TestEncodeFileVerify: with Verify, a frame that does not decode to its input fails with ErrVerify before it is
+// written; without it the faulty payload goes out (and its decode fails).
+func TestEncodeFileVerify(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	in := testSafetensors(t, r, []int{70000, 70000, 70000})
+	c, err := New(WithBackend(faultyBackend{NewCPUBackend(0)}))
+	require.NoError(t, err)
+	defer c.Close()
+	var out bytes.Buffer
+	_, err = c.EncodeFile(context.Background(), &out, bytes.NewReader(in), FileOptions{FrameSize: 100000, Verify: true})
+	assert.ErrorIs(t, err, ErrVerify)
+	assert.Zero(t, out.Len(), "a frame that failed verification was written")
+	out.Reset()
+	_, err = c.EncodeFile(context.Background(), &out, bytes.NewReader(in), FileOptions{FrameSize: 100000})
+	require.NoError(t, err)
+	_, err = newCPU(t).DecodeFile(context.Background(), io.Discard, bytes.NewReader(out.Bytes()))
+	assert.Error(t, err)
+}
