@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // Buffer usage for every buffer: storage + transfer src/dst.
@@ -95,13 +97,16 @@ func (d *Device) newBuffer(size uint64, kind BufferKind, extTypes uint32, import
 	if r != ResultSuccess {
 		return nil, checkDetail("vkCreateBuffer", r, fmt.Sprintf("%d bytes", size))
 	}
+	if err := checkHandle("vkCreateBuffer", uint64(b.buf)); err != nil {
+		return nil, err // leaked: vulkan-go cannot carry it to vkDestroyBuffer
+	}
 	d.addLive(1)
 	fail := func(err error) (*Buffer, error) {
 		if b.mem != 0 {
-			C.vkz_free_memory(d.c, b.mem)
+			vulkan.FreeMemory(d.vdev, vgDeviceMemory(b.mem), nil)
 			d.addLive(-1)
 		}
-		C.vkz_destroy_buffer(d.c, b.buf)
+		vulkan.DestroyBuffer(d.vdev, vgBuffer(b.buf), nil)
 		d.addLive(-1)
 		return nil, err
 	}
@@ -127,13 +132,17 @@ func (d *Device) newBuffer(size uint64, kind BufferKind, extTypes uint32, import
 		b.mem = 0
 		return fail(checkDetail("vkAllocateMemory", r, fmt.Sprintf("%d bytes, %s", allocSize, kind)))
 	}
+	if err := checkHandle("vkAllocateMemory", uint64(b.mem)); err != nil {
+		b.mem = 0 // leaked: vulkan-go cannot carry it to vkFreeMemory
+		return fail(err)
+	}
 	d.addLive(1)
-	if r := Result(C.vkz_bind_buffer_memory(d.c, b.buf, b.mem)); r != ResultSuccess {
+	if r := Result(vulkan.BindBufferMemory(d.vdev, vgBuffer(b.buf), vgDeviceMemory(b.mem), 0)); r != ResultSuccess {
 		return fail(check("vkBindBufferMemory", r))
 	}
 	if kind.Mapped() {
 		var p unsafe.Pointer
-		if r := Result(C.vkz_map_memory(d.c, b.mem, &p)); r != ResultSuccess {
+		if r := Result(vulkan.MapMemory(d.vdev, vgDeviceMemory(b.mem), 0, vulkan.DeviceSize(vulkan.WholeSize), 0, &p)); r != ResultSuccess {
 			return fail(check("vkMapMemory", r))
 		}
 		b.mapped = p
@@ -213,11 +222,11 @@ func (b *Buffer) release() {
 func (b *Buffer) destroy() {
 	d := b.dev
 	if b.mapped != nil {
-		C.vkz_unmap_memory(d.c, b.mem)
+		vulkan.UnmapMemory(d.vdev, vgDeviceMemory(b.mem))
 		b.mapped = nil
 	}
-	C.vkz_destroy_buffer(d.c, b.buf)
-	C.vkz_free_memory(d.c, b.mem)
+	vulkan.DestroyBuffer(d.vdev, vgBuffer(b.buf), nil)
+	vulkan.FreeMemory(d.vdev, vgDeviceMemory(b.mem), nil)
 	d.addLive(-2)
 }
 
