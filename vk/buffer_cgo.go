@@ -91,9 +91,8 @@ func (d *Device) ImportBufferFD(fd int, size uint64, opts ...ImportOptions) (*Bu
 }
 
 func (d *Device) newBuffer(size uint64, kind BufferKind, extTypes uint32, importFD int, allocSize uint64) (*Buffer, error) {
-	var req C.VkMemoryRequirements
 	b := &Buffer{dev: d, size: size, kind: kind}
-	r := Result(C.vkz_create_buffer(d.c, C.VkDeviceSize(size), bufferUsage, C.VkFlags(extTypes), &b.buf, &req))
+	r := Result(C.vkz_create_buffer(d.c, C.VkDeviceSize(size), bufferUsage, C.VkFlags(extTypes), &b.buf))
 	if r != ResultSuccess {
 		return nil, checkDetail("vkCreateBuffer", r, fmt.Sprintf("%d bytes", size))
 	}
@@ -110,13 +109,17 @@ func (d *Device) newBuffer(size uint64, kind BufferKind, extTypes uint32, import
 		d.addLive(-1)
 		return nil, err
 	}
+	var req vulkan.MemoryRequirements // fresh: vulkan-go caches a struct's C copy
+	vulkan.GetBufferMemoryRequirements(d.vdev, vgBuffer(b.buf), &req)
+	req.Deref()
+	req.Free()
 	if allocSize == 0 {
-		allocSize = uint64(req.size)
+		allocSize = uint64(req.Size)
 	}
 	if max := d.info.Limits.MaxMemoryAllocationSize; max != 0 && allocSize > max {
 		return fail(invalidf("allocation of %d bytes exceeds maxMemoryAllocationSize %d", allocSize, max))
 	}
-	mt, err := d.pickMemoryType(uint32(req.memoryTypeBits), kind)
+	mt, err := d.pickMemoryType(req.MemoryTypeBits, kind)
 	if err != nil {
 		return fail(err)
 	}

@@ -186,6 +186,12 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 		cachePath:   opts.PipelineCachePath,
 		queueMu:     make([]sync.Mutex, cdev.queueCount),
 	}
+	// The C table's queues, for vkQueueSubmit.
+	for i := 0; i < int(cdev.queueCount); i++ {
+		var q vulkan.Queue
+		vulkan.GetDeviceQueue(d.vdev, uint32(cdev.queueFamily), uint32(i), &q)
+		cdev.queues[i] = C.VkQueue(unsafe.Pointer(q))
+	}
 	if d.stagingSize == 0 {
 		d.stagingSize = 64 << 20
 	}

@@ -177,22 +177,22 @@ func cStrings(ss []string) (**C.char, func()) {
 }
 
 func instanceLayers() ([]string, error) {
-	var n C.uint32_t
-	if r := Result(C.vkz_enum_instance_layers(&n, nil)); r != ResultSuccess {
+	var n uint32
+	if r := Result(vulkan.EnumerateInstanceLayerProperties(&n, nil)); r != ResultSuccess {
 		return nil, check("vkEnumerateInstanceLayerProperties", r)
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	arr := (*C.VkLayerProperties)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.VkLayerProperties{}))))
-	defer C.free(unsafe.Pointer(arr))
-	r := Result(C.vkz_enum_instance_layers(&n, arr))
+	props := make([]vulkan.LayerProperties, n)
+	r := Result(vulkan.EnumerateInstanceLayerProperties(&n, props))
 	if r != ResultSuccess && r != ResultIncomplete {
 		return nil, check("vkEnumerateInstanceLayerProperties", r)
 	}
 	var out []string
-	for _, l := range unsafe.Slice(arr, int(n)) {
-		out = append(out, C.GoString(&l.layerName[0]))
+	for i := range props[:min(int(n), len(props))] {
+		props[i].Deref()
+		out = append(out, cString(props[i].LayerName[:]))
 	}
 	return out, nil
 }

@@ -139,13 +139,6 @@ uint32_t vkz_instance_version(void) {
 	return v;
 }
 
-VkResult vkz_enum_instance_layers(uint32_t* count, VkLayerProperties* out) {
-	VkResult (*f)(uint32_t*, VkLayerProperties*) =
-		(VkResult (*)(uint32_t*, VkLayerProperties*))g_gipa(NULL, "vkEnumerateInstanceLayerProperties");
-	if (!f) return VKZ_MISSING_ENTRY_POINT;
-	return f(count, out);
-}
-
 VkResult vkz_enum_instance_extensions(uint32_t* count, VkExtensionProperties* out) {
 	VkResult (*f)(const char*, uint32_t*, VkExtensionProperties*) =
 		(VkResult (*)(const char*, uint32_t*, VkExtensionProperties*))g_gipa(NULL, "vkEnumerateInstanceExtensionProperties");
@@ -393,10 +386,8 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 	if (!d) return -1;
 	d->device = dev;
 	d->queueFamily = o->queueFamily;
-	LOADD(GetDeviceQueue, "vkGetDeviceQueue");
 	LOADD(QueueSubmit, "vkQueueSubmit");
 	LOADD(CreateBuffer, "vkCreateBuffer");
-	LOADD(GetBufferMemoryRequirements, "vkGetBufferMemoryRequirements");
 	LOADD(AllocateMemory, "vkAllocateMemory");
 	LOADD(CreateShaderModule, "vkCreateShaderModule");
 	LOADD(DestroyShaderModule, "vkDestroyShaderModule");
@@ -418,7 +409,7 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 	// missing one the table is returned anyway (*out), so the Go side can
 	// destroy the device through vulkan-go.
 	static const char* names[] = {
-		"vkGetDeviceQueue", "vkQueueSubmit", "vkCreateBuffer", "vkGetBufferMemoryRequirements",
+		"vkQueueSubmit", "vkCreateBuffer",
 		"vkAllocateMemory", "vkCreateShaderModule", "vkDestroyShaderModule", "vkCreatePipelineCache",
 		"vkCreateDescriptorSetLayout", "vkCreatePipelineLayout", "vkCreateComputePipelines",
 		"vkCreateDescriptorPool", "vkAllocateDescriptorSets", "vkUpdateDescriptorSets",
@@ -426,7 +417,7 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		"vkCmdCopyBuffer",
 	};
 	void* ptrs[] = {
-		d->GetDeviceQueue, d->QueueSubmit, d->CreateBuffer, d->GetBufferMemoryRequirements,
+		d->QueueSubmit, d->CreateBuffer,
 		d->AllocateMemory, d->CreateShaderModule, d->DestroyShaderModule, d->CreatePipelineCache,
 		d->CreateDescriptorSetLayout, d->CreatePipelineLayout, d->CreateComputePipelines,
 		d->CreateDescriptorPool, d->AllocateDescriptorSets, d->UpdateDescriptorSets,
@@ -458,13 +449,12 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		LOADD(GetPipelineExecutableStatisticsKHR, "vkGetPipelineExecutableStatisticsKHR");
 	}
 
-	for (uint32_t i = 0; i < nq; i++) d->GetDeviceQueue(dev, o->queueFamily, i, &d->queues[i]);
-	d->queueCount = nq;
+	d->queueCount = nq; // queues[] is filled by the Go side (vkGetDeviceQueue through vulkan-go)
 	*out = d;
 	return 0;
 }
 
-VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out, VkMemoryRequirements* req) {
+VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out) {
 	VkExternalMemoryBufferCreateInfo ext;
 	memset(&ext, 0, sizeof ext);
 	ext.sType = VKZ_ST_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
@@ -476,10 +466,7 @@ VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags
 	ci.size = size;
 	ci.usage = usage;
 	ci.sharingMode = 0; // EXCLUSIVE: one queue
-	VkResult r = d->CreateBuffer(d->device, &ci, NULL, out);
-	if (r != 0) return r;
-	d->GetBufferMemoryRequirements(d->device, *out, req);
-	return 0;
+	return d->CreateBuffer(d->device, &ci, NULL, out);
 }
 
 VkResult vkz_alloc_memory(vkz_dev* d, VkDeviceSize size, uint32_t typeIndex, VkBuffer dedicated, VkFlags exportTypes, int importFd, VkDeviceMemory* out) {

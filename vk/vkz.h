@@ -126,12 +126,6 @@ typedef struct VkInstanceCreateInfo {
 	const char* const* ppEnabledExtensionNames;
 } VkInstanceCreateInfo;
 
-typedef struct VkLayerProperties {
-	char layerName[256];
-	uint32_t specVersion;
-	uint32_t implementationVersion;
-	char description[256];
-} VkLayerProperties;
 
 typedef struct VkExtensionProperties {
 	char extensionName[256];
@@ -419,11 +413,6 @@ typedef struct VkBufferCreateInfo {
 	const uint32_t* pQueueFamilyIndices;
 } VkBufferCreateInfo;
 
-typedef struct VkMemoryRequirements {
-	VkDeviceSize size;
-	VkDeviceSize alignment;
-	uint32_t memoryTypeBits;
-} VkMemoryRequirements;
 
 typedef struct VkMemoryAllocateInfo {
 	VkStructureType sType;
@@ -763,10 +752,8 @@ typedef struct vkz_dev {
 	VkQueue queues[VKZ_MAX_QUEUES];
 	uint32_t queueCount;
 	uint32_t queueFamily;
-	void (*GetDeviceQueue)(VkDevice, uint32_t, uint32_t, VkQueue*);
 	VkResult (*QueueSubmit)(VkQueue, uint32_t, const VkSubmitInfo*, VkFence);
 	VkResult (*CreateBuffer)(VkDevice, const VkBufferCreateInfo*, const void*, VkBuffer*);
-	void (*GetBufferMemoryRequirements)(VkDevice, VkBuffer, VkMemoryRequirements*);
 	VkResult (*AllocateMemory)(VkDevice, const VkMemoryAllocateInfo*, const void*, VkDeviceMemory*);
 	VkResult (*CreateShaderModule)(VkDevice, const VkShaderModuleCreateInfo*, const void*, VkShaderModule*);
 	void (*DestroyShaderModule)(VkDevice, VkShaderModule, const void*);
@@ -837,7 +824,6 @@ void vkz_pin_libraries(void);
 void* vkz_gipa_ptr(void);
 void vkz_resolve(VkInstance inst, const char* const* names, uint32_t n, uintptr_t* out);
 uint32_t vkz_instance_version(void);
-VkResult vkz_enum_instance_layers(uint32_t* count, VkLayerProperties* out);
 VkResult vkz_enum_instance_extensions(uint32_t* count, VkExtensionProperties* out);
 VkResult vkz_create_instance(const char* appName, uint32_t apiVersion, uint32_t flags,
 	const char** layers, uint32_t layerCount, const char** exts, uint32_t extCount,
@@ -847,7 +833,7 @@ void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int 
 VkResult vkz_enum_device_extensions(vkz_inst* in, VkPhysicalDevice pd, uint32_t* count, VkExtensionProperties* out);
 VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts* o, vkz_dev** out, const char** missing);
 
-VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out, VkMemoryRequirements* req);
+VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out);
 VkResult vkz_alloc_memory(vkz_dev* d, VkDeviceSize size, uint32_t typeIndex, VkBuffer dedicated, VkFlags exportTypes, int importFd, VkDeviceMemory* out);
 VkResult vkz_get_memory_fd(vkz_dev* d, VkDeviceMemory mem, int* fd);
 

@@ -29,9 +29,11 @@ var vulkanGoEntryPoints = []string{
 	"vkGetPhysicalDeviceMemoryProperties",
 	"vkGetPhysicalDeviceQueueFamilyProperties",
 	// Device lifetime.
+	"vkGetDeviceQueue",
 	"vkDestroyDevice",
 	"vkDeviceWaitIdle",
 	// Memory.
+	"vkGetBufferMemoryRequirements",
 	"vkBindBufferMemory",
 	"vkMapMemory",
 	"vkUnmapMemory",
