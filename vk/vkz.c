@@ -122,7 +122,6 @@ void vkz_pin_libraries(void) {
 	free(l);
 }
 
-int vkz_loaded(void) { return g_gipa != NULL; }
 void* vkz_gipa_ptr(void) { return (void*)g_gipa; }
 
 // vkz_resolve looks up the entry points package vk calls through

@@ -49,7 +49,6 @@ enum {
 	VKZ_ST_DEVICE_CREATE_INFO = 3,
 	VKZ_ST_SUBMIT_INFO = 4,
 	VKZ_ST_MEMORY_ALLOCATE_INFO = 5,
-	VKZ_ST_MAPPED_MEMORY_RANGE = 6,
 	VKZ_ST_SEMAPHORE_CREATE_INFO = 9,
 	VKZ_ST_BUFFER_CREATE_INFO = 12,
 	VKZ_ST_SHADER_MODULE_CREATE_INFO = 16,
@@ -75,7 +74,6 @@ enum {
 	VKZ_ST_MEMORY_GET_FD_INFO_KHR = 1000074002,
 	VKZ_ST_EXPORT_SEMAPHORE_CREATE_INFO = 1000077000,
 	VKZ_ST_SEMAPHORE_GET_FD_INFO_KHR = 1000079001,
-	VKZ_ST_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT = 1000128003,
 	VKZ_ST_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT = 1000128004,
 	VKZ_ST_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES = 1000168000,
 	VKZ_ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000,
@@ -819,7 +817,6 @@ typedef struct vkz_dev_opts {
 // Implemented in vkz.c.
 int vkz_load(const char* path, char* err, size_t errLen);
 int vkz_try_load(const char* path, char* err, size_t errLen);
-int vkz_loaded(void);
 void vkz_pin_libraries(void);
 void* vkz_gipa_ptr(void);
 void vkz_resolve(VkInstance inst, const char* const* names, uint32_t n, uintptr_t* out);
