@@ -126,7 +126,7 @@ func (c *Commands) create() error {
 		return check("vkCreateCommandPool", r)
 	}
 	if err := checkHandle("vkCreateCommandPool", uint64(c.pool)); err != nil {
-		c.pool = 0 // not destroyable through vulkan-go either
+		c.pool = 0 // leaked: vulkan-go cannot carry it to vkDestroyCommandPool
 		return err
 	}
 	if r := Result(C.vkz_alloc_command_buffer(d.c, c.pool, &c.cb)); r != ResultSuccess {
@@ -144,7 +144,7 @@ func (c *Commands) create() error {
 		return check("vkCreateFence", r)
 	}
 	if err := checkHandle("vkCreateFence", uint64(c.fence)); err != nil {
-		c.fence = 0
+		c.fence = 0 // leaked, as above
 		return err
 	}
 	return nil
