@@ -40,12 +40,13 @@ func TestTransferBenchNCCLUsage(t *testing.T) {
 		{"transfer-bench", "--transport", "nccl", "--backend", "cpu"},
 		{"transfer-bench", "--transport", "nccl", "--gpus", "0"},
 		{"transfer-bench", "--transport", "nccl", "--gpus", "1,1"},
-		{"transfer-bench", "--transport", "nccl", "--chunk", "1000"},
-		{"transfer-bench", "--transport", "nccl", "--chunk", "2GiB"},
+		{"transfer-bench", "--transport", "nccl", "--frame-size", "1000"},
+		{"transfer-bench", "--transport", "nccl", "--frame-size", "2GiB"},
 		{"transfer-bench", "--transport", "nccl", "--size", "1001"},
 		{"transfer-bench", "--transport", "nccl", "--raw-from", "host"},
 		{"transfer-bench", "--transport", "nccl", "--modes", "zstd"},
-		{"transfer-bench", "--transport", "nccl", "--codec-chunk", "1000"},
+		{"transfer-bench", "--transport", "nccl", "--chunk", "1000"},
+		{"transfer-bench", "--transport", "nccl", "--chunk", "4MiB"}, // --chunk counts values, as in every verb
 	} {
 		r := vkz(t, t.TempDir(), nil, args...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
