@@ -285,13 +285,13 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 	sizeS := fs.String("size", "512MiB", "uncompressed BF16 bytes")
 	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values (huff by default: 16384 to 65536 by the size)")
 	formatName := fs.String("format", "splitzip4", "`format` to measure (vkzip formats lists them), or a comma-separated "+
-		"list measured one after the other (e.g. auto,huff: speed and ratio modes side by side; --json then prints a list)")
+		"list measured one after the other (e.g. auto,huff: speed and ratio modes side by side)")
 	dtypeName := fs.String("dtype", "", "values' `dtype` (default BF16, or the format's first dtype): other float "+
 		"dtypes are the BF16 data converted (round to nearest even, saturating)")
 	noCRC := fs.Bool("no-checksum", false, "measure without chunk checksums")
 	iters := fs.Int("iters", 20, "measured iterations")
 	warm := fs.Int("warmup", 3, "warm-up iterations")
-	asJSON := fs.Bool("json", false, "print a JSON object")
+	asJSON := fs.Bool("json", false, `print one JSON object, {"results": [...]} with one result per format (docs/JSON.md)`)
 	seed := fs.Uint64("seed", 1, "data seed")
 	wg := fs.Int("wg", 0, "vulkan: threads per workgroup (tuning)")
 	repl := fs.Int("repl", 0, "vulkan: CRC table replication (tuning)")

@@ -48,7 +48,8 @@ integers or void ('<i2', '<u2' or '|V2' for BF16, the usual t.view(torch.int16).
 
 Without --codebook the codebook is calibrated on each input itself; a codebook from 'vkzip calibrate' on
 representative data skips that pass and gives every file the same codebook. A summary goes to stderr unless
---quiet; --json prints a JSON object per input instead (on stdout, or on stderr when the payload goes to stdout).`,
+--quiet; --json prints a JSON object per input instead (on stdout, or on stderr when the payload goes to stdout;
+keys in docs/JSON.md).`,
 	examples: `  vkzip encode kv.safetensors                              # writes kv.safetensors.vkz
   vkzip encode kv0.safetensors kv1.safetensors             # kv0.safetensors.vkz, kv1.safetensors.vkz
   vkzip encode -f --rm kv.safetensors                      # replace an old kv.safetensors.vkz, remove the input
