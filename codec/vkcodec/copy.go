@@ -13,7 +13,7 @@ type CopyOp struct{ recorded }
 
 // CopyShape is a profiling variant of the copy kernel: each unit reads Reads and writes Writes 16-byte vectors, one
 // stream per vector or (Contiguous) consecutive vectors of one stream, so that a codec's mix of reads and writes can
-// be timed with none of its work (vkzip bench --copy-shape). The zero value is the roofline's copy.
+// be timed with none of its work (vkzip-lab bench --copy-shape). The zero value is the roofline's copy.
 type CopyShape struct {
 	Reads, Writes int
 	Contiguous    bool
