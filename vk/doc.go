@@ -80,6 +80,7 @@
 // Tests also read VKZIP_REQUIRE_VULKAN ("1": fail instead of skipping where
 // no Vulkan device opens; vk/vktest), VKZIP_SOAK ("full": the long versions
 // of the stress tests), VKZIP_MUTATIONS (mutations per corruption test),
-// VKZIP_LARGE_MIB (the size of the over-a-binding test) and
-// VKZIP_TEST_BOGUS_CHILD (a child process of the loader test).
+// VKZIP_LARGE_MIB (the size of the over-a-binding test),
+// VKZIP_TEST_BOGUS_CHILD (a child process of the loader test) and Mesa's
+// LP_NATIVE_VECTOR_WIDTH (the lavapipe vector width a test expects).
 package vk

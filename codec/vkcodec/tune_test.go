@@ -128,7 +128,7 @@ func tunePayloads(t *testing.T, vb *Backend) map[string][]byte {
 // them: its resolved configuration (per-kernel CRC widths, workgroups, queues, the huff kernels' variant) is the
 // default one, and every format's payload is byte-identical to a default backend's.
 //
-// How it fails: were a variable read again (say os.Getenv("VKZIP_HUFF_BATCH") in NewHuffKernels), the knob's
+// How it fails: were a variable read again (say VKZIP_HUFF_BATCH in NewHuffKernels), the knob's
 // resolved value under the variable differs from the default and the comparison of that knob reports the variable
 // by name. The payload comparison alone could not catch it, since tuning changes speed, never bytes.
 func TestEnvIgnored(t *testing.T) {
