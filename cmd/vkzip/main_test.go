@@ -314,7 +314,7 @@ func TestStdio(t *testing.T) {
 	r = vkz(t, dir, kvSample, "encode", "--json", "-o", "-", "-")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Equal(t, payload, []byte(r.stdout))
-	assert.Contains(t, r.stderr, `"output_bytes"`)
+	assert.Contains(t, r.stderr, `"payload_bytes"`)
 	write(t, filepath.Join(dir, "p.vkz"), payload)
 	r = vkz(t, dir, nil, "decode", "-o", "-", "p.vkz")
 	require.Equal(t, exitOK, r.code, r.stderr)
