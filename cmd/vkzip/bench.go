@@ -443,7 +443,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 			return nil, err
 		}
 		if *asJSON {
-			res, err := renamedJSON(r, map[string]string{"size_bytes": "raw_bytes"})
+			res, err := renamedJSON(r, benchSourceKeys)
 			if err != nil {
 				return nil, err
 			}

@@ -193,6 +193,9 @@ func bodyEscapes(body []byte, j codec.EncodeJob) (*uint64, *float64) {
 	return t.count(), t.rate()
 }
 
+// benchSourceKeys renames bench --source's result (examples/cudavk.BenchResult) into the CLI's vocabulary.
+var benchSourceKeys = map[string]string{"size_bytes": "raw_bytes"}
+
 // renamedJSON is v as JSON with its object keys renamed by names at every depth: how results of other packages
 // (printed by GPU-only paths) speak this CLI's vocabulary.
 func renamedJSON(v any, names map[string]string) (any, error) {

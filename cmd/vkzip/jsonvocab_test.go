@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,6 +18,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkzip/vkzip/examples/cudavk"
+	"github.com/vkzip/vkzip/transfer/gpulink"
 )
 
 // oneBench is the single result of a bench --json report (the object {"results": [...]}).
@@ -362,4 +366,78 @@ func TestSameDefaults(t *testing.T) {
 		assert.Contains(t, r.stderr, "4096 to 65536", "%v", args)
 	}
 	assert.NoFileExists(t, filepath.Join(dir, "h.vkz"))
+}
+
+// filled returns a *T with every field set to a non-zero value, recursively (one element per slice and map), so
+// that no omitempty field is left out of its JSON.
+func filled[T any]() *T {
+	v := new(T)
+	fillValue(reflect.ValueOf(v).Elem(), 0)
+	return v
+}
+
+func fillValue(v reflect.Value, depth int) {
+	if depth > 8 || !v.CanSet() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fillValue(v.Field(i), depth+1)
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillValue(v.Elem(), depth+1)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillValue(v.Index(0), depth+1)
+	case reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			fillValue(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fillValue(k, depth+1)
+		fillValue(e, depth+1)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1.5)
+	}
+}
+
+// TestGPUOnlyJSONKeysDocumented covers what only GPU runs print, with every field set: bench's Vulkan results
+// (latency, block API, kernel statistics), bench --source (examples/cudavk's result) and transfer-bench
+// --transport nccl (transfer/gpulink's result and check), in the keys the CLI renames them to.
+func TestGPUOnlyJSONKeysDocumented(t *testing.T) {
+	doc := jsonDoc(t)
+	asJSON := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(b)
+	}
+	checkDocumented(t, doc, "bench", asJSON(benchReport{Results: []benchOut{*filled[benchOut]()}}))
+	src, err := renamedJSON(filled[cudavk.BenchResult](), benchSourceKeys)
+	require.NoError(t, err)
+	checkDocumented(t, doc, "bench", asJSON(map[string]any{"results": []any{src}}))
+	res, err := renamedJSON(struct {
+		Date string `json:"date"`
+		Data string `json:"data"`
+		*gpulink.Result
+	}{"x", "x", filled[gpulink.Result]()}, ncclKeys)
+	require.NoError(t, err)
+	checkDocumented(t, doc, "transfer-bench", asJSON(res))
+	chk, err := renamedJSON(filled[gpulink.CheckResult](), ncclCheckKeys)
+	require.NoError(t, err)
+	checkDocumented(t, doc, "transfer-bench", asJSON(chk))
+	assert.NotContains(t, asJSON(res), `"size_bytes"`, "renamed")
 }

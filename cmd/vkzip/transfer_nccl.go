@@ -93,7 +93,7 @@ func runTransferBenchNCCL(ctx context.Context, fs *flag.FlagSet, nf *ncclFlags, 
 			return err
 		}
 		if asJSON {
-			res, err := renamedJSON(r, map[string]string{"bytes": "raw_bytes", "devices": "cuda_device_names"})
+			res, err := renamedJSON(r, ncclCheckKeys)
 			if err != nil {
 				return err
 			}
@@ -191,6 +191,9 @@ var ncclKeys = map[string]string{
 	"host_enqueue_s": "host_enqueue_seconds", "host_prepare_s": "host_prepare_seconds",
 	"devices": "cuda_device_names", "vulkan_devices": "vulkan_device_names",
 }
+
+// ncclCheckKeys renames gpulink.CheckResult's JSON keys likewise.
+var ncclCheckKeys = map[string]string{"bytes": "raw_bytes", "devices": "cuda_device_names"}
 
 func printNCCLBench(r *gpulink.Result, data string) {
 	fmt.Printf("transfer-bench: %d bytes of %s, NCCL %s, %s → %s; vkzip in %d frames of %d, %d in flight, ratio %.4f; "+
