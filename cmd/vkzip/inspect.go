@@ -61,7 +61,7 @@ type recordOut struct {
 	Chunk         uint64           `json:"chunk,omitempty"`
 	CodebookIndex *uint32          `json:"codebook_index,omitempty"`
 	RawBytes      uint64           `json:"raw_bytes"`
-	PayloadBytes  uint64           `json:"payload_bytes"`
+	PayloadBytes  *uint64          `json:"payload_bytes,omitempty"` // the body's; absent for a blob (inline metadata)
 	Chunks        uint64           `json:"chunks,omitempty"`
 	RawChunks     uint64           `json:"raw_chunks,omitempty"`
 	Escapes       *uint64          `json:"escapes,omitempty"`
@@ -113,9 +113,13 @@ func runInspect(ctx context.Context, v *verb, args []string) error {
 			Sequence: c.Sequence, Sealed: c.Sealed, Checksums: c.Checksums, Final: c.Final, Codebooks: c.Codebooks}
 		for _, r := range c.Records {
 			ro := recordOut{Kind: r.Kind, Name: r.Name, DType: r.DType, Shape: r.Shape, Format: r.Format,
-				Chunk: r.ChunkSize, CodebookIndex: r.Codebook, RawBytes: r.RawBytes, PayloadBytes: r.Bytes,
+				Chunk: r.ChunkSize, CodebookIndex: r.Codebook, RawBytes: r.RawBytes,
 				Chunks: r.Chunks, RawChunks: r.RawChunks, RawBlocks: r.RawBlocks, Seal: r.Seal, SealOK: r.SealOK,
 				Mix: r.Mix}
+			if r.Kind != "blob" {
+				n := r.Bytes
+				ro.PayloadBytes = &n
+			}
 			var t escapeTally
 			t.add(r.ChunkList)
 			ro.Escapes, ro.EscapeRate = t.count(), t.rate()
@@ -181,8 +185,8 @@ func printInspect(w io.Writer, out *inspectOut) {
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.4f\t  %s\t\n", i, r.Kind, r.Name, r.DType,
 				shapeString(r.Shape), r.Format, codedCell(&r, r.Chunk), codedCell(&r, r.Chunks),
-				codedCell(&r, r.RawChunks), esc, escPct, rawBlocks, r.PayloadBytes, r.RawBytes,
-				ratio(int64(r.RawBytes), int64(r.PayloadBytes)), mixString(r.Mix))
+				codedCell(&r, r.RawChunks), esc, escPct, rawBlocks, *r.PayloadBytes, r.RawBytes,
+				ratio(int64(r.RawBytes), int64(*r.PayloadBytes)), mixString(r.Mix))
 		}
 		tw.Flush()
 		for i, r := range c.Records {
