@@ -114,3 +114,6 @@ func guard(fn func() error) (status C.int) {
 	}
 	return status
 }
+
+// className is vkzip_error_class(st) in Go.
+func className(st C.int) string { return C.GoString(C.vkzip_error_class(st)) }

@@ -51,7 +51,7 @@ func parseCodebook(b []byte) (codec.Codebook, error) {
 		copy(cb[:], b)
 		return cb, cb.Validate()
 	}
-	if len(b) > 0 && strings.TrimSpace(string(b))[0] == '{' {
+	if strings.HasPrefix(strings.TrimSpace(string(b)), "{") {
 		cal, err := calib.Load(strings.NewReader(string(b)))
 		if err != nil {
 			return cb, invalidf("codebook JSON: %v", err)
