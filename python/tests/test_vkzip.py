@@ -259,9 +259,14 @@ class BackendTests:
             with self.assertRaises(vkzip.Error, msg="damaged payload %d" % i) as e:
                 c.decompress(b)
             self.assertIn(e.exception.cls, PAYLOAD_CLASSES, i)
-        # A file's payload is no tensor, and a tensor's is no file.
+        # The payload scripts/corrupt-check.sh damages: the KV file at 1,024-value chunks.
         with open(KV, "rb") as f:
-            fp = c.encode_tensorfile(f.read())
+            fp = self.codec(chunk_size=1024).encode_tensorfile(f.read())
+        for i, b in enumerate(damaged(fp, 200, seed=7)):
+            with self.assertRaises(vkzip.Error, msg="damaged file payload %d" % i) as e:
+                c.load(b)
+            self.assertIn(e.exception.cls, PAYLOAD_CLASSES, i)
+        # A file's payload is no tensor, and a tensor's is no file.
         with self.assertRaises(vkzip.Error) as e:
             c.decompress(fp)
         self.assertEqual(e.exception.cls, "invalid_argument")
