@@ -245,6 +245,15 @@ class Codec:
             self._closed = True
             _lib.check(_lib.lib().vkzip_close(self._h))
 
+    def __del__(self):
+        # A codec dropped without close() releases its backend here; never raises (interpreter shutdown, a child
+        # after fork where the library cannot be called).
+        try:
+            if not self._closed and _lib._pid == os.getpid():
+                self.close()
+        except Exception:
+            pass
+
     def __enter__(self):
         return self
 
