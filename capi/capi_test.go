@@ -243,6 +243,9 @@ func TestEncodeBound(t *testing.T) {
 		}
 		c.Close()
 	}
+	if _, err := encodeBound(layout.DTypeF8E4M3, ^uint64(0), -1); className(statusOf(err)) != "too_large" {
+		t.Errorf("bound of 2^64-1 bytes: %v", err)
+	}
 	if _, err := encodeBound(layout.DTypeF32, 6, -1); className(statusOf(err)) != "invalid_argument" {
 		t.Errorf("bound of 6 bytes of f32: %v", err)
 	}

@@ -77,6 +77,10 @@ func dirOverhead(ndim int) uint64 {
 	return layout.PreambleSize + dir + dir/8 + 64 + 3 + layout.MetaCRCSize + layout.SealSize
 }
 
+// maxTensorValues is the codec's limit on a tensor's element count (2^48): the bound's arithmetic stays far from
+// overflow below it, and the codec refuses larger tensors anyway.
+const maxTensorValues = 1 << 48
+
 // encodeBound is the largest payload of one tensor of nbytes of d with ndim dimensions (-1: flat) in any format
 // at any chunk size: the largest body any registered format may produce for it, plus the container around it.
 func encodeBound(d layout.DType, nbytes uint64, ndim int) (uint64, error) {
@@ -88,6 +92,9 @@ func encodeBound(d layout.DType, nbytes uint64, ndim int) (uint64, error) {
 		return 0, invalidf("ndim %d (want -1 for flat, or 0 to 255)", ndim)
 	}
 	n := nbytes / size
+	if n > maxTensorValues {
+		return 0, statusf(C.VKZIP_E_TOO_LARGE, "%d values of %s: a tensor holds at most %d", n, dtypeName(d), uint64(maxTensorValues))
+	}
 	var body uint64
 	for _, f := range codec.Formats() {
 		if !f.Accepts(d, n) {

@@ -245,6 +245,7 @@ static void test_buffers(vkzip_codec c, const unsigned char *kv, size_t kvlen) {
     CHECK(vkzip_encode_bound("bf17", n, -1) == 0 && vkzip_last_error()[0] != '\0', "bound of a bad dtype");
     CHECK(vkzip_encode_bound(NULL, n, -1) == 0, "bound of NULL");
     CHECK(vkzip_encode_bound("f32", 6, -1) == 0, "bound of a partial value");
+    CHECK(vkzip_encode_bound("u8", SIZE_MAX, -1) == 0, "bound of SIZE_MAX bytes");
     CHECK_ST(vkzip_decode(c, NULL, plen, back, n, &blen), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_decode(c, payload, plen, NULL, n, &blen), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_decode(c, payload, plen, back, n, NULL), VKZIP_E_INVALID_ARGUMENT);
