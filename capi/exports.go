@@ -86,7 +86,11 @@ var (
 
 //export vkzipgo_version
 func vkzipgo_version() *C.char {
-	versionOnce.Do(func() { versionC = C.CString(libVersion()) })
+	versionOnce.Do(func() {
+		v := "unknown"
+		guard(func() error { v = libVersion(); return nil })
+		versionC = C.CString(v)
+	})
 	return versionC
 }
 
