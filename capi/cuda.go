@@ -59,9 +59,9 @@ func cudaSync(c *cudabridge.Context, stream uint64) error {
 	return c.WrapStream(uintptr(stream)).Synchronize()
 }
 
-// cudaArgs checks a device pointer and ordinal.
-func cudaArgs(ptr C.uint64_t, dev C.int32_t) error {
-	if ptr == 0 {
+// cudaArgs checks a device pointer to n bytes and an ordinal (an empty tensor's pointer may be 0).
+func cudaArgs(ptr C.uint64_t, n C.size_t, dev C.int32_t) error {
+	if ptr == 0 && n != 0 {
 		return invalidf("device pointer is 0")
 	}
 	if dev < 0 {
@@ -78,7 +78,7 @@ func vkzipgo_encode_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes 
 		if err != nil {
 			return err
 		}
-		if err := cudaArgs(ptr, dev); err != nil {
+		if err := cudaArgs(ptr, nbytes, dev); err != nil {
 			return err
 		}
 		if out == nil || outLen == nil {
@@ -122,7 +122,7 @@ func vkzipgo_decode_cuda(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, ptr C.
 		if err != nil {
 			return err
 		}
-		if err := cudaArgs(ptr, dev); err != nil {
+		if err := cudaArgs(ptr, dstCap, dev); err != nil {
 			return err
 		}
 		if outLen == nil {
