@@ -172,11 +172,12 @@ int vkzip_decode_alloc(vkzip_codec codec, const void *src, size_t len, void **ou
 /* Encodes a safetensors (or .npy) file held in memory into a library-allocated payload: byte for byte what
  * `vkzip encode` writes for that file; `vkzip decode` (or vkzip_decode) gives the file back byte for byte. */
 int vkzip_encode_tensorfile(vkzip_codec codec, const void *src, size_t len, void **out, size_t *out_len);
-/* Encodes the file at in_path (safetensors or .npy) into out_path, as `vkzip encode -f -o OUT IN`. The output
- * appears only once complete (written beside it and renamed into place); an existing one is replaced. */
+/* Encodes the file at in_path (safetensors or .npy) into out_path: the payload `vkzip encode -o OUT IN` writes.
+ * The output appears only once complete (written beside it, mode 0644, and renamed into place); an existing one is
+ * replaced. */
 int vkzip_encode_file(vkzip_codec codec, const char *in_path, const char *out_path);
-/* Decodes the payload at in_path into out_path, as `vkzip decode -f -o OUT IN`: nothing appears unless the whole
- * payload verified. */
+/* Decodes the payload at in_path into out_path, as `vkzip decode -o OUT IN` does: nothing appears unless the
+ * whole payload verified; an existing output is replaced. */
 int vkzip_decode_file(vkzip_codec codec, const char *in_path, const char *out_path);
 
 /* ---- calibration ---- */
