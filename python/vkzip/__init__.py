@@ -447,6 +447,8 @@ def _codec(backend=None, backend_device=None, format=None, prefer=None, codebook
     """A codec for these options, opened once and shared. backend None: $VKZIP_BACKEND, else "auto"."""
     if backend is None:
         backend = os.environ.get("VKZIP_BACKEND", "auto")
+    if isinstance(codebook, str):
+        codebook = codebook.encode()
     key = (backend, backend_device, format, prefer, bytes(codebook) if codebook is not None else None,
            bool(checksums), chunk_size)
     _lib.lib()  # refuse use after fork before touching cached handles
