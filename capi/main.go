@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Command capi is libvkzip.so, vkzip's C ABI: build it with
 //
 //	go build -buildmode=c-shared -o libvkzip.so ./capi
