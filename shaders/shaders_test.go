@@ -41,22 +41,31 @@ func TestSPIRVValid(t *testing.T) {
 	}
 }
 
-// TestLayoutFresh regenerates layout.glsl and compares: the kernels' constants must come from codec/layout.
-func TestLayoutFresh(t *testing.T) {
+// TestGeneratedFresh regenerates layout.glsl (from codec/layout) and every gen_<kernel>.glsl (from contracts.go)
+// and compares them with the committed files: the kernels' numbers and declarations must come from Go. A
+// gen_*.glsl of no kernel fails too.
+func TestGeneratedFresh(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not on PATH")
 	}
-	committed, err := os.ReadFile("layout.glsl")
-	require.NoError(t, err)
 	dir := t.TempDir()
-	cmd := exec.Command("go", "run", "./gen")
-	cmd.Dir = "."
-	cmd.Env = append(os.Environ(), "VKZIP_LAYOUT_OUT="+filepath.Join(dir, "layout.glsl"))
-	b, err := cmd.CombinedOutput()
+	b, err := exec.Command("go", "run", "./gen", "-o", dir).CombinedOutput()
 	require.NoError(t, err, "%s", b)
-	fresh, err := os.ReadFile(filepath.Join(dir, "layout.glsl"))
+	fresh, err := filepath.Glob(filepath.Join(dir, "*.glsl"))
 	require.NoError(t, err)
-	require.Equal(t, string(fresh), string(committed), "layout.glsl is stale: run go generate ./shaders")
+	require.Len(t, fresh, 1+len(Kernels))
+	for _, f := range fresh {
+		want, err := os.ReadFile(f)
+		require.NoError(t, err)
+		committed, err := os.ReadFile(filepath.Base(f))
+		require.NoError(t, err, "%s is not committed: run go generate ./shaders", filepath.Base(f))
+		require.Equal(t, string(want), string(committed), "%s is stale: run go generate ./shaders", filepath.Base(f))
+	}
+	gens, err := filepath.Glob("gen_*.glsl")
+	require.NoError(t, err)
+	for _, g := range gens {
+		require.FileExists(t, filepath.Join(dir, g), "%s belongs to no kernel: remove it", g)
+	}
 }
 
 func TestSPIRVNoExtraCapabilities(t *testing.T) {
