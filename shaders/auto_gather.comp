@@ -9,7 +9,8 @@
 
 #include "layout.glsl"
 
-#include "gen_auto_gather.glsl"
+#define KERNEL_AUTO_GATHER
+#include "contracts.glsl"
 const uint REPL = 1u;
 
 #include "common.glsl"

@@ -8,7 +8,8 @@
 
 #include "layout.glsl"
 
-#include "gen_auto_pick.glsl"
+#define KERNEL_AUTO_PICK
+#include "contracts.glsl"
 
 uint entryWord(uint c, uint w) { return body[pc.base + pc.d.x + c * CHUNK_ENTRY_WORDS + w]; }
 

@@ -34,7 +34,7 @@ type Spec struct {
 }
 
 // Kernel is the contract between a kernel's GLSL and the host: the GLSL declarations are generated from it
-// (shaders/gen writes gen_<kernel>.glsl) and a test checks the committed SPIR-V against it.
+// (shaders/gen writes contracts.glsl) and a test checks the committed SPIR-V against it.
 type Kernel struct {
 	Name     string
 	Bindings []Binding // by binding number

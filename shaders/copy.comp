@@ -3,7 +3,8 @@
 // Profiling shapes (vkzip bench --copy-shape) read R and write W vectors per unit, so a codec's mix of reads and
 // writes can be measured with none of its work; the roofline itself is R = W = 1.
 #extension GL_EXT_control_flow_attributes : require
-#include "gen_copy.glsl"
+#define KERNEL_COPY
+#include "contracts.glsl"
 
 void main() {
     uint stride = gl_NumWorkGroups.x * WG;

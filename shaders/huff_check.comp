@@ -14,7 +14,8 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_CRC_STRIDE WG
-#include "gen_huff_check.glsl"
+#define KERNEL_HUFF_CHECK
+#include "contracts.glsl"
 #include "huff_common.glsl"
 
 shared uint sCrc;

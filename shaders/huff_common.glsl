@@ -1,6 +1,6 @@
 // Shared by the huff kernels (docs/FORMAT.md §14): the chunk size, the code construction of §14.3 (a workgroup
 // builds a chunk's code in shared memory, exactly as codec/huff.go does), and CRC-32C helpers.
-// Needs before inclusion: the kernel's declarations (gen_<kernel>.glsl: WG, SHIFT; with HUFF_CRC_STRIDE, CRC_BITS
+// Needs before inclusion: the kernel's declarations (contracts.glsl: WG, SHIFT; with HUFF_CRC_STRIDE, CRC_BITS
 // and consts[]).
 
 const uint N = 1u << SHIFT;

@@ -31,7 +31,7 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_ARENA dtab
-// The kernel's declarations come from its contract (shaders/contracts.go, generated into gen_huff_decode*.glsl).
+// The kernel's declarations come from its contract (shaders/contracts.go, generated into contracts.glsl).
 // Its specialization constants:
 // TEAM_SYNC 1: every team is one subgroup (the host sets it for devices whose subgroups are exactly 32 invocations,
 // required full), so the barriers that order a team's own shared memory (its tables, rings and staging: all but
@@ -47,11 +47,7 @@
 // TABN: the 16-bit entries of a chunk's decode tables (dtab): 1024, 512 or 256. Smaller tables leave room in shared
 // memory for more chunks per SM; chunks whose tables do not fit (at 256: codes longer than 6 bits over more than 192
 // of the 2048 values of x, where KV chunks have 20–40) are decoded through their canonical ranges (WIDE), slower.
-#if HUFF_INT64
-#include "gen_huff_decode_i64.glsl"
-#else
-#include "gen_huff_decode.glsl"
-#endif
+#include "contracts.glsl"
 // Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
 // construction, which borrows them once the workgroup's chunks are decoded.
 #if HUFF_INT16

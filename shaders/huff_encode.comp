@@ -15,7 +15,8 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-#include "gen_huff_encode.glsl"
+#define KERNEL_HUFF_ENCODE
+#include "contracts.glsl"
 // Shared memory bounds the workgroups an SM holds (about 100 KiB per SM on the H200), so the phases share one arena
 // (huff_common's A_* arrays, 1792 words or more): while the source is read, the histogram's 8 copies of 16-bit
 // counters at words [256, 1288), copy t % 8 at word 129·(t % 8) from there (the copies of a count in different banks);

@@ -10,7 +10,8 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_CRC_STRIDE WG
-#include "gen_huff_place.glsl"
+#define KERNEL_HUFF_PLACE
+#include "contracts.glsl"
 #include "huff_common.glsl"
 
 shared uint sBefore;

@@ -5,9 +5,9 @@
 // Kernel contracts are declared once, in Go (contracts.go, push.go): for every kernel its storage buffers by name
 // in binding order (with their GLSL blocks and readonly/writeonly/coherent qualifiers), its push-constant block as
 // a struct (one exported type per kernel, each field tagged with its GLSL member name) and its specialization
-// constants by name, with their IDs and defaults. `go generate ./shaders` runs shaders/gen, which writes each
-// kernel's declarations into gen_<kernel>.glsl (Kernel.GLSL); the kernel sources include that file and declare
-// none of their own, then glslc compiles them. The host gets everything by name: Lookup(kernel), Kernel.Binding,
+// constants by name, with their IDs and defaults. `go generate ./shaders` runs shaders/gen, which writes every
+// kernel's declarations into contracts.glsl (ContractsGLSL); a kernel source defines KERNEL_<NAME> and includes
+// that file, declaring none of its own, then glslc compiles the kernels. The host gets everything by name: Lookup(kernel), Kernel.Binding,
 // Kernel.SpecID, Kernel.PushSize, and PushBytes of the kernel's push struct. Tests keep the three in step: the
 // generated files must equal a fresh generation, the committed SPIR-V a fresh compile, and every module's binding
 // numbers, qualifiers, SpecIds and defaults, and push-member offsets and types (and, compiled with names, the

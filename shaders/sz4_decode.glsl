@@ -10,11 +10,7 @@
 
 #include "layout.glsl"
 
-#if PIECES
-#include "gen_sz4_decode_pieces.glsl"
-#else
-#include "gen_sz4_decode.glsl"
-#endif
+#include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;

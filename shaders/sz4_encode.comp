@@ -10,7 +10,8 @@
 
 #include "layout.glsl"
 
-#include "gen_sz4_encode.glsl"
+#define KERNEL_SZ4_ENCODE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;                          // 8 values per slot
 const uint ITERS = SLOTS / WG;                      // slots per thread (WG·U divides SLOTS: host checks)

@@ -13,7 +13,8 @@
 
 #include "layout.glsl"
 
-#include "gen_sz4_place.glsl"
+#define KERNEL_SZ4_PLACE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SCRATCH = N / 8u;
 

@@ -4,7 +4,8 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
-#include "gen_sz4_scan.glsl"
+#define KERNEL_SZ4_SCAN
+#include "contracts.glsl"
 
 shared uint sgSum[WG];
 shared uint carry;

@@ -11,11 +11,7 @@
 
 #include "layout.glsl"
 
-#if PIECES
-#include "gen_tbe3_decode_pieces.glsl"
-#else
-#include "gen_tbe3_decode.glsl"
-#endif
+#include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 
 // Where a chunk's pieces are: at offsets computed from the chunk index in a body of this format, or (PIECES, an
 // auto body, docs/FORMAT.md §11) in the chunk's piece, a one-chunk body at the offset its auto table entry gives.

@@ -10,7 +10,8 @@
 
 #include "layout.glsl"
 
-#include "gen_tbe3_encode.glsl"
+#define KERNEL_TBE3_ENCODE
+#include "contracts.glsl"
 
 #include "common.glsl"
 #include "crc_tables.glsl"

@@ -12,7 +12,8 @@
 
 #include "layout.glsl"
 
-#include "gen_tbe3_place.glsl"
+#define KERNEL_TBE3_PLACE
+#include "contracts.glsl"
 
 #include "common.glsl"
 #define NO_SHARED_TABLES

@@ -5,7 +5,7 @@
 // prefix sums below are in that order, and ranking by it makes them follow value order whatever the subgroup size
 // and however the driver lays subgroups out.
 //
-// Needs before inclusion: the kernel's declarations (gen_<kernel>.glsl: WG, SHIFT, E, M, W, SIZE).
+// Needs before inclusion: the kernel's declarations (contracts.glsl: WG, SHIFT, E, M, W, SIZE).
 
 const uint N = 1u << SHIFT;
 const uint K = M + 1u;                // rest bits: sign and mantissa

@@ -9,11 +9,7 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-#if PIECES
-#include "gen_xw_decode_pieces.glsl"
-#else
-#include "gen_xw_decode.glsl"
-#endif
+#include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 #include "xw_common.glsl"
 
 #define DST_BASE pc.dstBase

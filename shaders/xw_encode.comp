@@ -11,7 +11,8 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-#include "gen_xw_encode.glsl"
+#define KERNEL_XW_ENCODE
+#include "contracts.glsl"
 #include "xw_common.glsl"
 
 shared uint hist[256];

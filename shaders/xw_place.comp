@@ -9,7 +9,8 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-#include "gen_xw_place.glsl"
+#define KERNEL_XW_PLACE
+#include "contracts.glsl"
 #include "xw_common.glsl"
 
 uint sideSize(uint info, uint m) {

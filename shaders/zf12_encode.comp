@@ -12,7 +12,8 @@
 
 #include "layout.glsl"
 
-#include "gen_zf12_encode.glsl"
+#define KERNEL_ZF12_ENCODE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;                     // 8 values per slot
 const uint ITERS = SLOTS / WG;                 // slots per thread

@@ -9,7 +9,8 @@
 
 #include "layout.glsl"
 
-#include "gen_zf12_place.glsl"
+#define KERNEL_ZF12_PLACE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SCRATCH = N / 8u;
 const uint BLOCKS = N / ZF12_BLOCK;

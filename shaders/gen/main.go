@@ -1,5 +1,5 @@
 // Command gen writes the GLSL that the kernels share with Go: layout.glsl from codec/layout (the format's numbers)
-// and, for every kernel, gen_<kernel>.glsl from its contract in shaders/contracts.go (its specialization constants,
+// and contracts.glsl from the kernel contracts in shaders/contracts.go (every kernel's specialization constants,
 // storage buffers and push-constant block). Run through `go generate ./shaders`; -o writes into another folder
 // (tests compare a fresh copy with the committed files).
 package main
@@ -18,14 +18,11 @@ import (
 func main() {
 	out := flag.String("o", ".", "folder to write the generated GLSL into")
 	flag.Parse()
-	files := map[string][]byte{"layout.glsl": layoutGLSL()}
-	for _, k := range shaders.Kernels {
-		b, err := k.GLSL()
-		if err != nil {
-			fail(err)
-		}
-		files["gen_"+k.Name+".glsl"] = b
+	contracts, err := shaders.ContractsGLSL(shaders.Kernels)
+	if err != nil {
+		fail(err)
 	}
+	files := map[string][]byte{"layout.glsl": layoutGLSL(), "contracts.glsl": contracts}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(*out, name), b, 0o644); err != nil {
 			fail(err)
