@@ -66,19 +66,25 @@ type FileStats struct {
 	Records     int   // records over all containers (a tensor cut into slices counts once per slice)
 	Checksums   bool  // every container carries chunk checksums
 	// EncodeFile only: the input's layout (no Data), tensor records per format in order of first use, the
-	// escaped values and the values of chunked coded tensors (Escapes/CodedValues is the escape rate), and the
-	// first frame's codebook (nil if it has none).
-	Header      *tensorfile.File
-	Formats     []FormatCount
-	Escapes     uint64
-	CodedValues uint64
-	Codebook    *Codebook
+	// chunks of coded tensors per format they are coded in (an auto body mixes them), in order of first use, and
+	// the first frame's codebook (nil if it has none).
+	Header   *tensorfile.File
+	Formats  []FormatCount
+	Chunks   []ChunkCount
+	Codebook *Codebook
 }
 
 // FormatCount is how many tensor records of a payload are in one format.
 type FormatCount struct {
 	Format  string
 	Tensors int
+}
+
+// ChunkCount sums the chunks of a payload coded in one format: how many, their values and their escapes
+// (ChunkInfo.Escapes).
+type ChunkCount struct {
+	Format                  string
+	Chunks, Values, Escapes uint64
 }
 
 // EncodeFile reads a tensor file (safetensors, npy or raw, as o says) from r and writes its payload to w: a stream
@@ -292,10 +298,16 @@ next:
 			if err != nil {
 				return withTensor(err, r.Name)
 			}
+		chunk:
 			for _, ch := range chunks {
-				e.st.Escapes += ch.Escapes
+				for k := range e.st.Chunks {
+					if c := &e.st.Chunks[k]; c.Format == ch.Format {
+						c.Chunks, c.Values, c.Escapes = c.Chunks+1, c.Values+ch.Values, c.Escapes+ch.Escapes
+						continue chunk
+					}
+				}
+				e.st.Chunks = append(e.st.Chunks, ChunkCount{Format: ch.Format, Chunks: 1, Values: ch.Values, Escapes: ch.Escapes})
 			}
-			e.st.CodedValues += r.Elements
 		}
 		for k := range e.st.Formats {
 			if e.st.Formats[k].Format == name {
@@ -328,7 +340,8 @@ func (e *fileEncoder) check() error {
 		err = fmt.Errorf("%w: frame %d decodes to %d records, its input has %d", ErrVerify, e.seq, k, len(e.recs))
 	}
 	if err != nil && !errors.Is(err, ErrVerify) {
-		err = fmt.Errorf("%w: frame %d does not decode: %w", ErrVerify, e.seq, err)
+		// %v: the decoder's class is not the error's; a verify failure is the encoder's fault, not the payload's.
+		err = fmt.Errorf("%w: frame %d does not decode: %v", ErrVerify, e.seq, err)
 	}
 	return err
 }

@@ -142,7 +142,10 @@ func TestEncodeFileSingleFrameIsEncode(t *testing.T) {
 	assert.Equal(t, len(recs), st.Records)
 	assert.Equal(t, []FormatCount{{"xw3", 1}, {"splitzip4", 2}, {"stored", 2}}, st.Formats)
 	require.NotNil(t, st.Codebook)
-	assert.Greater(t, st.CodedValues, uint64(0))
+	require.Len(t, st.Chunks, 2)
+	assert.Equal(t, "xw3", st.Chunks[0].Format)
+	assert.Equal(t, ChunkCount{Format: "splitzip4", Chunks: 3, Values: 100500}, ChunkCount{Format: st.Chunks[1].Format,
+		Chunks: st.Chunks[1].Chunks, Values: st.Chunks[1].Values})
 }
 
 // TestEncodeFileBadInput: inputs that end early, go on after their data, or hold a partial value fail with

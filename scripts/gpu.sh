@@ -6,6 +6,9 @@
 #   bash scripts/gpu.sh conformance NAME    conformance report into $OUT/NAME.json, then the Vulkan package tests
 #   bash scripts/gpu.sh bench [RUN ...]     vkzip bench of each RUN (default: every format), 512 MiB, checksums on,
 #                                           one JSON object per line in $OUT/bench.jsonl and a summary table
+#   bash scripts/gpu.sh lab [RUN ...]       vkzip-lab bench of each RUN (tuning variants: the extra flags are the lab's
+#                                           knobs, e.g. huff:BF16:kvlike:--huff-batch,4), into $OUT/lab.jsonl;
+#                                           needs .devbin/vkzip-lab (go build -o .devbin/vkzip-lab ./cmd/vkzip-lab)
 #   bash scripts/gpu.sh ab OLD NEW [ROUNDS] the same runs with two binaries (.devbin/OLD, .devbin/NEW), interleaved,
 #                                           ROUNDS times (default 3), into $OUT/ab.jsonl, and each binary's medians
 #   bash scripts/gpu.sh files OLD NEW [ROUNDS]  whole-file encode + decode (Vulkan host path) of a SIZE_MIB raw BF16
@@ -45,6 +48,7 @@ icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
 export VKZIP_REQUIRE_VULKAN=1 PATH="$PWD/.devbin:$PATH"
 DEFAULT_RUNS="splitzip4 zf12 tbe3 huff auto auto:BF16:spread xw3:F8_E5M2 xw3:F16"
+LAB_RUNS="splitzip4 zf12 tbe3 huff auto xw3:F8_E5M2 xw3:F16" # vkzip-lab data: kvlike or gauss
 
 bench_one() { # BIN RUN -> one JSON line on stdout (empty when the run failed)
   local bin=$1 f d data extra
@@ -54,10 +58,26 @@ bench_one() { # BIN RUN -> one JSON line on stdout (empty when the run failed)
   echo
 }
 
-summary() { # FILE: one line per JSON object, then the medians per (binary, run) when the objects carry "bin"
+lab_one() { # RUN -> one JSON line on stdout (empty when the run failed)
+  local f d data extra
+  IFS=: read -r f d data extra <<< "$1"
+  timeout 150 .devbin/vkzip-lab bench --format "$f" --dtype "${d:-BF16}" --data "${data:-kvlike}" \
+    --size "${SIZE:-512MiB}" --json ${extra//,/ } 2>>"$OUT/lab.err" | tr -d '\n'
+  echo
+}
+
+summary() { # FILE: one line per bench result, then the medians per (binary, run) when the lines carry "bin"
   python3 - "$1" <<'PY'
 import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = []
+for l in open(sys.argv[1]):
+    if not l.strip():
+        continue
+    d = json.loads(l)  # bench --json: {"results": [...]} (a binary before that: the result itself); ab lines add "bin"
+    for r in d.get("results", [d]):
+        if "bin" in d:
+            r["bin"] = d["bin"]
+        rows.append(r)
 def g(r, k):
     v = r.get(k)
     return 0 if v is None else v
@@ -215,12 +235,12 @@ r["name"] = name
 with open(sys.argv[2] + ".line", "w") as f:
     f.write(json.dumps(r, separators=(",", ":")) + "\n")
 g = r.get
-line = (f"{name}: {g('size_bytes',0)/2**20:.0f} MiB, {g('chunks')} chunks of {g('chunk_bytes',0)/2**20:.0f} MiB, "
+line = (f"{name}: {g('raw_bytes',0)/2**20:.0f} MiB, {g('frames')} frames of {g('frame_bytes',0)/2**20:.0f} MiB, "
         f"{g('inflight')} in flight, ratio {g('ratio',0):.4f}:")
 if g("raw_seconds"):
-    line += f" raw {g('raw_seconds')*1e3:.2f} ms ({g('raw_gb_per_s',0):.0f} GB/s, from {g('raw_from')})"
+    line += f" raw {g('raw_seconds')*1e3:.2f} ms ({g('raw_gbps',0):.0f} GB/s, from {g('raw_from')})"
 if g("compressed_seconds"):
-    line += f", vkzip {g('compressed_seconds')*1e3:.2f} ms ({g('compressed_gb_per_s',0):.0f} GB/s)"
+    line += f", vkzip {g('compressed_seconds')*1e3:.2f} ms ({g('compressed_gbps',0):.0f} GB/s)"
 if g("speedup"):
     line += f", speedup {g('speedup'):.3f}x"
 line += f", bit-exact {g('bit_exact')}"
@@ -228,9 +248,9 @@ print(line)
 vk = sorted((x for x in g("runs", []) if x["mode"] == "vkzip"), key=lambda x: x["seconds"])
 if vk:
     m = vk[(len(vk) - 1) // 2]
-    print(f"    median vkzip run: GPU encode {m.get('encode_gpu_s',0)*1e3:.2f} ms, decode {m.get('decode_gpu_s',0)*1e3:.2f} ms; "
-          f"host blocked on encodes {m.get('host_wait_encode_s',0)*1e3:.2f} ms, decodes {m.get('host_wait_decode_s',0)*1e3:.2f} ms, "
-          f"enqueue {m.get('host_enqueue_s',0)*1e3:.2f} ms, decode prepares {m.get('decode_prepares',0)}")
+    print(f"    median vkzip run: GPU encode {m.get('encode_gpu_seconds',0)*1e3:.2f} ms, decode {m.get('decode_gpu_seconds',0)*1e3:.2f} ms; "
+          f"host blocked on encodes {m.get('host_wait_encode_seconds',0)*1e3:.2f} ms, decodes {m.get('host_wait_decode_seconds',0)*1e3:.2f} ms, "
+          f"enqueue {m.get('host_enqueue_seconds',0)*1e3:.2f} ms, decode prepares {m.get('decode_prepares',0)}")
 env = g("env") or {}
 print("    env:", " ".join(f"{k}={v}" for k, v in sorted(env.items()) if k.startswith("NCCL_P2P")))
 sys.exit(0 if g("bit_exact") else 1)
@@ -257,10 +277,10 @@ nccl_bench() { # name required(1/0) seconds [VAR=value ...] -- flags...
   fi
   rm -f "$j" "$j.line"
 }
-nccl_bench nccl-256MiB 1 120 -- --size 256MiB --chunk 16MiB --inflight 4
-nccl_bench nccl-2GiB 1 180 -- --size 2GiB --chunk 64MiB --inflight 4
-nccl_bench nccl-2GiB-chunk128 0 150 -- --size 2GiB --chunk 128MiB --inflight 3
-nccl_bench nccl-2GiB-copyengine 0 150 NCCL_P2P_USE_CUDA_MEMCPY=1 -- --size 2GiB --chunk 64MiB --inflight 4
+nccl_bench nccl-256MiB 1 120 -- --size 256MiB --frame-size 16MiB --inflight 4
+nccl_bench nccl-2GiB 1 180 -- --size 2GiB --frame-size 64MiB --inflight 4
+nccl_bench nccl-2GiB-chunk128 0 150 -- --size 2GiB --frame-size 128MiB --inflight 3
+nccl_bench nccl-2GiB-copyengine 0 150 NCCL_P2P_USE_CUDA_MEMCPY=1 -- --size 2GiB --frame-size 64MiB --inflight 4
 nccl_bench raw-2GiB-cudamem-direct 0 120 NCCL_P2P_DIRECT_DISABLE=0 -- --size 2GiB --modes raw --raw-from cuda
 grep -E 'vkzip: transfer-bench: (set-up|measured)' "$log" | tail -n 4 | cut -c1-200
 echo "done in ${SECONDS}s; failures: $fails"
@@ -285,6 +305,11 @@ bench)
   : > "$OUT/bench.jsonl"
   for r in ${*:-$DEFAULT_RUNS}; do bench_one .devbin/vkzip "$r" >> "$OUT/bench.jsonl"; done
   summary "$OUT/bench.jsonl"
+  ;;
+lab)
+  : > "$OUT/lab.jsonl"
+  for r in ${*:-$LAB_RUNS}; do lab_one "$r" >> "$OUT/lab.jsonl"; done
+  summary "$OUT/lab.jsonl"
   ;;
 ab)
   old=${1:?ab OLD NEW}; new=${2:?ab OLD NEW}; rounds=${3:-3}

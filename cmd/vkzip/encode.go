@@ -51,7 +51,8 @@ integers or void ('<i2', '<u2' or '|V2' for BF16, the usual t.view(torch.int16).
 
 Without --codebook the codebook is calibrated on each input itself; a codebook from 'vkzip calibrate' on
 representative data skips that pass and gives every file the same codebook. A summary goes to stderr unless
---quiet; --json prints a JSON object per input instead (on stdout, or on stderr when the payload goes to stdout).`,
+--quiet; --json prints a JSON object per input instead (on stdout, or on stderr when the payload goes to stdout;
+keys in docs/JSON.md).`,
 	examples: `  vkzip encode kv.safetensors                              # writes kv.safetensors.vkz
   vkzip encode kv0.safetensors kv1.safetensors             # kv0.safetensors.vkz, kv1.safetensors.vkz
   vkzip encode -f --rm kv.safetensors                      # replace an old kv.safetensors.vkz, remove the input
@@ -68,20 +69,23 @@ representative data skips that pass and gives every file the same codebook. A su
 
 // encodeResult is encode's --json output.
 type encodeResult struct {
-	Input       string        `json:"input"`
-	Output      string        `json:"output"`
-	InputBytes  int64         `json:"input_bytes"`
-	OutputBytes int64         `json:"output_bytes"`
-	Ratio       float64       `json:"ratio"`
-	Seconds     float64       `json:"seconds"`
-	MBPerSec    float64       `json:"mb_per_s"`
-	Backend     string        `json:"backend"`
-	Device      string        `json:"device"`
-	EscapeRate  float64       `json:"escape_rate"`
-	Records     int           `json:"records"`
-	Checksums   bool          `json:"checksums"`
-	Codebook    []int         `json:"codebook,omitempty"`
-	Formats     []formatCount `json:"formats"` // tensors per format, in order of first use
+	Input        string  `json:"input"`
+	Output       string  `json:"output"`
+	RawBytes     int64   `json:"raw_bytes"`
+	PayloadBytes int64   `json:"payload_bytes"`
+	Ratio        float64 `json:"ratio"`
+	Seconds      float64 `json:"seconds"`
+	EncodeGBps   float64 `json:"encode_gbps"`
+	Backend      string  `json:"backend"`
+	Device       string  `json:"device"`
+	// Escapes and EscapeRate are over the chunks of formats that escape values (escapingFormats); absent when
+	// no tensor is in one.
+	Escapes    *uint64       `json:"escapes,omitempty"`
+	EscapeRate *float64      `json:"escape_rate,omitempty"`
+	Records    int           `json:"record_count"`
+	Checksums  bool          `json:"checksums"`
+	Codebook   []int         `json:"codebook,omitempty"`
+	Formats    []formatCount `json:"formats"` // tensors per format, in order of first use
 	// Verified: --verify decoded the payload with the Go reference codec and got the input back byte for byte
 	// (VerifySeconds long) before anything was written.
 	Verified      bool    `json:"verified"`
@@ -140,6 +144,9 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	opts := []codec.Option{codec.WithChecksums(!*noCRC), codec.WithFormat(formats)}
 	// Only an explicit --chunk overrides a format's own default chunk size (huff's: layout.HuffShiftFor).
 	if flagSet(fs, "chunk") {
+		if err := checkChunkFits(formats, *chunk); err != nil {
+			return err
+		}
 		opts = append(opts, codec.WithChunkSize(*chunk))
 	}
 	if *cbPath != "" {
@@ -161,6 +168,9 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		asJSON: *asJSON, quiet: *quiet, checksums: !*noCRC, frame: int(frame)}
 	return forEachInput(ctx, v.name, jobs, func(j fileJob) error { return e.encode(ctx, j) })
 }
+
+// errVerify marks an encode whose payload did not decode to its input (encode --verify).
+var errVerify = codec.ErrVerify
 
 // encoder encodes the inputs of one encode command.
 type encoder struct {
@@ -238,17 +248,22 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 		}
 	}
 
-	res := encodeResult{Input: j.in, Output: j.out, InputBytes: st.InputBytes, OutputBytes: st.OutputBytes,
+	res := encodeResult{Input: j.in, Output: j.out, RawBytes: st.InputBytes, PayloadBytes: st.OutputBytes,
 		Seconds: secs, Backend: e.s.b.Name(), Device: e.s.b.Device(), Records: st.Records, Checksums: e.checksums}
-	res.Ratio = ratio(res.InputBytes, res.OutputBytes)
+	res.Ratio = ratio(res.RawBytes, res.PayloadBytes)
 	res.Verified = e.verify
 	if e.verify {
 		res.VerifySeconds = secs // verification runs frame by frame, inside the encode
 	}
-	res.MBPerSec = mbps(res.InputBytes, secs)
-	if st.CodedValues > 0 {
-		res.EscapeRate = float64(st.Escapes) / float64(st.CodedValues)
+	res.EncodeGBps = gbpsOf(res.RawBytes, secs)
+	var tally escapeTally
+	for _, ch := range st.Chunks {
+		if escapingFormats[ch.Format] {
+			tally.escapes += ch.Escapes
+			tally.values += ch.Values
+		}
 	}
+	res.Escapes, res.EscapeRate = tally.count(), tally.rate()
 	for _, f := range st.Formats {
 		res.Formats = append(res.Formats, formatCount{Format: f.Format, Tensors: f.Tensors})
 	}
@@ -276,9 +291,13 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 		if res.Verified {
 			verified = ", every frame verified by the reference decoder"
 		}
-		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f, escape rate %.4f%%, %.3f s, %.1f MB/s, backend %s, tensors: %s%s\n",
-			shown(j.in, "stdin"), shown(j.out, "stdout"), res.InputBytes, res.OutputBytes, res.Ratio, 100*res.EscapeRate,
-			secs, res.MBPerSec, backendDesc(e.s.b), strings.Join(fc, ", "), verified)
+		esc := ""
+		if res.EscapeRate != nil {
+			esc = fmt.Sprintf(", escape rate %.4f%%", 100**res.EscapeRate)
+		}
+		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f%s, %.3f s, %s GB/s, backend %s, tensors: %s%s\n",
+			shown(j.in, "stdin"), shown(j.out, "stdout"), res.RawBytes, res.PayloadBytes, res.Ratio, esc,
+			secs, gb(res.EncodeGBps), backendDesc(e.s.b), strings.Join(fc, ", "), verified)
 	}
 	return nil
 }
@@ -315,21 +334,16 @@ func parseDType(s string) (layout.DType, error) {
 	return dt, nil
 }
 
-// escapeRate is the fraction of coded values that were escaped, over the whole payload.
-func escapeRate(info *codec.Info) float64 {
-	var esc, vals uint64
+// payloadEscapes is the escape count and rate of a whole payload: escapes over the values of every chunk in a
+// format that escapes values (escapingFormats); both nil when there is none.
+func payloadEscapes(info *codec.Info) (*uint64, *float64) {
+	var t escapeTally
 	for _, c := range info.Containers {
 		for _, r := range c.Records {
-			if r.Chunks > 0 {
-				esc += r.Escapes
-				vals += r.RawBytes / 2
-			}
+			t.add(r.ChunkList)
 		}
 	}
-	if vals == 0 {
-		return 0
-	}
-	return float64(esc) / float64(vals)
+	return t.count(), t.rate()
 }
 
 func ratio(raw, coded int64) float64 {
@@ -339,11 +353,12 @@ func ratio(raw, coded int64) float64 {
 	return float64(raw) / float64(coded)
 }
 
-func mbps(bytes int64, secs float64) float64 {
+// gbpsOf is a rate in GB/s (1e9 bytes per second), the unit of every rate the CLI prints.
+func gbpsOf(bytes int64, secs float64) float64 {
 	if secs <= 0 {
 		return 0
 	}
-	return float64(bytes) / 1e6 / secs
+	return float64(bytes) / 1e9 / secs
 }
 
 // shown is path for messages, with "-" spelled out as std ("stdin" or "stdout").
@@ -378,14 +393,24 @@ type preferMode struct {
 // preferModes are --prefer's values. Speeds are GB/s of encode / decode on one H100 (vkzip bench --backend vulkan
 // --size 512MiB, kvlike data converted to each dtype); ratios on the same data.
 var preferModes = []preferMode{
-	{"speed", "splitzip4,xw4,xw3", "the fastest coder of each dtype, never stored: BF16 splitzip4 " +
+	{"speed", mustPrefer("speed"), "the fastest coder of each dtype, never stored: BF16 splitzip4 " +
 		"(H100 1456/1497 GB/s, 1.33x); F16, F32 and F8_E5M2 xw4 (5-10% faster encode than xw3, at a lower ratio: " +
 		"F16 1.07x against 1.12x); F8_E4M3 xw3 (xw4 does not code it)"},
-	{"balanced", "auto", "auto for every dtype: each tensor (or, when smaller, each chunk) in the smallest of the " +
+	{"balanced", mustPrefer("balanced"), "auto for every dtype: each tensor (or, when smaller, each chunk) in the smallest of the " +
 		"fixed-width formats, BF16 splitzip4, zf12 or tbe3, F8/F16/F32 xw2, xw3 or xw4, so at least the ratio of each " +
 		"of them (BF16 1.40x); it tries them all, so it is the slowest (H100 BF16 182/419 GB/s)"},
-	{"ratio", "huff,auto", "the smallest payload: BF16 huff (entropy-coded exponents, 1.47x, H100 457/948 GB/s); " +
+	{"ratio", mustPrefer("ratio"), "the smallest payload: BF16 huff (entropy-coded exponents, 1.47x, H100 457/948 GB/s); " +
 		"F8/F16/F32 auto, as balanced (they have no entropy coder)"},
+}
+
+// mustPrefer is codec.PreferFormats of a mode this table describes; a mode codec does not know is a programming
+// error, caught by the first run of any test.
+func mustPrefer(mode string) string {
+	l, ok := codec.PreferFormats(mode)
+	if !ok {
+		panic("codec has no prefer mode " + mode)
+	}
+	return l
 }
 
 // preferList is the format list of --prefer mode name.
@@ -421,6 +446,27 @@ func preferFormats(prefer, format string) (string, error) {
 		return l, nil
 	}
 	return "", usagef("--prefer %q: want speed, balanced or ratio", prefer)
+}
+
+// checkChunkFits refuses a --chunk that some format of the list (a codec format list, "" for the default) would
+// not use as given: the codec clamps a chunk size to each format's range, and a size the user asked for is never
+// changed silently.
+func checkChunkFits(formats string, chunk int) error {
+	ids, err := codec.ParseFormats(formats)
+	if err != nil {
+		return nil // checkOptions reports a bad list
+	}
+	for _, id := range ids {
+		f, ok := codec.LookupFormat(id)
+		if !ok || !f.Chunked() {
+			continue
+		}
+		if lo, hi := 1<<f.MinShift, 1<<f.MaxShift; chunk < lo || chunk > hi {
+			return usagef("--chunk %d: %s takes chunks of %d to %d values (a power of two); pick one in range, or "+
+				"leave --chunk out for each format's own size", chunk, f.Name, lo, hi)
+		}
+	}
+	return nil
 }
 
 // flagSet reports whether the command line set flag name.
@@ -559,25 +605,4 @@ func anyFormatCodes(d layout.DType) bool {
 		}
 	}
 	return false
-}
-
-// formatCounts counts the tensors of a payload by format.
-func formatCounts(info *codec.Info) []formatCount {
-	var out []formatCount
-	for _, c := range info.Containers {
-	next:
-		for _, r := range c.Records {
-			if r.Kind != "tensor" {
-				continue
-			}
-			for i := range out {
-				if out[i].Format == r.Format {
-					out[i].Tensors++
-					continue next
-				}
-			}
-			out = append(out, formatCount{Format: r.Format, Tensors: 1})
-		}
-	}
-	return out
 }

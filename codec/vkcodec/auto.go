@@ -296,7 +296,7 @@ func (b *Backend) recordAutoEncode(ctx context.Context, s *session, src vk.Buffe
 	cmd.Barrier()
 
 	// Pick each chunk's smallest candidate (one dispatch per candidate, in id order), then offsets.
-	wg := uint32(b.o.WorkGroup)
+	wg := uint32(b.t.WorkGroup)
 	pick, err := b.pipeline("auto_pick", wg, 0)
 	if err != nil {
 		return none, err

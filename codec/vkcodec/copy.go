@@ -13,7 +13,7 @@ type CopyOp struct{ recorded }
 
 // CopyShape is a profiling variant of the copy kernel: each unit reads Reads and writes Writes 16-byte vectors, one
 // stream per vector or (Contiguous) consecutive vectors of one stream, so that a codec's mix of reads and writes can
-// be timed with none of its work (vkzip bench --copy-shape). The zero value is the roofline's copy.
+// be timed with none of its work (vkzip-lab bench --copy-shape). The zero value is the roofline's copy.
 type CopyShape struct {
 	Reads, Writes int
 	Contiguous    bool
@@ -71,7 +71,7 @@ func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape Cop
 	}
 	op := &CopyOp{recorded{b: b, s: s}}
 	fail := func(err error) (*CopyOp, error) { op.Close(); return nil, err }
-	pipe, err := b.pipeline("copy", uint32(b.o.WorkGroup), shape.pipeKey())
+	pipe, err := b.pipeline("copy", uint32(b.t.WorkGroup), shape.pipeKey())
 	if err != nil {
 		return fail(err)
 	}
@@ -84,7 +84,7 @@ func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape Cop
 	}
 	cmd := s.cmd
 	var pw pushWriter
-	groups := min(uint64(b.groups)*4, (units+uint64(b.o.WorkGroup)-1)/uint64(b.o.WorkGroup))
+	groups := min(uint64(b.groups)*4, (units+uint64(b.t.WorkGroup)-1)/uint64(b.t.WorkGroup))
 	// Offsets are folded into the bindings: aligned to 256 they start exactly at the data only when the caller's
 	// offsets are; keep it simple and demand that.
 	if src.Offset%regionAlign != 0 || dst.Offset%regionAlign != 0 {

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/shaders"
 	"github.com/vkzip/vkzip/vk"
 )
@@ -27,36 +26,33 @@ type HuffKernels struct {
 	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); CheckWG and CheckGroups are the decoder's
 	// checksum pass's; Batch the loads each invocation of the kernels issues together (source, low, piece and CRC
 	// words). Defaults 256, 128, 128, 0, 128, 0, 8 (the fastest on an H200,
-	// bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG, VKZIP_HUFF_DECODE_GROUPS,
-	// VKZIP_HUFF_CHECK_WG, VKZIP_HUFF_CHECK_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on
-	// one device.
+	// bench/RESULTS.md); vktune.Huff sets them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, CheckWG, CheckGroups, Batch uint32
-	// CheckFirst records the checksum pass before the decoder instead of after it (VKZIP_HUFF_CHECK_FIRST=1).
+	// CheckFirst records the checksum pass before the decoder instead of after it.
 	CheckFirst bool
 	// CacheShift: the encoder keeps the exponents of chunks of up to 2^CacheShift values in shared memory (default
-	// 14; VKZIP_HUFF_CACHE_SHIFT overrides it).
+	// 14; vktune.Huff.CacheShift).
 	CacheShift uint32
 	// TeamSync runs the decoder with each chunk's team of 32 invocations as one subgroup, synced by subgroup
 	// barriers (shaders/huff_decode.glsl: TEAM_SYNC). Default: whether the device's subgroups are 32 invocations
-	// (one size) and can be required full; VKZIP_HUFF_TEAM_SYNC=0 turns it off.
+	// (one size) and can be required full; vktune.Huff.NoTeamSync turns it off.
 	TeamSync bool
 	// Int64 selects the decoder built with 64-bit and 16-bit integers (huff_decode_i64: the lane window's shift is
 	// one funnel shift, and the decode tables are 16-bit entries read without shifts). Default: whether the device
-	// enabled shaderInt64 and shaderInt16; VKZIP_HUFF_INT64=0 turns it off.
+	// enabled shaderInt64 and shaderInt16; vktune.Huff.NoInt64 turns it off.
 	Int64 bool
 	// L1Bits is the fewest index bits of the first level of the decoder's tables (clamped to 5–9, default 6; each
-	// chunk takes more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab);
-	// VKZIP_HUFF_L1_BITS overrides it.
+	// chunk takes more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab).
 	L1Bits uint32
 	// TwoReads reads both levels of the decoder's tables for every code, the first choosing, instead of one level
-	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ); VKZIP_HUFF_ONE_READ=0 sets it.
+	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ).
 	TwoReads bool
 	// TableEntries is the 16-bit entries of a chunk's decode tables in the decoder's shared memory (256, 512, 1024;
-	// default DefaultHuffTableEntries; shaders/huff_decode.glsl: TABN); VKZIP_HUFF_TABLE overrides it.
+	// default DefaultHuffTableEntries; shaders/huff_decode.glsl: TABN).
 	TableEntries uint32
 	// RingFill is the words each lane loads into its ring per block (clamped to 1–4, default 2; RFILL), LowAhead
 	// how many blocks ahead the low words are loaded (clamped to 1–3, default 1: fewer registers; LOWPF), both
-	// clamped at the pipeline; VKZIP_HUFF_RFILL and VKZIP_HUFF_LOWPF.
+	// clamped at the pipeline.
 	RingFill, LowAhead uint32
 
 	mu    sync.Mutex
@@ -77,13 +73,6 @@ const (
 	pushHuffDecode = 4 * 10
 	pushHuffCheck  = 4 * 7
 )
-
-func envU32(name string, def uint32) uint32 {
-	if v, err := strconv.ParseUint(os.Getenv(name), 10, 32); err == nil && v > 0 {
-		return uint32(v)
-	}
-	return def
-}
 
 // fitHuffDecodeWG halves a decode workgroup size until the shared memory of the decoder kernel (4 chunks' at 128)
 // fits the device.
@@ -112,22 +101,24 @@ func (b *Backend) teamSyncable() bool {
 		b.dev.Features().ComputeFullSubgroups
 }
 
-// NewHuffKernels prepares the huff kernels on b's device (pipelines are built on first use).
+// NewHuffKernels prepares the huff kernels on b's device (pipelines are built on first use), tuned by the
+// backend's Options.Tune.Huff.
 func NewHuffKernels(b *Backend) *HuffKernels {
-	lim := uint32(b.o.WorkGroup)
+	h := b.t.Huff
+	lim := uint32(b.t.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	team := b.teamSyncable() && os.Getenv("VKZIP_HUFF_TEAM_SYNC") != "0"
-	wide := b.huffWide() && os.Getenv("VKZIP_HUFF_INT64") != "0"
-	tab := huffTableEntries(envU32("VKZIP_HUFF_TABLE", 0))
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG)), huffDecodeKernel(wide), tab)
-	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
-		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg, CheckWG: wg(envU32("VKZIP_HUFF_CHECK_WG", 128)),
-		CheckGroups: envU32("VKZIP_HUFF_CHECK_GROUPS", 0), CheckFirst: os.Getenv("VKZIP_HUFF_CHECK_FIRST") == "1",
-		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
-		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
-		Int64:      wide, TeamSync: team, L1Bits: envU32("VKZIP_HUFF_L1_BITS", 6),
-		TwoReads: os.Getenv("VKZIP_HUFF_ONE_READ") == "0", TableEntries: tab,
-		RingFill: envU32("VKZIP_HUFF_RFILL", 2), LowAhead: envU32("VKZIP_HUFF_LOWPF", 1),
+	team := b.teamSyncable() && !h.NoTeamSync
+	wide := b.huffWide() && !h.NoInt64
+	tab := huffTableEntries(h.TableEntries)
+	dwg := b.fitHuffDecodeWG(wg(vktune.Or(h.DecodeWG, defaultHuffDecodeWG)), huffDecodeKernel(wide), tab)
+	return &HuffKernels{b: b, EncodeWG: wg(vktune.Or(h.EncodeWG, 256)),
+		PlaceWG: wg(vktune.Or(h.PlaceWG, 128)), DecodeWG: dwg, CheckWG: wg(vktune.Or(h.CheckWG, 128)),
+		CheckGroups: h.CheckGroups, CheckFirst: h.CheckFirst,
+		DecodeGroups: h.DecodeGroups, Batch: min(vktune.Or(h.Batch, 8), 32),
+		CacheShift: vktune.Or(h.CacheShift, 14),
+		Int64:      wide, TeamSync: team, L1Bits: vktune.Or(h.L1Bits, 6),
+		TwoReads: h.TwoReads, TableEntries: tab,
+		RingFill: vktune.Or(h.RingFill, 2), LowAhead: vktune.Or(h.LowAhead, 1),
 		pipes: map[huffPipeKey]*vk.Pipeline{}}
 }
 
@@ -210,8 +201,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 	switch name {
 	case "huff_encode":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
-			vk.SpecConst{ID: 4, Value: key.cache})
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 4, Value: key.cache})
 	case "huff_place":
 		desc.Bindings, desc.PushConstantSize = 6, pushHuffPlace
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
@@ -220,8 +210,7 @@ func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
 	case "huff_decode", "huff_decode_i64":
 		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: k.b.o.Profile},
-			vk.SpecConst{ID: 4, Value: b2u(key.teamSync)}, vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)},
+		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 4, Value: b2u(key.teamSync)}, vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)},
 			vk.SpecConst{ID: 6, Value: b2u(!key.twoReads)}, vk.SpecConst{ID: 7, Value: key.table},
 			vk.SpecConst{ID: 10, Value: key.rfill}, vk.SpecConst{ID: 11, Value: key.lowAhead})
 		if key.teamSync {
@@ -300,7 +289,7 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 	if err != nil {
 		return nil, err
 	}
-	scan, err := b.pipeline("sz4_scan", min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
+	scan, err := b.pipeline("sz4_scan", min(uint32(b.t.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -557,7 +546,7 @@ func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.Buff
 	if err != nil {
 		return err
 	}
-	scan, err := b.pipeline("sz4_scan", min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
+	scan, err := b.pipeline("sz4_scan", min(uint32(b.t.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
 	if err != nil {
 		return err
 	}

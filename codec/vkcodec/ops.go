@@ -301,7 +301,7 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 	return statusErr(op.status.bytes(), op.name)
 }
 
-// Clamps is the number of indices the debug build of the decoder had to clamp in the last Run (Options.DebugBounds).
+// Clamps is the number of indices the debug build of the decoder had to clamp in the last Run (vktune.Params.DebugBounds).
 func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
 
 // submit runs a recorded command buffer and waits for it.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -332,7 +333,7 @@ func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.Encode
 }
 
 func (b *Backend) recordScan(s *session, p *tensorPlan) error {
-	wg := min(uint32(b.o.WorkGroup), 1<<layout.MaxChunkShift/8)
+	wg := min(uint32(b.t.WorkGroup), 1<<layout.MaxChunkShift/8)
 	pipe, err := b.pipeline("sz4_scan", wg, 0)
 	if err != nil {
 		return err
@@ -372,10 +373,9 @@ func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJo
 }
 
 // placeWG is the placement pass's workgroup: 32 invocations (a chunk's side piece is a few words; 64 and 128 were
-// no faster on the H200), or the device's widest subgroup where that is more. VKZIP_SZ4_PLACE_WG sets it, for
-// measuring.
+// no faster on the H200), or the device's widest subgroup where that is more (vktune.Params.SZ4PlaceWG).
 func (b *Backend) placeWG() uint32 {
-	return max(floorPow2(min(envU32("VKZIP_SZ4_PLACE_WG", 32), 1024)), b.minWorkGroup())
+	return max(floorPow2(min(vktune.Or(b.t.SZ4PlaceWG, 32), 1024)), b.minWorkGroup())
 }
 
 // decodeSZ4 decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the

@@ -58,7 +58,7 @@ func tbe3SMRange(g layout.TBE3, first, count uint64) (lo, hi uint64) {
 
 // tbe3WG is the workgroup size of the TBE-3 kernels: each thread handles whole 32-value units, so it must divide
 // the n/32 units of a chunk.
-func (b *Backend) tbe3WG(shift uint) uint32 { return min(uint32(b.o.WorkGroup), uint32(1)<<shift/32) }
+func (b *Backend) tbe3WG(shift uint) uint32 { return min(uint32(b.t.WorkGroup), uint32(1)<<shift/32) }
 
 // push-constant sizes of the TBE-3 kernels, in bytes
 const (
@@ -81,7 +81,7 @@ func (b *Backend) tbe3Pipeline(name string, wg uint32, shift uint) (*vk.Pipeline
 		return nil, err
 	}
 	desc := vk.PipelineDesc{Name: name, SPIRV: code, CaptureStatistics: true, Spec: []vk.SpecConst{
-		{ID: 0, Value: wg}, {ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.o.Repl)},
+		{ID: 0, Value: wg}, {ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.t.Repl)},
 		{ID: crcBitsSpecID, Value: uint32(b.crcBits(name))}}}
 	switch name {
 	case "tbe3_encode":

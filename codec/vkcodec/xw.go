@@ -55,7 +55,7 @@ func (k *XWKernels) Close() error {
 
 // wg is the workgroup size of the chunk kernels: each invocation codes whole 32-value groups.
 func (k *XWKernels) wg(shift uint) uint32 {
-	return min(uint32(k.b.o.WorkGroup), uint32(1)<<shift/layout.XWGroup)
+	return min(uint32(k.b.t.WorkGroup), uint32(1)<<shift/layout.XWGroup)
 }
 
 func (k *XWKernels) pipeline(name string, x layout.XW, size int) (*vk.Pipeline, error) {
