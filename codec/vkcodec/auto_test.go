@@ -193,8 +193,10 @@ func TestAutoOnDevice(t *testing.T) {
 		op := ops[[2]int{len(bad), int(b2u(crc))}]
 		if op == nil {
 			var err error
-			op, err = vb.PrepareDecodeFormat(ctx, layout.FormatAuto, vk.BufferRange{Buf: in, Offset: 20}, uint64(len(bad)),
-				n, shift, &testCB, crc, vk.BufferRange{Buf: out, Offset: 32})
+			op, err = vb.PrepareDecode(ctx, DecodeSpec{
+				Format: layout.FormatAuto, Body: vk.BufferRange{Buf: in, Offset: 20}, BodyLen: uint64(len(bad)),
+				N: n, Shift: shift, Codebook: &testCB, Checksums: crc, Dst: vk.BufferRange{Buf: out, Offset: 32},
+			})
 			if errors.Is(err, codec.ErrCorrupt) { // outside the body bounds: refused before any kernel
 				classes["refused"]++
 				return
@@ -222,8 +224,10 @@ func TestAutoOnDevice(t *testing.T) {
 		require.NoError(t, err)
 		defer sb.Close()
 		require.NoError(t, dev.Upload(ctx, sb, 48, src))
-		enc, err := vb.PrepareEncodeFormat(ctx, layout.FormatAuto, vk.BufferRange{Buf: sb, Offset: 48}, n, shift, &testCB,
-			crc, vk.BufferRange{Buf: in, Offset: 20})
+		enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+			Format: layout.FormatAuto, Src: vk.BufferRange{Buf: sb, Offset: 48}, N: n, Shift: shift,
+			Codebook: &testCB, Checksums: crc, Dst: vk.BufferRange{Buf: in, Offset: 20},
+		})
 		require.NoError(t, err)
 		size, err := enc.Run(ctx)
 		enc.Close()

@@ -27,16 +27,6 @@ func (s CopyShape) norm() CopyShape {
 	return s
 }
 
-// pipeKey packs the shape into the pipeline key's shift field, which pipeline unpacks into the kernel's
-// specialization constants: reads in bits 0-3, writes in 4-7, contiguous in bit 8, units per invocation from bit 9.
-func (s CopyShape) pipeKey() uint {
-	k := uint(s.Reads) | uint(s.Writes)<<4 | uint(max(s.Unroll, 1))<<9
-	if s.Contiguous {
-		k |= 1 << 8
-	}
-	return k
-}
-
 // Traffic is the bytes a copy of this shape over n bytes reads and writes: units of max(Reads, Writes) vectors fit
 // n bytes on the larger side.
 func (s CopyShape) Traffic(n uint64) uint64 {
@@ -65,38 +55,28 @@ func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape Cop
 		return nil, err
 	}
 	units := n / 16 / uint64(max(shape.Reads, shape.Writes))
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &CopyOp{recorded{b: b, s: s}}
-	fail := func(err error) (*CopyOp, error) { op.Close(); return nil, err }
-	pipe, err := b.pipeline("copy", uint32(b.o.WorkGroup), shape.pipeKey())
-	if err != nil {
-		return fail(err)
-	}
-	bd, err := s.bind(b, pipe, bufView(src, 0, n).l, bufView(dst, 0, n).l)
-	if err != nil {
-		return fail(err)
-	}
-	if err := op.beginTimed(2); err != nil {
-		return fail(err)
-	}
-	cmd := s.cmd
-	var pw pushWriter
-	groups := min(uint64(b.groups)*4, (units+uint64(b.o.WorkGroup)-1)/uint64(b.o.WorkGroup))
 	// Offsets are folded into the bindings: aligned to 256 they start exactly at the data only when the caller's
 	// offsets are; keep it simple and demand that.
 	if src.Offset%regionAlign != 0 || dst.Offset%regionAlign != 0 {
-		return fail(invalid("copy offsets must be multiples of %d", regionAlign))
+		return nil, invalid("copy offsets must be multiples of %d", regionAlign)
 	}
-	cmd.Dispatch(pipe, bd, pw.u32(uint32(units)).b, uint32(max(groups, 1)), 1, 1)
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	if err := cmd.End(); err != nil {
-		return fail(err)
-	}
-	return op, nil
+	kk := keyOf(kCopy, uint32(b.o.WorkGroup)).with("R", uint32(shape.Reads)).with("W", uint32(shape.Writes)).
+		with("CONTIGUOUS", b2u(shape.Contiguous)).with("U", uint32(max(shape.Unroll, 1)))
+	groups := min(uint64(b.groups)*4, (units+uint64(b.o.WorkGroup)-1)/uint64(b.o.WorkGroup))
+	return newOp(b, func(r recorded) *CopyOp { return &CopyOp{r} }, func(op *CopyOp) error {
+		if err := op.beginTimed(2); err != nil {
+			return err
+		}
+		pc := copyPush{Count: uint32(units)}
+		rec := &recorder{ctx: context.Background(), b: b, s: op.s}
+		if err := rec.dispatch(kk, pushBytes(&pc), uint32(max(groups, 1)), bufView(src, 0, n).l,
+			bufView(dst, 0, n).l); err != nil {
+			return err
+		}
+		op.s.cmd.Barrier()
+		op.s.cmd.Timestamp(op.qp, 1)
+		return op.s.cmd.End()
+	})
 }
 
 // Run copies once.

@@ -113,8 +113,10 @@ func TestMutatedPayloadsOnDevice(t *testing.T) {
 		out, err := dev.NewBuffer(2*sm.g.N+16, vk.DeviceLocal)
 		require.NoError(t, err)
 		defer out.Close()
-		op, err := vb.PrepareDecode(ctx, vk.BufferRange{Buf: in}, uint64(len(sm.body)), sm.g.N, sm.g.Shift, testCB, false,
-			vk.BufferRange{Buf: out})
+		op, err := vb.PrepareDecode(ctx, DecodeSpec{
+			Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(sm.body)), N: sm.g.N,
+			Shift: sm.g.Shift, Codebook: &testCB, Checksums: false, Dst: vk.BufferRange{Buf: out},
+		})
 		require.NoError(t, err)
 		defer op.Close()
 		for i := 0; i < count/len(samples); i++ {
@@ -162,7 +164,10 @@ func TestBoundsClampedInDebug(t *testing.T) {
 	require.NoError(t, err)
 	defer out.Close()
 	require.NoError(t, dev.Upload(ctx, in, 0, body))
-	op, err := vb.PrepareDecode(ctx, vk.BufferRange{Buf: in}, uint64(len(body)), g.N, 10, testCB, false, vk.BufferRange{Buf: out})
+	op, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(body)), N: g.N,
+		Shift: 10, Codebook: &testCB, Checksums: false, Dst: vk.BufferRange{Buf: out},
+	})
 	require.NoError(t, err)
 	defer op.Close()
 	err = op.Run(ctx)

@@ -78,7 +78,6 @@ func huffPatterns(r *rand.Rand, n int) map[string][]byte {
 func TestHuffVulkanMatchesReference(t *testing.T) {
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	r := rand.New(rand.NewPCG(21, 14))
 	ctx := context.Background()
 	for _, shift := range []uint{12, 14, 16} {
@@ -153,7 +152,6 @@ func classAt(t *testing.T, e error) string {
 func TestHuffVulkanSingleAfterCoded(t *testing.T) {
 	vb := openTest(t, Options{Groups: 1})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	k.DecodeWG, k.DecodeGroups = huffDecodeTeam, 1
 	p := huffPatterns(rand.New(rand.NewPCG(25, 14)), 4096)
 	src := append(append([]byte{}, p["kv"]...), p["one"]...)
@@ -181,7 +179,6 @@ func TestHuffVulkanSingleAfterCoded(t *testing.T) {
 func TestHuffVulkanHostile(t *testing.T) {
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	r := rand.New(rand.NewPCG(22, 14))
 	ctx := context.Background()
 	const shift = 12
@@ -300,7 +297,6 @@ func TestHuffVulkanVariants(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, classAt(t, want), classAt(t, got), "%s bit %d: %v / %v", name, bit, want, got)
 			}
-			require.NoError(t, k.Close())
 		}
 	}
 }
@@ -316,7 +312,6 @@ func TestHuffDecodeSharedBudget(t *testing.T) {
 	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	require.Equal(t, vb.huffWide(), k.Int64, "the 64-bit decoder wherever the device has 64- and 16-bit integers")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
 	require.Zero(t, k.DecodeWG%huffDecodeTeam)

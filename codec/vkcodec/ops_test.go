@@ -35,8 +35,10 @@ func TestDeviceOpsOneSubmission(t *testing.T) {
 		defer out.Close()
 		// Offsets that are not binding-aligned exercise the base offsets of the kernels.
 		require.NoError(t, dev.Upload(ctx, in, 48, src))
-		enc, err := vb.PrepareEncode(ctx, vk.BufferRange{Buf: in, Offset: 48}, uint64(n), shift, testCB, true,
-			vk.BufferRange{Buf: body, Offset: 20})
+		enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+			Format: layout.FormatSplitZip4, Src: vk.BufferRange{Buf: in, Offset: 48}, N: uint64(n), Shift: shift,
+			Codebook: &testCB, Checksums: true, Dst: vk.BufferRange{Buf: body, Offset: 20},
+		})
 		require.NoError(t, err)
 		defer enc.Close()
 		before := dev.Stats()
@@ -51,8 +53,11 @@ func TestDeviceOpsOneSubmission(t *testing.T) {
 		require.NoError(t, dev.Download(ctx, got, body, 20))
 		require.True(t, string(want) == string(got), "device encode differs from the reference at %d", firstDiff(want, got))
 
-		dec, err := vb.PrepareDecode(ctx, vk.BufferRange{Buf: body, Offset: 20}, size, uint64(n), shift, testCB, true,
-			vk.BufferRange{Buf: out, Offset: 32})
+		dec, err := vb.PrepareDecode(ctx, DecodeSpec{
+			Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: body, Offset: 20}, BodyLen: size,
+			N: uint64(n), Shift: shift, Codebook: &testCB, Checksums: true,
+			Dst: vk.BufferRange{Buf: out, Offset: 32},
+		})
 		require.NoError(t, err)
 		defer dec.Close()
 		before = dev.Stats()

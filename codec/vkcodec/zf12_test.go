@@ -195,8 +195,10 @@ func TestZF12MutatedOnDevice(t *testing.T) {
 			}
 			op := ops[len(bad)]
 			if op == nil {
-				op, err = vb.PrepareDecodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: in}, uint64(len(bad)), g.N,
-					10, nil, false, vk.BufferRange{Buf: out})
+				op, err = vb.PrepareDecode(ctx, DecodeSpec{
+					Format: layout.FormatZF12, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(bad)), N: g.N,
+					Shift: 10, Codebook: nil, Checksums: false, Dst: vk.BufferRange{Buf: out},
+				})
 				require.NoError(t, err)
 				defer op.Close()
 				ops[len(bad)] = op
@@ -241,8 +243,10 @@ func TestZF12BoundsClampedInDebug(t *testing.T) {
 	require.NoError(t, err)
 	defer out.Close()
 	require.NoError(t, dev.Upload(ctx, in, 0, body))
-	op, err := vb.PrepareDecodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: in}, uint64(len(body)), g.N, 10, nil,
-		false, vk.BufferRange{Buf: out})
+	op, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatZF12, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(body)), N: g.N, Shift: 10,
+		Codebook: nil, Checksums: false, Dst: vk.BufferRange{Buf: out},
+	})
 	require.NoError(t, err)
 	defer op.Close()
 	require.ErrorIs(t, op.Run(ctx), codec.ErrCorrupt)
@@ -270,8 +274,10 @@ func TestZF12DeviceOps(t *testing.T) {
 	require.NoError(t, err)
 	defer out.Close()
 	require.NoError(t, dev.Upload(ctx, in, 48, src))
-	enc, err := vb.PrepareEncodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: in, Offset: 48}, g.N, 14, nil, true,
-		vk.BufferRange{Buf: body, Offset: 20})
+	enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatZF12, Src: vk.BufferRange{Buf: in, Offset: 48}, N: g.N, Shift: 14, Codebook: nil,
+		Checksums: true, Dst: vk.BufferRange{Buf: body, Offset: 20},
+	})
 	require.NoError(t, err)
 	defer enc.Close()
 	size, err := enc.Run(ctx)
@@ -280,14 +286,19 @@ func TestZF12DeviceOps(t *testing.T) {
 	got := make([]byte, size)
 	require.NoError(t, dev.Download(ctx, got, body, 20))
 	require.True(t, string(ref[0].Out) == string(got), "differs at %d", firstDiff(ref[0].Out, got))
-	dec, err := vb.PrepareDecodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: body, Offset: 20}, size, g.N, 14, nil,
-		true, vk.BufferRange{Buf: out, Offset: 32})
+	dec, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatZF12, Body: vk.BufferRange{Buf: body, Offset: 20}, BodyLen: size, N: g.N, Shift: 14,
+		Codebook: nil, Checksums: true, Dst: vk.BufferRange{Buf: out, Offset: 32},
+	})
 	require.NoError(t, err)
 	defer dec.Close()
 	require.NoError(t, dec.Run(ctx))
 	back := make([]byte, len(src))
 	require.NoError(t, dev.Download(ctx, back, out, 32))
 	require.True(t, string(src) == string(back))
-	_, err = vb.PrepareEncodeFormat(ctx, 77, vk.BufferRange{Buf: in}, 1, 10, nil, true, vk.BufferRange{Buf: body})
+	_, err = vb.PrepareEncode(ctx, EncodeSpec{
+		Format: 77, Src: vk.BufferRange{Buf: in}, N: 1, Shift: 10, Codebook: nil, Checksums: true,
+		Dst: vk.BufferRange{Buf: body},
+	})
 	require.ErrorIs(t, err, codec.ErrUnsupported)
 }
