@@ -1,0 +1,204 @@
+package shaders
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// Binding is one storage buffer of a kernel, at descriptor set 0, binding = its index in Kernel.Bindings.
+type Binding struct {
+	Name     string // the host's name for the buffer
+	ReadOnly bool   // the kernel never writes it (GLSL readonly)
+	// WriteOnly: the kernel never reads it (GLSL writeonly). Coherent: its writes are visible to the other
+	// invocations of the dispatch (GLSL coherent).
+	WriteOnly, Coherent bool
+	// Views are the GLSL blocks declared on the binding, one per element type the kernel reads or writes it as;
+	// empty means one block of uint words named after the binding (block Title-cased, array Name).
+	Views []View
+}
+
+// View is one GLSL block over a binding: `buffer Block { Elem Array[]; };`.
+type View struct {
+	Block, Array string
+	Elem         string // GLSL element type: uint, uvec2 or uvec4
+}
+
+// Spec is one specialization constant: `layout(constant_id = ID) const uint Name = Default;`.
+type Spec struct {
+	Name    string
+	ID      uint32
+	Default uint32 // the value a pipeline gets when the host does not set the constant
+}
+
+// Kernel is the contract between a kernel's GLSL and the host: the GLSL declarations are generated from it
+// (shaders/gen writes gen_<kernel>.glsl) and a test checks the committed SPIR-V against it.
+type Kernel struct {
+	Name     string
+	Bindings []Binding // by binding number
+	// Push is the push-constant block: a struct whose fields are uint32 or [N]uint32, each tagged
+	// `glsl:"member"` with its GLSL name, laid out as in the kernel (std430: 4-byte members, [2]uint32 and
+	// [4]uint32 as uvec2 and uvec4, which must be aligned to 8 and 16 bytes). nil if the kernel has none.
+	Push reflect.Type
+	Spec []Spec
+}
+
+// PushSize is the size in bytes of the push-constant block (0 if none).
+func (k *Kernel) PushSize() uint32 {
+	if k.Push == nil {
+		return 0
+	}
+	return uint32(k.Push.Size())
+}
+
+// SpecID returns the constant_id of the kernel's specialization constant name. An unknown name is a programming
+// error: it panics.
+func (k *Kernel) SpecID(name string) uint32 {
+	for _, s := range k.Spec {
+		if s.Name == name {
+			return s.ID
+		}
+	}
+	panic(fmt.Sprintf("shaders: kernel %s has no specialization constant %q", k.Name, name))
+}
+
+// Binding returns the binding number of the buffer name. An unknown name is a programming error: it panics.
+func (k *Kernel) Binding(name string) uint32 {
+	for i, b := range k.Bindings {
+		if b.Name == name {
+			return uint32(i)
+		}
+	}
+	panic(fmt.Sprintf("shaders: kernel %s has no binding %q", k.Name, name))
+}
+
+// Lookup returns the contract of the kernel name, nil if there is none.
+func Lookup(name string) *Kernel {
+	for _, k := range Kernels {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// PushBytes returns the bytes of a push-constant struct as the kernel reads them (little-endian: every Vulkan
+// host vkzip supports is), without copying: the slice aliases *p.
+func PushBytes[T any](p *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
+}
+
+// Binding constructors: rw reads and writes, ro is readonly, wo writeonly, co coherent.
+func rw(name string, v ...View) Binding { return Binding{Name: name, Views: v} }
+func ro(name string, v ...View) Binding { return Binding{Name: name, ReadOnly: true, Views: v} }
+func wo(name string, v ...View) Binding { return Binding{Name: name, WriteOnly: true, Views: v} }
+func co(name string, v ...View) Binding { return Binding{Name: name, Coherent: true, Views: v} }
+
+func view(block, array, elem string) View { return View{block, array, elem} }
+
+func pushOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// Specialization constants shared by several kernels.
+var (
+	specWG      = Spec{"WG", 0, 256}   // invocations per workgroup (local_size_x_id)
+	specShift   = Spec{"SHIFT", 1, 14} // chunk = 2^SHIFT values
+	specRepl    = Spec{"REPL", 2, 1}   // CRC table replication in shared memory
+	specU       = Spec{"U", 5, 2}      // slots per thread loaded together (memory-level parallelism)
+	specCRCBits = Spec{"CRC_BITS", 8, 5}
+	specEscCap  = Spec{"ESC_CAP", 3, 1024} // escapes staged in shared memory; more are searched in place
+	// DEBUG_BOUNDS 1: count clamped indices, and decode corrupt chunks anyway so tests can see the clamps keep
+	// them inside the buffers.
+	specDebugBounds = Spec{"DEBUG_BOUNDS", 4, 0}
+)
+
+// The views of the bindings read or written in more than one element type.
+var (
+	srcViews   = []View{view("SrcV", "srcv", "uvec4"), view("SrcW", "srcw", "uint")}
+	lowsViews  = []View{view("Lows", "lows", "uint"), view("LowsV", "lowsv", "uvec2")}
+	dstViews   = []View{view("DstV", "dstv", "uvec4"), view("DstW", "dstw", "uint")}
+	smViews    = []View{view("SMV", "smv", "uvec4"), view("SMW", "smw", "uint")}
+	blockSums  = view("Work", "blockSum", "uint")
+	sz4Decodes = []Binding{ro("codes"), ro("lows", lowsViews...), ro("table"), ro("side"), wo("dst", dstViews...),
+		ro("consts"), rw("status")}
+	zf12Decodes = []Binding{ro("codes"), ro("lows", lowsViews...), ro("heads"), ro("table"), ro("side"),
+		wo("dst", dstViews...), ro("consts"), rw("status")}
+	tbe3Decodes = []Binding{ro("planes"), ro("sm", smViews...), ro("table"), ro("side"), wo("dst", dstViews...),
+		ro("consts"), rw("status")}
+	xwSpecs     = []Spec{specWG, {"SHIFT", 1, 16}, {"E", 2, 5}, {"M", 3, 2}, {"W", 4, 3}, {"SIZE", 5, 1}}
+	xwDecodes   = []Binding{ro("planes"), ro("lows"), ro("table"), ro("side"), wo("dst"), rw("status")}
+	huffDecodes = []Binding{ro("lows", view("Lows", "lows", "uint"), view("LowsV", "lowsv", "uvec4")), ro("table"),
+		ro("pieces"), wo("dst", view("Dst", "dst", "uint"), view("DstV", "dstv", "uvec4")), rw("status")}
+	huffDecodeSpecs = []Spec{{"WG", 0, 32}, specShift, {"TEAM_SYNC", 4, 0}, {"L1MIN", 5, 6}, {"ONE_READ", 6, 1},
+		{"TABN", 7, 1024}, {"RFILL", 10, 2}, {"LOWPF", 11, 1}}
+)
+
+// Kernels holds every kernel's contract.
+var Kernels = []*Kernel{
+	{Name: "sz4_encode", Push: pushOf[SZ4EncodePush](),
+		Bindings: []Binding{ro("src", srcViews...), wo("codes"), wo("lows", lowsViews...), rw("table"), wo("scratch"),
+			ro("consts"), rw("work", blockSums)},
+		Spec: []Spec{specWG, specShift, specRepl, specU, specCRCBits}},
+	{Name: "sz4_scan", Push: pushOf[SZ4ScanPush](), Bindings: []Binding{rw("work")}, Spec: []Spec{specWG}},
+	{Name: "sz4_place", Push: pushOf[SZ4PlacePush](),
+		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("consts"), rw("work")},
+		Spec:     []Spec{specWG, specShift, specRepl, specCRCBits}},
+	{Name: "sz4_decode", Push: pushOf[SZ4DecodePush](), Bindings: sz4Decodes,
+		Spec: []Spec{specWG, specShift, specRepl, specEscCap, specDebugBounds, specU, specCRCBits}},
+	{Name: "sz4_decode_pieces", Push: pushOf[SZ4DecodePiecesPush](), Bindings: sz4Decodes,
+		Spec: []Spec{specWG, specShift, specRepl, specEscCap, specDebugBounds, specU, specCRCBits}},
+	{Name: "zf12_encode", Push: pushOf[ZF12EncodePush](),
+		Bindings: []Binding{ro("src", srcViews...), wo("codes"), wo("lows", lowsViews...), wo("heads"), rw("table"),
+			wo("scratch"), ro("consts"), rw("work", blockSums)},
+		Spec: []Spec{specWG, specShift, specRepl, specU, specCRCBits}},
+	{Name: "zf12_place", Push: pushOf[ZF12PlacePush](),
+		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("consts"), ro("work"), ro("heads")},
+		Spec:     []Spec{specWG, specShift, specRepl, specCRCBits}},
+	{Name: "zf12_decode", Push: pushOf[ZF12DecodePush](), Bindings: zf12Decodes,
+		Spec: []Spec{specWG, specShift, specRepl, specDebugBounds, specU, specCRCBits}},
+	{Name: "zf12_decode_pieces", Push: pushOf[ZF12DecodePiecesPush](), Bindings: zf12Decodes,
+		Spec: []Spec{specWG, specShift, specRepl, specDebugBounds, specU, specCRCBits}},
+	{Name: "auto_pick", Push: pushOf[AutoPickPush](),
+		Bindings: []Binding{rw("work"), ro("body"), ro("cwork", view("CWork", "cwork", "uint"))},
+		Spec:     []Spec{specWG}},
+	{Name: "auto_gather", Push: pushOf[AutoGatherPush](),
+		Bindings: []Binding{wo("out", view("Out", "outw", "uint")), ro("body"), ro("work"), ro("consts")},
+		Spec:     []Spec{specWG, specCRCBits}},
+	{Name: "copy", Push: pushOf[CopyPush](),
+		Bindings: []Binding{ro("src", view("Src", "src", "uvec4")), wo("dst", view("Dst", "dst", "uvec4"))},
+		// R, W: vectors read and written per unit; CONTIGUOUS 1: a unit's vectors are consecutive, 0: one stream
+		// per vector; U: units per thread loaded together.
+		Spec: []Spec{specWG, {"R", 1, 1}, {"W", 2, 1}, {"CONTIGUOUS", 3, 0}, {"U", 4, 1}}},
+	{Name: "tbe3_encode", Push: pushOf[TBE3EncodePush](),
+		Bindings: []Binding{ro("src", srcViews...), wo("planes"), wo("sm", smViews...), rw("table"), ro("consts"),
+			rw("work", blockSums)},
+		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
+	{Name: "tbe3_place", Push: pushOf[TBE3PlacePush](),
+		Bindings: []Binding{ro("src", view("SrcW", "srcw", "uint")), ro("planes"), rw("table"), co("side"),
+			ro("consts"), ro("work")},
+		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
+	{Name: "tbe3_decode", Push: pushOf[TBE3DecodePush](), Bindings: tbe3Decodes,
+		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
+	{Name: "tbe3_decode_pieces", Push: pushOf[TBE3DecodePiecesPush](), Bindings: tbe3Decodes,
+		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
+	{Name: "xw_encode", Push: pushOf[XWEncodePush](),
+		Bindings: []Binding{ro("src"), wo("planes"), wo("lows"), wo("table"), co("scratch"), rw("work", blockSums)},
+		Spec:     xwSpecs},
+	{Name: "xw_place", Push: pushOf[XWPlacePush](),
+		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("planes"), ro("lows"), ro("work")},
+		Spec:     xwSpecs},
+	{Name: "xw_decode", Push: pushOf[XWDecodePush](), Bindings: xwDecodes, Spec: xwSpecs},
+	{Name: "xw_decode_pieces", Push: pushOf[XWDecodePiecesPush](), Bindings: xwDecodes, Spec: xwSpecs},
+	{Name: "huff_encode", Push: pushOf[HuffEncodePush](),
+		Bindings: []Binding{ro("src"), wo("lows"), wo("table"), wo("scratch"), rw("work", blockSums)},
+		// BATCH: source words loaded together by each invocation; CACHE_SHIFT: log2 of the values whose codes
+		// a workgroup keeps cached.
+		Spec: []Spec{{"WG", 0, 32}, specShift, {"BATCH", 2, 8}, {"CACHE_SHIFT", 4, 14}}},
+	{Name: "huff_place", Push: pushOf[HuffPlacePush](),
+		Bindings: []Binding{rw("table"), ro("scratch"), wo("pieces"), ro("lows"), ro("work"), ro("consts")},
+		Spec:     []Spec{{"WG", 0, 32}, specShift, {"BATCH", 2, 8}, {"CRC_BITS", 8, 8}}},
+	{Name: "huff_decode", Push: pushOf[HuffDecodePush](), Bindings: huffDecodes, Spec: huffDecodeSpecs},
+	{Name: "huff_decode_i64", Push: pushOf[HuffDecodeI64Push](), Bindings: huffDecodes, Spec: huffDecodeSpecs},
+	{Name: "huff_check", Push: pushOf[HuffCheckPush](),
+		Bindings: []Binding{ro("lows"), ro("table"), ro("pieces"), rw("status"), ro("consts")},
+		Spec:     []Spec{{"WG", 0, 32}, specShift, {"BATCH", 2, 8}, {"CRC_BITS", 8, 8}}},
+}
