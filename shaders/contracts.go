@@ -198,6 +198,10 @@ var Kernels = []*Kernel{
 		Spec:     []Spec{{"WG", 0, 32}, specShift, {"BATCH", 2, 8}, {"CRC_BITS", 8, 8}}},
 	{Name: "huff_decode", Push: pushOf[HuffDecodePush](), Bindings: huffDecodes, Spec: huffDecodeSpecs},
 	{Name: "huff_decode_i64", Push: pushOf[HuffDecodeI64Push](), Bindings: huffDecodes, Spec: huffDecodeSpecs},
+	{Name: "stored", Push: pushOf[StoredPush](),
+		Bindings: []Binding{ro("src"), wo("dst"), rw("status")},
+		// DECODE 0: values to body, 1: body to values.
+		Spec: []Spec{specWG, {"DECODE", 1, 0}}},
 	{Name: "huff_check", Push: pushOf[HuffCheckPush](),
 		Bindings: []Binding{ro("lows"), ro("table"), ro("pieces"), rw("status"), ro("consts")},
 		Spec:     []Spec{{"WG", 0, 32}, specShift, {"BATCH", 2, 8}, {"CRC_BITS", 8, 8}}},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
 )
 
 // auto on Vulkan (docs/FORMAT.md §11).
@@ -228,9 +229,9 @@ func (a *autoEncode) candPass(k int) func(*recorder) error {
 func (a *autoEncode) pick(k int) func(*recorder) error {
 	return func(rec *recorder) error {
 		c, C, wg := a.cands[k], a.chunks, uint32(rec.b.o.WorkGroup)
-		pc := pickPush{D: [4]uint32{uint32(c.l.table / 4), uint32(2 * c.nb), uint32(c.l.dense(false)),
+		pc := shaders.AutoPickPush{D: [4]uint32{uint32(c.l.table / 4), uint32(2 * c.nb), uint32(c.l.dense(false)),
 			uint32(c.l.dense(true))}, Chunks: uint32(C), ID: uint32(c.l.id), First: b2u(k == 0)}
-		return rec.dispatch(keyOf(kAutoPick, wg), pushBytes(&pc), rec.b.gridOf((C+uint64(wg)-1)/uint64(wg)), a.work,
+		return rec.dispatch(keyOf(kAutoPick, wg), shaders.PushBytes(&pc), rec.b.gridOf((C+uint64(wg)-1)/uint64(wg)), a.work,
 			c.body, c.work)
 	}
 }
@@ -251,11 +252,11 @@ func (a *autoEncode) gather(rec *recorder) error {
 	}
 	for _, c := range a.cands {
 		l := c.l
-		pc := gatherPush{Streams: [4]uint32{w32(l.streams[0]), w32(l.streams[1]), w32(l.streams[2]), uint32(l.table / 4)},
+		pc := shaders.AutoGatherPush{Streams: [4]uint32{w32(l.streams[0]), w32(l.streams[1]), w32(l.streams[2]), uint32(l.table / 4)},
 			Full:  [4]uint32{uint32(l.full[0]), uint32(l.full[1]), uint32(l.full[2]), uint32(l.side / 4)},
 			LastP: [4]uint32{uint32(l.last[0]), uint32(l.last[1]), uint32(l.last[2])}, Chunks: uint32(a.chunks),
 			Checksums: b2u(a.t.checksums), OutBase: a.out.words(), ID: uint32(l.id)}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(a.chunks), a.out.l, c.body, a.work, consts); err != nil {
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(a.chunks), a.out.l, c.body, a.work, consts); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package vkcodec
 import (
 	"context"
 
+	"github.com/vkzip/vkzip/shaders"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -67,9 +68,9 @@ func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape Cop
 		if err := op.beginTimed(2); err != nil {
 			return err
 		}
-		pc := copyPush{Count: uint32(units)}
+		pc := shaders.CopyPush{Count: uint32(units)}
 		rec := &recorder{ctx: context.Background(), b: b, s: op.s}
-		if err := rec.dispatch(kk, pushBytes(&pc), uint32(max(groups, 1)), bufView(src, 0, n).l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), uint32(max(groups, 1)), bufView(src, 0, n).l,
 			bufView(dst, 0, n).l); err != nil {
 			return err
 		}

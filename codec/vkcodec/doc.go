@@ -22,10 +22,10 @@
 // one queue submission per batch, the bodies' lengths and the verdicts read back and mapped to the codec's error
 // classes. A format's file never submits, records a barrier, uploads or downloads.
 //
-// Each kernel's contract is declared once (contracts.go): its bindings by name, its push-constant block as a Go
-// struct matching the GLSL block member by member (written to the command buffer in place, with pushBytes), and
-// its specialization constants by name with their IDs. The one pipeline cache (pipeline.go) is keyed by a
-// kernelKey: the kernel's declaration and the values of the constants it sets.
+// Each kernel's contract is declared once, in package shaders: its bindings by name, its push-constant block as a
+// Go struct matching the GLSL block member by member (written to the command buffer in place, with
+// shaders.PushBytes), and its specialization constants by name with their IDs. The one pipeline cache
+// (pipeline.go) is keyed by a kernelKey: the kernel's contract and the values of the constants it sets.
 //
 // # Adding a format
 //
@@ -33,14 +33,14 @@
 //     exactly the reference's bytes, and its tests compare against it.
 //  2. Write its kernels in shaders/ (NAME.comp, including layout.glsl for the format constants), compile them to
 //     SPIR-V with glslc as the go:generate lines of shaders/shaders.go do, and add their names to shaders.Names.
-//  3. Declare each kernel's contract in contracts.go: a push struct whose fields match the GLSL push block member
-//     by member, and a kernelDecl with the bindings in binding order and the specialization constants with their
-//     IDs; add it to the kernels list.
+//  3. Declare each kernel's contract in package shaders (contracts.go, push.go): a push struct whose fields match
+//     the GLSL push block member by member, and a Kernel with the bindings in binding order and the
+//     specialization constants with their IDs; name the kernel here in contracts.go (kernel("NAME")).
 //  4. Write FORMAT.go with a type implementing gpuCodec: check, shape, deviceBytes and checkBody from the format's
 //     geometry; encode and decode take their streams from the regions (valsAt for the values, bodyAt for byte
 //     ranges of the body, scratch or zeroed for device-only memory; r.work and r.status are the work and status
 //     words the driver allocated) and return a plan whose passes call rec.dispatch(keyOf(kernel, wg).with(...),
-//     pushBytes(&push), groups, bindings...). A decode whose status words are not statusErr's layout sets
+//     shaders.PushBytes(&push), groups, bindings...). A decode whose status words are not statusErr's layout sets
 //     plan.statusFn. An encode whose last pass leaves the body's variable-length part in a work word says where in
 //     shape (a format whose bodies have a fixed length puts the whole body before sideOff: see stored.go).
 //  5. Register it in FORMAT.go: func init() { register(layout.FormatID, formatCodec{}) }. Backend.Encode,

@@ -348,15 +348,16 @@ func (b *Backend) decodeBatch(ctx context.Context, f gpuCodec, jobs []codec.Deco
 				copy(j.Dst[c.off:min(c.off+c.size, uint64(len(j.Dst)))], c.st.host.bytes())
 			}
 		}
-		j.Err = h.p.verdict(h.words.host.bytes(), j.Name)
+		j.Err = verdict(h.p.statusFn, h.words.host.bytes(), j.Name)
 	}
 	return nil
 }
 
-// verdict maps a decode's status words to the reference's error class (nil: valid).
-func (p *plan) verdict(st []byte, name string) error {
-	if p.statusFn != nil {
-		return p.statusFn(st, name)
+// verdict maps a decode's status words to the reference's error class (nil: valid) with the format's mapping fn
+// (nil: statusErr).
+func verdict(fn func(st []byte, name string) error, st []byte, name string) error {
+	if fn != nil {
+		return fn(st, name)
 	}
 	return statusErr(st, name)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
 )
 
 // huff on Vulkan (format 5, docs/FORMAT.md §14), producing and accepting exactly the reference codec's bytes: encode
@@ -274,8 +275,8 @@ func (c huffCodec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
 }
 
 // key is the key of a huff kernel for workgroups of wg invocations.
-func (p *huffPlan) key(b *Backend, k *kernelDecl, wg uint32) kernelKey {
-	return keyOf(k, wg).with("SHIFT", uint32(p.g.Shift)).with("CRC_BITS", uint32(b.crcBits(k.Name))).
+func (p *huffPlan) key(b *Backend, k *shaders.Kernel, wg uint32) kernelKey {
+	return keyOf(k, wg).with("SHIFT", uint32(p.g.Shift)).withIf("CRC_BITS", uint32(b.crcBits(k.Name))).
 		withIf("BATCH", p.k.Batch)
 }
 
@@ -283,11 +284,11 @@ func (p *huffPlan) lastLen() uint32 { return uint32(p.g.ChunkLen(p.g.Chunks() - 
 
 func (p *huffPlan) recordEncode(rec *recorder) error {
 	b, C := rec.b, p.g.Chunks()
-	kk := p.key(b, kHuffEncode, p.k.EncodeWG).with("PROF", b.o.Profile).with("CACHE_SHIFT", p.k.CacheShift)
-	pc := huffEncodePush{Chunks: uint32(C), LastLen: p.lastLen(), SrcWords: uint32(layout.Align4(2*p.g.N) / 4),
+	kk := p.key(b, kHuffEncode, p.k.EncodeWG).withIf("PROF", b.o.Profile).with("CACHE_SHIFT", p.k.CacheShift)
+	pc := shaders.HuffEncodePush{Chunks: uint32(C), LastLen: p.lastLen(), SrcWords: uint32(layout.Align4(2*p.g.N) / 4),
 		LowWords: uint32(p.g.LowBytes() / 4), SrcBase: p.src.words(), LowBase: p.lows.words(),
 		TableBase: p.table.words()}
-	return rec.dispatch(kk, pushBytes(&pc), b.gridOf(C), p.src.l, p.lows.l, p.table.l, p.scratch, p.work)
+	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(C), p.src.l, p.lows.l, p.table.l, p.scratch, p.work)
 }
 
 func (p *huffPlan) recordPlace(rec *recorder) error {
@@ -297,10 +298,10 @@ func (p *huffPlan) recordPlace(rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	pc := huffPlacePush{Chunks: uint32(C), LastLen: p.lastLen(), NB: uint32((C + 63) / 64),
+	pc := shaders.HuffPlacePush{Chunks: uint32(C), LastLen: p.lastLen(), NB: uint32((C + 63) / 64),
 		Checksums: b2u(p.t.checksums), LowWords: uint32(p.g.LowBytes() / 4), TableBase: p.table.words(),
 		PieceBase: p.pieces.words(), LowBase: p.lows.words()}
-	return rec.dispatch(kk, pushBytes(&pc), b.gridOf(C), p.table.l, p.scratch, p.pieces.l, p.lows.l, p.work, cs)
+	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(C), p.table.l, p.scratch, p.pieces.l, p.lows.l, p.work, cs)
 }
 
 // recordDecode records the decoder and, with checksums, the checksum pass beside it (shaders/huff_check.comp) with
@@ -309,8 +310,11 @@ func (p *huffPlan) recordPlace(rec *recorder) error {
 // status words through atomics.
 func (p *huffPlan) recordDecode(rec *recorder) error {
 	b, k, C := rec.b, p.k, p.g.Chunks()
-	dk := lookupKernel(k.decodeKernel())
-	kk := p.key(b, dk, k.DecodeWG).with("PROF", b.o.Profile).with("TEAM_SYNC", b2u(k.TeamSync && b.teamSyncable())).
+	dk := kHuffDecode
+	if k.Int64 {
+		dk = kHuffDecodeI64
+	}
+	kk := p.key(b, dk, k.DecodeWG).withIf("PROF", b.o.Profile).with("TEAM_SYNC", b2u(k.TeamSync && b.teamSyncable())).
 		with("L1MIN", min(max(k.L1Bits, 5), 9)).with("ONE_READ", b2u(!k.TwoReads)).
 		with("TABN", huffTableEntries(k.TableEntries)).with("RFILL", min(max(k.RingFill, 1), 4)).
 		with("LOWPF", min(max(k.LowAhead, 1), 3))
@@ -322,11 +326,11 @@ func (p *huffPlan) recordDecode(rec *recorder) error {
 			return err
 		}
 	}
-	pc := huffDecodePush{Chunks: uint32(C), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums),
+	pc := shaders.HuffDecodePush{Chunks: uint32(C), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums),
 		PieceLen: uint32(p.pieceLen), LowWords: uint32(p.g.LowBytes() / 4),
 		DstWords: uint32(layout.Align4(2*p.g.N) / 4), LowBase: p.lows.words(), TableBase: p.table.words(),
 		PieceBase: p.pieces.words(), DstBase: p.dst.words()}
-	if err := rec.dispatch(kk, pushBytes(&pc), k.decodeGroups(C), p.lows.l, p.table.l, p.pieces.l, p.dst.l,
+	if err := rec.dispatch(kk, shaders.PushBytes(&pc), k.decodeGroups(C), p.lows.l, p.table.l, p.pieces.l, p.dst.l,
 		p.status); err != nil {
 		return err
 	}
@@ -348,10 +352,10 @@ func (p *huffPlan) recordCheck(rec *recorder) error {
 	if p.k.CheckGroups != 0 {
 		groups = min(groups, p.k.CheckGroups)
 	}
-	pc := huffCheckPush{Chunks: uint32(C), LastLen: p.lastLen(), PieceLen: uint32(p.pieceLen),
+	pc := shaders.HuffCheckPush{Chunks: uint32(C), LastLen: p.lastLen(), PieceLen: uint32(p.pieceLen),
 		LowWords: uint32(p.g.LowBytes() / 4), LowBase: p.lows.words(), TableBase: p.table.words(),
 		PieceBase: p.pieces.words()}
-	return rec.dispatch(kk, pushBytes(&pc), uint32(min(C, uint64(groups))), p.lows.l, p.table.l, p.pieces.l,
+	return rec.dispatch(kk, shaders.PushBytes(&pc), uint32(min(C, uint64(groups))), p.lows.l, p.table.l, p.pieces.l,
 		p.status, cs)
 }
 

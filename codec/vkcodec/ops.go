@@ -411,12 +411,11 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 	}
 	st := op.status.bytes()
 	op.b.dev.CountReadback(4 * layout.StatusWords * uint64(op.blocks))
-	if op.blocks == 1 && op.statusUp == nil {
-		return (&plan{statusFn: op.statusFn}).verdict(st, "")
+	if op.statusUp == nil {
+		return verdict(op.statusFn, st, "")
 	}
 	for i := range op.blocks {
-		p := &plan{statusFn: op.statusFn}
-		if err := p.verdict(st[4*layout.StatusWords*i:4*layout.StatusWords*(i+1)], blockName(i)); err != nil {
+		if err := verdict(op.statusFn, st[4*layout.StatusWords*i:4*layout.StatusWords*(i+1)], blockName(i)); err != nil {
 			return err
 		}
 	}

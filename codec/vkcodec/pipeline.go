@@ -15,14 +15,14 @@ const maxSpecIDs = 12
 // kernelKey names one pipeline: a kernel's contract and the values of the specialization constants it sets. It is a
 // value (no allocation) and the key of the backend's one pipeline cache.
 type kernelKey struct {
-	k        *kernelDecl
+	k        *shaders.Kernel
 	spec     [maxSpecIDs]uint32
 	set      uint32 // bit i: spec ID i is set
 	subgroup uint32 // a required subgroup size, with full subgroups (0: the driver's choice)
 }
 
 // keyOf starts the key of kernel k with workgroups of wg invocations.
-func keyOf(k *kernelDecl, wg uint32) kernelKey { return kernelKey{k: k}.with("WG", wg) }
+func keyOf(k *shaders.Kernel, wg uint32) kernelKey { return kernelKey{k: k}.with("WG", wg) }
 
 // with sets the named specialization constant (a name the kernel does not declare panics: see SpecID).
 func (kk kernelKey) with(name string, v uint32) kernelKey {
@@ -33,20 +33,20 @@ func (kk kernelKey) with(name string, v uint32) kernelKey {
 
 // withIf sets the named constant where the kernel declares it.
 func (kk kernelKey) withIf(name string, v uint32) kernelKey {
-	if kk.k.hasSpec(name) {
+	if hasSpec(kk.k, name) {
 		return kk.with(name, v)
 	}
 	return kk
 }
 
-func (kk kernelKey) wg() uint32 { return kk.spec[specWG.ID] }
+func (kk kernelKey) wg() uint32 { return kk.spec[0] }
 
 // chunkKey is the key of a chunk kernel for workgroups of wg invocations and chunks of 2^shift values: the
 // backend's table replication, unrolling and CRC table width where the kernel takes them.
-func (b *Backend) chunkKey(k *kernelDecl, wg uint32, shift uint) kernelKey {
+func (b *Backend) chunkKey(k *shaders.Kernel, wg uint32, shift uint) kernelKey {
 	kk := keyOf(k, wg).withIf("SHIFT", uint32(shift)).withIf("REPL", uint32(b.o.Repl)).
 		withIf("CRC_BITS", uint32(b.crcBits(k.Name)))
-	if k.hasSpec("U") && k.SpecID("U") == specUnroll.ID {
+	if hasSpec(k, "U") && k.SpecID("U") == specUnrollID {
 		// Unroll must divide the slots each thread handles per chunk.
 		unroll := uint32(1)
 		for u := uint32(b.unroll(k.Name)); u > 1; u /= 2 {
@@ -92,7 +92,7 @@ func (b *Backend) pipeline(kk kernelKey) (*vk.Pipeline, error) {
 // statsName names a pipeline in KernelStats: kernel, workgroup and, for the chunk kernels, chunk shift.
 func (kk kernelKey) statsName() string {
 	shift := uint32(0)
-	if kk.k.hasSpec("SHIFT") {
+	if hasSpec(kk.k, "SHIFT") {
 		shift = kk.spec[kk.k.SpecID("SHIFT")]
 	}
 	return fmt.Sprintf("%s/wg%d/shift%d", kk.k.Name, kk.wg(), shift)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
 )
 
 // stored on Vulkan: a body is the values' bytes, zero padding to a whole word and a CRC-32C word (0 without
@@ -64,12 +65,12 @@ func (storedCodec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
 // work word there, which the kernel leaves alone).
 func storedPass(t *tensor, src, dst view, status loc, decode uint32) *plan {
 	data, _ := storedBytes(t)
-	pc := storedPush{Words: uint32(layout.Align4(data) / 4), Bytes: uint32(data), Checksums: b2u(t.checksums),
+	pc := shaders.StoredPush{Words: uint32(layout.Align4(data) / 4), Bytes: uint32(data), Checksums: b2u(t.checksums),
 		SrcBase: src.words(), DstBase: dst.words()}
 	return &plan{passes: []func(*recorder) error{func(rec *recorder) error {
 		wg := uint32(rec.b.o.WorkGroup)
 		groups := max(rec.b.gridOf((uint64(pc.Words)+uint64(wg)-1)/uint64(wg)), 1)
-		return rec.dispatch(keyOf(kStored, wg).with("DECODE", decode), pushBytes(&pc), groups, src.l, dst.l, status)
+		return rec.dispatch(keyOf(kStored, wg).with("DECODE", decode), shaders.PushBytes(&pc), groups, src.l, dst.l, status)
 	}}}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
 )
 
 // SplitZip-4 on Vulkan (docs/FORMAT.md): encode in two passes (sz4_encode: dense pieces, escapes to scratch,
@@ -209,7 +210,7 @@ func codebookWords(cb *codec.Codebook) (w [4]uint32) {
 }
 
 // chunkKernel is the key of a chunk kernel for plan p and the CRC constants it binds.
-func (p *chunkedPlan) chunkKernel(rec *recorder, k *kernelDecl, wg uint32) (kernelKey, loc, error) {
+func (p *chunkedPlan) chunkKernel(rec *recorder, k *shaders.Kernel, wg uint32) (kernelKey, loc, error) {
 	kk := rec.b.chunkKey(k, wg, p.g.Shift)
 	cs, err := rec.consts(kk, p.g.Shift)
 	return kk, cs, err
@@ -220,14 +221,14 @@ func (p *chunkedPlan) recordSZ4Encode(rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	kk = kk.with("PROF", rec.b.o.Profile)
+	kk = kk.withIf("PROF", rec.b.o.Profile)
 	for _, sg := range p.segs {
-		pc := sz4EncodePush{Codebook: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
+		pc := shaders.SZ4EncodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
 			ShLowFull: p.tc.shLowFull, ShLowLast: p.tc.shLowLast, Checksums: b2u(p.t.checksums),
 			SrcBase: uint32(sg.vals.base / 16), CodeBase: sg.codes.words(), LowBase: sg.lows.words(),
 			TableBase: p.table.words()}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.codes.l, sg.lows.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.codes.l, sg.lows.l,
 			p.table.l, sg.scratch, cs, p.work); err != nil {
 			return err
 		}
@@ -243,10 +244,10 @@ func (p *chunkedPlan) recordSZ4Place(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := sz4PlacePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+		pc := shaders.SZ4PlacePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.tc.lastLen, NB: uint32(p.nb), KdFull: p.tc.kdFull, KdLast: p.tc.kdLast,
 			Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words()}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), p.table.l, sg.scratch, p.side.l, cs,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), p.table.l, sg.scratch, p.side.l, cs,
 			p.work); err != nil {
 			return err
 		}
@@ -260,15 +261,15 @@ func (p *chunkedPlan) recordSZ4Decode(rec *recorder) error {
 		return err
 	}
 	kk = kk.with("ESC_CAP", uint32(rec.b.o.EscCap)).with("DEBUG_BOUNDS", b2u(rec.b.o.DebugBounds)).
-		with("PROF", rec.b.o.Profile)
+		withIf("PROF", rec.b.o.Profile)
 	for _, sg := range p.segs {
-		pc := sz4DecodePush{Codebook: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
+		pc := shaders.SZ4DecodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
 			ShLowFull: p.tc.shLowFull, ShLowLast: p.tc.shLowLast, KdFull: p.tc.kdFull, KdLast: p.tc.kdLast,
 			Checksums: b2u(p.t.checksums), SideLen: p.sideLen, StatusBase: p.statusBase,
 			CodeBase: sg.codes.words(), LowBase: sg.lows.words(), TableBase: p.table.words(),
 			SideBase: p.side.words(), DstBase: uint32(sg.vals.base / 16)}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), sg.codes.l, sg.lows.l, p.table.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.codes.l, sg.lows.l, p.table.l,
 			p.side.l, sg.vals.l, cs, p.status); err != nil {
 			return err
 		}
@@ -280,9 +281,9 @@ func (p *chunkedPlan) recordSZ4Decode(rec *recorder) error {
 // the encoders that do not sum them in their placement (zf12, TBE-3, xw, huff, auto).
 func scanPass(work loc, nb uint64) func(*recorder) error {
 	return func(rec *recorder) error {
-		pc := scanPush{NB: uint32(nb)}
+		pc := shaders.SZ4ScanPush{NB: uint32(nb)}
 		return rec.dispatch(keyOf(kSZ4Scan, min(uint32(rec.b.o.WorkGroup), 1<<layout.MaxChunkShift/8)),
-			pushBytes(&pc), 1, work)
+			shaders.PushBytes(&pc), 1, work)
 	}
 }
 
@@ -375,13 +376,17 @@ func (sz4Codec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
 	return chunkPieces(rec, t, a, kSZ4Pieces, 4)
 }
 
+// zf12_decode_pieces takes sz4_decode_pieces' push block member by member (the conversion compiles only while
+// they agree), so chunkPieces writes one for both.
+var _ = shaders.ZF12DecodePiecesPush(shaders.SZ4DecodePiecesPush{})
+
 // chunkPieces records a SplitZip-4 or zf12 pieces decoder (k, whose streams are its first streams bindings, all
 // of them the auto body) per segment.
-func chunkPieces(rec *recorder, t *tensor, a *autoPieces, k *kernelDecl, streams int) error {
+func chunkPieces(rec *recorder, t *tensor, a *autoPieces, k *shaders.Kernel, streams int) error {
 	b := rec.b
 	g := layout.SZ4{N: t.n, Shift: t.shift}
 	C, tc := g.Chunks(), newTensorConsts(t.n, t.shift)
-	kk := b.chunkKey(k, b.wgFor(t.shift, C), t.shift).with("ESC_CAP", uint32(b.o.EscCap)).
+	kk := b.chunkKey(k, b.wgFor(t.shift, C), t.shift).withIf("ESC_CAP", uint32(b.o.EscCap)).
 		with("DEBUG_BOUNDS", b2u(b.o.DebugBounds))
 	cs, err := rec.consts(kk, t.shift)
 	if err != nil {
@@ -393,12 +398,12 @@ func chunkPieces(rec *recorder, t *tensor, a *autoPieces, k *kernelDecl, streams
 			binds = append(binds, a.body.l)
 		}
 		binds = append(binds, sg.dst.l, cs, a.status)
-		pc := piecesPush{Codebook: codebookWords(a.cb), Chunks: tc.chunks, SegFirst: uint32(sg.first),
+		pc := shaders.SZ4DecodePiecesPush{CB: codebookWords(a.cb), Chunks: tc.chunks, SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: tc.lastLen, InvC: tc.invC, InvL: tc.invL, ShLowFull: tc.shLowFull,
 			ShLowLast: tc.shLowLast, KdFull: tc.kdFull, KdLast: tc.kdLast, Checksums: b2u(a.checksums),
 			PiecesLen: a.piecesLen(C), AutoBase: a.autoBase(), PieceBase: a.pieceBase(C), Cands: a.mask,
 			Validate: b2u(a.validate), DstBase: uint32(sg.dst.base / 16)}
-		if err := rec.dispatch(kk, pushBytes(&pc), b.gridOf(sg.count), binds...); err != nil {
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(sg.count), binds...); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package vkcodec
 import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
 )
 
 // TBE-3 on the Vulkan backend (docs/FORMAT.md §12): encode in three passes (tbe3_encode: window, dense pieces and
@@ -122,7 +123,7 @@ func (tbe3Codec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
 
 // kernel is a TBE-3 kernel's key and the CRC constants it binds (the SplitZip-4 constants: the kernels use their
 // M^4, M^(4WG), M^(8WG) tables, KC and the x^(±8·2^k) powers).
-func (p *tbe3Plan) kernel(rec *recorder, k *kernelDecl) (kernelKey, loc, error) {
+func (p *tbe3Plan) kernel(rec *recorder, k *shaders.Kernel) (kernelKey, loc, error) {
 	kk := rec.b.chunkKey(k, p.wg, p.g.Shift)
 	cs, err := rec.consts(kk, p.g.Shift)
 	return kk, cs, err
@@ -136,10 +137,10 @@ func (p *tbe3Plan) recordEncode(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := tbe3EncodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+		pc := shaders.TBE3EncodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.lastLen(), Checksums: b2u(p.t.checksums), SrcBase: uint32(sg.vals.base / 16),
 			PlaneBase: sg.planes.words(), SMBase: sg.sm.words(), TableBase: p.table.words()}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.planes.l, sg.sm.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.planes.l, sg.sm.l,
 			p.table.l, cs, p.work); err != nil {
 			return err
 		}
@@ -153,10 +154,10 @@ func (p *tbe3Plan) recordPlace(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := tbe3PlacePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+		pc := shaders.TBE3PlacePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.lastLen(), NB: uint32(p.nb), Checksums: b2u(p.t.checksums), SrcBase: uint32(sg.vals.base / 16),
 			PlaneBase: sg.planes.words(), TableBase: p.table.words(), SideBase: p.side.words()}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.planes.l, p.table.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.planes.l, p.table.l,
 			p.side.l, cs, p.work); err != nil {
 			return err
 		}
@@ -170,11 +171,11 @@ func (p *tbe3Plan) recordDecode(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := tbe3DecodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+		pc := shaders.TBE3DecodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.lastLen(), Checksums: b2u(p.t.checksums), SideLen: p.sideLen, PlaneBase: sg.planes.words(),
 			SMBase: sg.sm.words(), TableBase: p.table.words(), SideBase: p.side.words(),
 			DstBase: uint32(sg.vals.base / 16)}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), sg.planes.l, sg.sm.l, p.table.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.planes.l, sg.sm.l, p.table.l,
 			p.side.l, sg.vals.l, cs, p.status); err != nil {
 			return err
 		}
@@ -210,11 +211,11 @@ func (tbe3Codec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
 		return err
 	}
 	for _, sg := range a.segs {
-		pc := tbe3PiecesPush{Codebook: codebookWords(a.cb), Chunks: uint32(C), SegFirst: uint32(sg.first),
+		pc := shaders.TBE3DecodePiecesPush{CB: codebookWords(a.cb), Chunks: uint32(C), SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: uint32(g.ChunkLen(C - 1)), Checksums: b2u(a.checksums),
 			PiecesLen: a.piecesLen(C), AutoBase: a.autoBase(), PieceBase: a.pieceBase(C), Cands: a.mask,
 			Validate: b2u(a.validate), DstBase: uint32(sg.dst.base / 16)}
-		if err := rec.dispatch(kk, pushBytes(&pc), b.gridOf(sg.count), a.body.l, a.body.l, a.body.l, a.body.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(sg.count), a.body.l, a.body.l, a.body.l, a.body.l,
 			sg.dst.l, cs, a.status); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
 )
 
 // The exponent-window formats (xw2, xw3, xw4 over F8_E5M2, F8_E4M3, F16, F32; docs/FORMAT.md §13), producing and
@@ -112,7 +113,7 @@ func (xwCodec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
 func (p *xwPlan) nb() uint64 { return (p.x.Chunks() + 63) / 64 }
 
 // xwKey is the key of an exponent-window kernel for geometry x over values of size bytes.
-func (b *Backend) xwKey(k *kernelDecl, x layout.XW, size uint64) kernelKey {
+func (b *Backend) xwKey(k *shaders.Kernel, x layout.XW, size uint64) kernelKey {
 	return keyOf(k, min(uint32(b.o.WorkGroup), uint32(1)<<x.Shift/layout.XWGroup)).with("SHIFT", uint32(x.Shift)).
 		with("E", uint32(x.E)).with("M", uint32(x.M)).with("W", uint32(x.W)).with("SIZE", uint32(size))
 }
@@ -120,31 +121,31 @@ func (b *Backend) xwKey(k *kernelDecl, x layout.XW, size uint64) kernelKey {
 // recordEncode records pass 1 (xw_encode): dense streams, escapes to scratch, info words and side sizes.
 func (p *xwPlan) recordEncode(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
-	pc := xwEncodePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)),
+	pc := shaders.XWEncodePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)),
 		SrcWords: uint32(layout.Align4(x.N*p.size) / 4), LowWords: uint32(x.LowBytes() / 4), SrcBase: p.vals.words(),
 		PlaneBase: p.planes.words(), LowBase: p.lows.words(), TableBase: p.table.words()}
-	return rec.dispatch(rec.b.xwKey(kXWEncode, x, p.size), pushBytes(&pc), rec.b.gridOf(C), p.vals.l, p.planes.l,
+	return rec.dispatch(rec.b.xwKey(kXWEncode, x, p.size), shaders.PushBytes(&pc), rec.b.gridOf(C), p.vals.l, p.planes.l,
 		p.lows.l, p.table.l, p.scratch, p.work)
 }
 
 // recordPlace records pass 3 (xw_place), after sz4_scan over work: side pieces, offsets and CRCs.
 func (p *xwPlan) recordPlace(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
-	pc := xwPlacePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), NB: uint32(p.nb()),
+	pc := shaders.XWPlacePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), NB: uint32(p.nb()),
 		Checksums: b2u(p.t.checksums), LowWords: uint32(x.LowBytes() / 4), PlaneWords: uint32(x.PlaneBytes() / 4),
 		TableBase: p.table.words(), SideBase: p.side.words(), PlaneBase: p.planes.words(), LowBase: p.lows.words()}
-	return rec.dispatch(rec.b.xwKey(kXWPlace, x, p.size), pushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch,
+	return rec.dispatch(rec.b.xwKey(kXWPlace, x, p.size), shaders.PushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch,
 		p.side.l, p.planes.l, p.lows.l, p.work)
 }
 
 // recordDecode records the one-pass decode (xw_decode); verdicts go to status.
 func (p *xwPlan) recordDecode(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
-	pc := xwDecodePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), Checksums: b2u(p.t.checksums),
+	pc := shaders.XWDecodePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), Checksums: b2u(p.t.checksums),
 		SideLen: uint32(p.sideLen), PlaneWords: uint32(x.PlaneBytes() / 4), LowWords: uint32(x.LowBytes() / 4),
 		DstWords: uint32(layout.Align4(x.N*p.size) / 4), PlaneBase: p.planes.words(), LowBase: p.lows.words(),
 		TableBase: p.table.words(), SideBase: p.side.words(), DstBase: p.vals.words()}
-	return rec.dispatch(rec.b.xwKey(kXWDecode, x, p.size), pushBytes(&pc), rec.b.gridOf(C), p.planes.l, p.lows.l,
+	return rec.dispatch(rec.b.xwKey(kXWDecode, x, p.size), shaders.PushBytes(&pc), rec.b.gridOf(C), p.planes.l, p.lows.l,
 		p.table.l, p.side.l, p.vals.l, p.status)
 }
 
@@ -177,10 +178,10 @@ func (xwCodec) candEncode(b *Backend, t *tensor, r *regions, l candLayout) *plan
 func (xwCodec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
 	x, _ := xwOf(t)
 	C, dv, size := x.Chunks(), a.segs[0].dst, uint64(t.dt.Size())
-	pc := xwPiecesPush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), Checksums: b2u(a.checksums),
+	pc := shaders.XWDecodePiecesPush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), Checksums: b2u(a.checksums),
 		PiecesLen: a.piecesLen(C), DstWords: uint32(layout.Align4(t.valueBytes()) / 4), AutoBase: a.autoBase(),
 		PieceBase: a.pieceBase(C), Cands: a.mask, Validate: b2u(a.validate), Self: uint32(t.format),
 		DstBase: dv.words()}
-	return rec.dispatch(rec.b.xwKey(kXWPieces, x, size), pushBytes(&pc), rec.b.gridOf(C), a.body.l, a.body.l,
+	return rec.dispatch(rec.b.xwKey(kXWPieces, x, size), shaders.PushBytes(&pc), rec.b.gridOf(C), a.body.l, a.body.l,
 		a.body.l, a.body.l, dv.l, a.status)
 }

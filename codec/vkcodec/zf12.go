@@ -3,6 +3,7 @@ package vkcodec
 import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/shaders"
 )
 
 // zf12 on Vulkan (docs/FORMAT.md §10): a three-pass encode (zf12_encode: block ranges, dense pieces, headers, raw
@@ -62,12 +63,12 @@ func (p *chunkedPlan) recordZF12Encode(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := zf12EncodePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+		pc := shaders.ZF12EncodePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL, ShLowFull: p.tc.shLowFull,
 			ShLowLast: p.tc.shLowLast, Checksums: b2u(p.t.checksums), SrcBase: uint32(sg.vals.base / 16),
 			CodeBase: sg.codes.words(), LowBase: sg.lows.words(), HeadBase: sg.heads.words(),
 			TableBase: p.table.words()}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.codes.l, sg.lows.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.codes.l, sg.lows.l,
 			sg.heads.l, p.table.l, sg.scratch, cs, p.work); err != nil {
 			return err
 		}
@@ -81,11 +82,11 @@ func (p *chunkedPlan) recordZF12Place(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := zf12PlacePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+		pc := shaders.ZF12PlacePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.tc.lastLen, NB: uint32(p.nb), KdFull: p.tc.kdFull, KdLast: p.tc.kdLast,
 			Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words(),
 			HeadBase: sg.heads.words()}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), p.table.l, sg.scratch, p.side.l, cs,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), p.table.l, sg.scratch, p.side.l, cs,
 			p.work, sg.heads.l); err != nil {
 			return err
 		}
@@ -100,13 +101,13 @@ func (p *chunkedPlan) recordZF12Decode(rec *recorder) error {
 	}
 	kk = kk.with("DEBUG_BOUNDS", b2u(rec.b.o.DebugBounds))
 	for _, sg := range p.segs {
-		pc := zf12DecodePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+		pc := shaders.ZF12DecodePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL, ShLowFull: p.tc.shLowFull,
 			ShLowLast: p.tc.shLowLast, KdFull: p.tc.kdFull, KdLast: p.tc.kdLast, Checksums: b2u(p.t.checksums),
 			SideLen: p.sideLen, StatusBase: p.statusBase, CodeBase: sg.codes.words(), LowBase: sg.lows.words(),
 			HeadBase: sg.heads.words(), TableBase: p.table.words(), SideBase: p.side.words(),
 			DstBase: uint32(sg.vals.base / 16)}
-		if err := rec.dispatch(kk, pushBytes(&pc), rec.b.gridOf(sg.count), sg.codes.l, sg.lows.l, sg.heads.l,
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.codes.l, sg.lows.l, sg.heads.l,
 			p.table.l, p.side.l, sg.vals.l, cs, p.status); err != nil {
 			return err
 		}
