@@ -212,16 +212,46 @@ func plansOf(hs []hostPlan) []*plan {
 
 // encodeBatch encodes jobs (checked) in one submission.
 func (b *Backend) encodeBatch(ctx context.Context, f gpuCodec, jobs []codec.EncodeJob, ts []tensor) error {
+	return b.runBatch(ctx, f, ts, true, func(i int) []byte { return jobs[i].Src[:ts[i].valueBytes()] },
+		func(i int, h hostPlan) error {
+			j := &jobs[i]
+			if h.p == nil {
+				j.Out = j.Dst[:0]
+				return nil
+			}
+			end, err := bodyEnd(h.words.host.bytes(), h.sh, codec.FormatName(j.Format))
+			if err != nil {
+				return err
+			}
+			out := j.Dst[:cap(j.Dst)]
+			for _, c := range h.r.outs {
+				if c.off < end {
+					copy(out[c.off:min(c.off+c.size, end)], c.st.host.bytes())
+				}
+			}
+			j.Out = out[:end]
+			return nil
+		})
+}
+
+// runBatch runs one batch in one submission: it plans each tensor (input(i): the bytes its inputs are staged
+// from; nil: a job that needs no run), stages and uploads the inputs, zeroes the work words (encode) or resets the
+// status words (decode), records every plan's passes side by side, downloads the outputs and the work or status
+// words, and lets done(i, plan) assemble job i's result.
+func (b *Backend) runBatch(ctx context.Context, f gpuCodec, ts []tensor, encode bool, input func(i int) []byte,
+	done func(i int, h hostPlan) error) error {
 	s, err := b.getSession()
 	if err != nil {
 		return err
 	}
 	defer b.putSession(s)
 	s.reset()
-	hs := make([]hostPlan, len(jobs))
-	for i := range jobs {
-		if hs[i], err = b.planHost(f, s, &ts[i], true, jobs[i].Src[:ts[i].valueBytes()]); err != nil {
-			return err
+	hs := make([]hostPlan, len(ts))
+	for i := range ts {
+		if in := input(i); in != nil || encode {
+			if hs[i], err = b.planHost(f, s, &ts[i], encode, in); err != nil {
+				return err
+			}
 		}
 	}
 	cmd := s.cmd
@@ -232,7 +262,11 @@ func (b *Backend) encodeBatch(ctx context.Context, f gpuCodec, jobs []codec.Enco
 		if h.p == nil {
 			continue
 		}
-		zeroRegions(cmd, h.words.dev, h.r.zero)
+		if encode {
+			zeroRegions(cmd, h.words.dev, h.r.zero)
+		} else {
+			resetStatus(cmd, h.r.status)
+		}
 		for _, c := range h.r.ins {
 			b.copyUp(cmd, c.st)
 		}
@@ -254,22 +288,9 @@ func (b *Backend) encodeBatch(ctx context.Context, f gpuCodec, jobs []codec.Enco
 		return err
 	}
 	for i, h := range hs {
-		j := &jobs[i]
-		if h.p == nil {
-			j.Out = j.Dst[:0]
-			continue
-		}
-		end, err := bodyEnd(h.words.host.bytes(), h.sh, codec.FormatName(j.Format))
-		if err != nil {
+		if err := done(i, h); err != nil {
 			return err
 		}
-		out := j.Dst[:cap(j.Dst)]
-		for _, c := range h.r.outs {
-			if c.off < end {
-				copy(out[c.off:min(c.off+c.size, end)], c.st.host.bytes())
-			}
-		}
-		j.Out = out[:end]
 	}
 	return nil
 }
@@ -294,63 +315,24 @@ func bodyEnd(work []byte, sh shape, what string) (uint64, error) {
 
 // decodeBatch decodes jobs (checked; those with a verdict already are skipped) in one submission.
 func (b *Backend) decodeBatch(ctx context.Context, f gpuCodec, jobs []codec.DecodeJob, ts []tensor) error {
-	s, err := b.getSession()
-	if err != nil {
-		return err
-	}
-	defer b.putSession(s)
-	s.reset()
-	hs := make([]hostPlan, len(jobs))
-	for i := range jobs {
+	return b.runBatch(ctx, f, ts, false, func(i int) []byte {
 		if jobs[i].Err != nil {
-			continue
+			return nil
 		}
-		if hs[i], err = b.planHost(f, s, &ts[i], false, jobs[i].Body); err != nil {
-			return err
-		}
-	}
-	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return err
-	}
-	for _, h := range hs {
-		if h.p == nil {
-			continue
-		}
-		resetStatus(cmd, h.r.status)
-		for _, c := range h.r.ins {
-			b.copyUp(cmd, c.st)
-		}
-	}
-	if err := recordPlans(&recorder{ctx: ctx, b: b, s: s}, plansOf(hs), nil); err != nil {
-		return err
-	}
-	for _, h := range hs {
-		if h.p == nil {
-			continue
-		}
-		for _, c := range h.r.outs {
-			b.copyDown(cmd, c.st)
-		}
-		b.copyDown(cmd, h.words)
-	}
-	cmd.BarrierToHost()
-	if err := b.run(ctx, cmd); err != nil {
-		return err
-	}
-	for i, h := range hs {
-		if h.p == nil {
-			continue
-		}
+		return jobs[i].Body
+	}, func(i int, h hostPlan) error {
 		j := &jobs[i]
+		if h.p == nil {
+			return nil
+		}
 		for _, c := range h.r.outs {
 			if c.off < uint64(len(j.Dst)) {
 				copy(j.Dst[c.off:min(c.off+c.size, uint64(len(j.Dst)))], c.st.host.bytes())
 			}
 		}
 		j.Err = verdict(h.p.statusFn, h.words.host.bytes(), j.Name)
-	}
-	return nil
+		return nil
+	})
 }
 
 // verdict maps a decode's status words to the reference's error class (nil: valid) with the format's mapping fn

@@ -131,56 +131,50 @@ func (p *tbe3Plan) kernel(rec *recorder, k *shaders.Kernel) (kernelKey, loc, err
 
 func (p *tbe3Plan) lastLen() uint32 { return uint32(p.g.ChunkLen(p.g.Chunks() - 1)) }
 
-func (p *tbe3Plan) recordEncode(rec *recorder) error {
-	kk, cs, err := p.kernel(rec, kTBE3Encode)
+// perSegment records kernel k once per segment, with the push block and bindings seg gives for it (cs: the CRC
+// constants).
+func (p *tbe3Plan) perSegment(rec *recorder, k *shaders.Kernel, seg func(sg tbe3Seg, cs loc) ([]byte, []loc)) error {
+	kk, cs, err := p.kernel(rec, k)
 	if err != nil {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := shaders.TBE3EncodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
-			LastLen: p.lastLen(), Checksums: b2u(p.t.checksums), SrcBase: uint32(sg.vals.base / 16),
-			PlaneBase: sg.planes.words(), SMBase: sg.sm.words(), TableBase: p.table.words()}
-		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.planes.l, sg.sm.l,
-			p.table.l, cs, p.work); err != nil {
+		push, binds := seg(sg, cs)
+		if err := rec.dispatch(kk, push, rec.b.gridOf(sg.count), binds...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (p *tbe3Plan) recordEncode(rec *recorder) error {
+	return p.perSegment(rec, kTBE3Encode, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+		pc := shaders.TBE3EncodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
+			SegChunks: uint32(sg.count), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums),
+			SrcBase: uint32(sg.vals.base / 16), PlaneBase: sg.planes.words(), SMBase: sg.sm.words(),
+			TableBase: p.table.words()}
+		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, sg.sm.l, p.table.l, cs, p.work}
+	})
 }
 
 func (p *tbe3Plan) recordPlace(rec *recorder) error {
-	kk, cs, err := p.kernel(rec, kTBE3Place)
-	if err != nil {
-		return err
-	}
-	for _, sg := range p.segs {
-		pc := shaders.TBE3PlacePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
-			LastLen: p.lastLen(), NB: uint32(p.nb), Checksums: b2u(p.t.checksums), SrcBase: uint32(sg.vals.base / 16),
-			PlaneBase: sg.planes.words(), TableBase: p.table.words(), SideBase: p.side.words()}
-		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.planes.l, p.table.l,
-			p.side.l, cs, p.work); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.perSegment(rec, kTBE3Place, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+		pc := shaders.TBE3PlacePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
+			SegChunks: uint32(sg.count), LastLen: p.lastLen(), NB: uint32(p.nb), Checksums: b2u(p.t.checksums),
+			SrcBase: uint32(sg.vals.base / 16), PlaneBase: sg.planes.words(), TableBase: p.table.words(),
+			SideBase: p.side.words()}
+		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, p.table.l, p.side.l, cs, p.work}
+	})
 }
 
 func (p *tbe3Plan) recordDecode(rec *recorder) error {
-	kk, cs, err := p.kernel(rec, kTBE3Decode)
-	if err != nil {
-		return err
-	}
-	for _, sg := range p.segs {
-		pc := shaders.TBE3DecodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
-			LastLen: p.lastLen(), Checksums: b2u(p.t.checksums), SideLen: p.sideLen, PlaneBase: sg.planes.words(),
-			SMBase: sg.sm.words(), TableBase: p.table.words(), SideBase: p.side.words(),
-			DstBase: uint32(sg.vals.base / 16)}
-		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.planes.l, sg.sm.l, p.table.l,
-			p.side.l, sg.vals.l, cs, p.status); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.perSegment(rec, kTBE3Decode, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+		pc := shaders.TBE3DecodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
+			SegChunks: uint32(sg.count), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums), SideLen: p.sideLen,
+			PlaneBase: sg.planes.words(), SMBase: sg.sm.words(), TableBase: p.table.words(),
+			SideBase: p.side.words(), DstBase: uint32(sg.vals.base / 16)}
+		return shaders.PushBytes(&pc), []loc{sg.planes.l, sg.sm.l, p.table.l, p.side.l, sg.vals.l, cs, p.status}
+	})
 }
 
 // candLayout: a TBE-3 candidate's scratch body has its regions at binding-aligned offsets (its kernels address the
