@@ -58,25 +58,25 @@ func autoCodebook(d layout.DType) bool {
 	return false
 }
 
-// AutoGeom is the size arithmetic of an auto body of N values with chunks of 1<<Shift values.
-type AutoGeom struct {
+// autoGeom is the size arithmetic of an auto body of N values with chunks of 1<<Shift values.
+type autoGeom struct {
 	N     uint64
 	Shift uint
 }
 
 // Chunks is the number of chunks.
-func (a AutoGeom) Chunks() uint64 { return layout.SZ4(a).Chunks() }
+func (a autoGeom) Chunks() uint64 { return layout.SZ4(a).Chunks() }
 
 // ChunkLen is the number of values of chunk c.
-func (a AutoGeom) ChunkLen(c uint64) uint64 { return layout.SZ4(a).ChunkLen(c) }
+func (a autoGeom) ChunkLen(c uint64) uint64 { return layout.SZ4(a).ChunkLen(c) }
 
 // PieceOffset is where the pieces start in the body.
-func (a AutoGeom) PieceOffset() uint64 { return layout.ChunkEntrySize * a.Chunks() }
+func (a autoGeom) PieceOffset() uint64 { return layout.ChunkEntrySize * a.Chunks() }
 
 // autoBounds is the smallest and largest auto body: the table plus, per chunk, the smallest (largest) body any
 // candidate can have for it.
 func autoBounds(n uint64, d layout.DType, shift uint) (lo, hi uint64) {
-	a := AutoGeom{N: n, Shift: shift}
+	a := autoGeom{N: n, Shift: shift}
 	c := a.Chunks()
 	lo, hi = a.PieceOffset(), a.PieceOffset()
 	if c == 0 {
@@ -125,14 +125,14 @@ func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]
 	sizes := make([][]uint64, len(jobs)) // per chunk, per choice: its one-chunk body
 	for j := range jobs {
 		choices[j] = candidates(jobDType(jobs[j].DType))
-		a := AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
+		a := autoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
 		sizes[j] = make([]uint64, a.Chunks()*uint64(len(choices[j])))
 	}
-	us := units(len(jobs), func(j int) uint64 { return AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}.Chunks() })
+	us := units(len(jobs), func(j int) uint64 { return autoGeom{N: jobs[j].N, Shift: jobs[j].Shift}.Chunks() })
 	err := b.forEach(ctx, uint64(len(us)), func(_ int, i uint64) {
 		u := us[i]
 		job := &jobs[u.job]
-		a := AutoGeom{N: job.N, Shift: job.Shift}
+		a := autoGeom{N: job.N, Shift: job.Shift}
 		d := jobDType(job.DType)
 		size := uint64(d.Size())
 		m := a.ChunkLen(u.chunk)
@@ -151,7 +151,7 @@ func autoTensorFormats(ctx context.Context, b *CPUBackend, jobs []EncodeJob) ([]
 		if K == 0 {
 			return nil, errorf(ErrUnsupported, "auto has no format for %v", jobDType(jobs[j].DType))
 		}
-		a := AutoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
+		a := autoGeom{N: jobs[j].N, Shift: jobs[j].Shift}
 		sums := make([]uint64, K)
 		autoSum := a.PieceOffset()
 		for c := uint64(0); c < a.Chunks(); c++ {
@@ -182,11 +182,11 @@ func (autoCPU) Encode(b *CPUBackend, ctx context.Context, jobs []EncodeJob) erro
 		sizes []uint64
 	}
 	ps := make([]plan, len(jobs))
-	geo := make([]AutoGeom, len(jobs))
+	geo := make([]autoGeom, len(jobs))
 	for j := range jobs {
 		job := &jobs[j]
 		d := jobDType(job.DType)
-		a := AutoGeom{N: job.N, Shift: job.Shift}
+		a := autoGeom{N: job.N, Shift: job.Shift}
 		if len(candidates(d)) == 0 {
 			return errorf(ErrUnsupported, "auto has no format for %v", d)
 		}
@@ -283,7 +283,7 @@ type autoPiece struct {
 // sums of the pieces, each piece within its format's bounds, the last ending at the body's end) and every piece's
 // own structure. It returns the pieces.
 func autoCheck(body []byte, n uint64, shift uint, d layout.DType) ([]autoPiece, error) {
-	a := AutoGeom{N: n, Shift: shift}
+	a := autoGeom{N: n, Shift: shift}
 	C := a.Chunks()
 	if uint64(len(body)) < a.PieceOffset() {
 		return nil, errorf(ErrCorrupt, "body of %d bytes is shorter than its %d-byte chunk table", len(body), a.PieceOffset())
@@ -357,7 +357,7 @@ func (autoCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) erro
 			continue
 		}
 		all[j] = ps
-		a := AutoGeom{N: job.N, Shift: job.Shift}
+		a := autoGeom{N: job.N, Shift: job.Shift}
 		size := uint64(d.Size())
 		for c := range ps {
 			m := a.ChunkLen(uint64(c))
@@ -409,7 +409,7 @@ func (autoCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) erro
 // then the checksum words of its piece (a one-chunk body of the piece's format). It reads only the table and each
 // piece's own table: O(chunks), bounds-checked on any input.
 func autoCRCWords(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
-	a := AutoGeom{N: n, Shift: shift}
+	a := autoGeom{N: n, Shift: shift}
 	C := a.Chunks()
 	if C > uint64(len(body))/layout.ChunkEntrySize {
 		return dst, errorf(ErrCorrupt, "body of %d bytes is shorter than its %d-entry chunk table", len(body), C)
@@ -444,7 +444,7 @@ func autoChunks(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo,
 	if err != nil {
 		return nil, err
 	}
-	a := AutoGeom{N: n, Shift: shift}
+	a := autoGeom{N: n, Shift: shift}
 	out := make([]ChunkInfo, len(ps))
 	for c, p := range ps {
 		in, err := p.f.Chunks(p.body, d, a.ChunkLen(uint64(c)), shift)

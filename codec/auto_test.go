@@ -88,7 +88,7 @@ func TestAutoRoundTripAndChoice(t *testing.T) {
 				src := autoMix(r, n, nv, pat, &cb)
 				for _, crc := range []bool{true, false} {
 					body := autoEncode(t, src, shift, crc, &cb)
-					a := AutoGeom{N: uint64(n), Shift: shift}
+					a := autoGeom{N: uint64(n), Shift: shift}
 					for c := uint64(0); c < a.Chunks(); c++ {
 						m := a.ChunkLen(c)
 						want, _ := chooseChunk(candidates(layout.DTypeBF16), src[2*(c<<shift):2*((c<<shift)+m)], layout.DTypeBF16, int(m), shift, &cb)
@@ -105,7 +105,7 @@ func TestAutoRoundTripAndChoice(t *testing.T) {
 
 // replacePiece rebuilds an auto body with chunk c's piece coded in format id instead.
 func replacePiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64, id uint8, crc bool, cb *Codebook) []byte {
-	a := AutoGeom{N: n, Shift: shift}
+	a := autoGeom{N: n, Shift: shift}
 	ps, err := autoCheck(body, n, shift, layout.DTypeBF16)
 	require.NoError(t, err)
 	f, _ := LookupFormat(id)
@@ -118,7 +118,7 @@ func replacePiece(t *testing.T, body, src []byte, n uint64, shift uint, c uint64
 }
 
 // withPiece reassembles an auto body from its pieces ps, chunk c's piece replaced by piece in format id.
-func withPiece(a AutoGeom, ps []autoPiece, c uint64, piece []byte, id uint8, crc bool) []byte {
+func withPiece(a autoGeom, ps []autoPiece, c uint64, piece []byte, id uint8, crc bool) []byte {
 	out := make([]byte, a.PieceOffset())
 	var off uint64
 	for k := range ps {
@@ -166,7 +166,7 @@ func TestAutoInvalidClasses(t *testing.T) {
 		{"piece crc", true, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, ErrChecksum, 4},
 		{"entry crc without checksums", false, func(b []byte) []byte { b[12*2+8] = 1; return b }, ErrNonCanonical, 2},
 		{"tbe3 piece structure", false, func(b []byte) []byte {
-			a := AutoGeom{N: n, Shift: shift}
+			a := autoGeom{N: n, Shift: shift}
 			off := a.PieceOffset() + 4*uint64(binary.LittleEndian.Uint32(b[12*2+4:]))
 			b[off+3*1024/8+1024+3] = 2 // the piece's own chunk kind
 			return b
@@ -325,7 +325,7 @@ func FuzzAutoBody(f *testing.F) {
 		// its own format's encoder writes for the chunk's values.
 		ps, err := autoCheck(body, n, 10, d)
 		require.NoError(t, err)
-		a := AutoGeom{N: n, Shift: 10}
+		a := autoGeom{N: n, Shift: 10}
 		for k := range ps {
 			m, v0, sz := a.ChunkLen(uint64(k)), uint64(k)<<10, uint64(d.Size())
 			pj := []EncodeJob{{Format: ps[k].f.ID, DType: d, Src: jobs[0].Dst[sz*v0 : sz*(v0+m)], N: m, Shift: 10,
@@ -388,7 +388,7 @@ func TestAutoXW(t *testing.T) {
 			require.NoError(t, NewCPUBackend(2).Encode(context.Background(), jobs))
 			body := jobs[0].Out
 			seen := map[uint8]bool{}
-			a := AutoGeom{N: n, Shift: shift}
+			a := autoGeom{N: n, Shift: shift}
 			for c := uint64(0); c < a.Chunks(); c++ {
 				m, v0 := a.ChunkLen(c), c<<shift
 				want, _ := chooseChunk(candidates(d), src[uint64(d.Size())*v0:uint64(d.Size())*(v0+m)], d, int(m), shift, nil)

@@ -131,11 +131,19 @@ func OpenBackend(name, device string) (b Backend, note string, err error) {
 	f, ok := registry[name]
 	regMu.Unlock()
 	if !ok {
+		if pkg, known := backendPackages[name]; known {
+			return nil, "", errorf(ErrUnsupported, "backend %q is not linked into this program: add import _ %q (have %v)",
+				name, pkg, Backends())
+		}
 		return nil, "", errorf(ErrUnsupported, "backend %q is not available in this build (have %v)", name, Backends())
 	}
 	b, err = f.Open(device, false)
 	return b, "", err
 }
+
+// backendPackages names the package whose import registers each backend this module ships, so that a program
+// asking for one it did not link is told which import to add.
+var backendPackages = map[string]string{"vulkan": "github.com/vkzip/vkzip/codec/vkcodec"}
 
 func joinReasons(r []string) string {
 	s := ""

@@ -265,7 +265,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 	for _, i := range jobRec {
 		srcBytes += dir[i].RawSize()
 	}
-	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= PlannedMin && planned {
+	if pe, ok := c.backend.(PlannedEncoder); ok && srcBytes >= plannedMin && planned {
 		// Count escapes first: with every body's length known, the header goes out first and each body is encoded
 		// straight into its place in dst (no staging copy of the payload).
 		plans, err := pe.PlanBodies(ctx, jobs)

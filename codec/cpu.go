@@ -120,10 +120,10 @@ type encState struct {
 	at *avx2EncTables // nil: the Go loops only
 }
 
-// PlannedMin is the input size from which Codec.Encode has the CPU backend count escapes first and write the
+// plannedMin is the input size from which Codec.Encode has the CPU backend count escapes first and write the
 // container in place: for data that streams from main memory, skipping a staging copy of the payload pays for the
 // extra read; for data in cache, one pass and a copy are cheaper.
-const PlannedMin = 32 << 20
+const plannedMin = 32 << 20
 
 // Encode encodes bodies into the jobs' Dst buffers (capacity ≥ the format's largest body), each format with its
 // reference codec.
@@ -171,7 +171,7 @@ func (b *CPUBackend) sz4Encode(ctx context.Context, jobs []EncodeJob) error {
 	for j := range jobs {
 		total += 2 * jobs[j].N
 	}
-	if total < PlannedMin {
+	if total < plannedMin {
 		return b.encodeOnePass(ctx, jobs)
 	}
 	plans, err := b.PlanBodies(ctx, jobs)
@@ -367,7 +367,7 @@ func decodeOneChunk(job *DecodeJob, g *sz4Geom, c uint64, ct *[256]uint8, dt *[2
 	}
 	v0 := c << g.Shift
 	if err := sz4DecodeChunk(job.Dst[2*v0:2*(v0+m)], int(m), info, body[cl:ch], body[ll:lh], side, job.Codebook,
-		ct, dt, cb32, len(job.Dst) >= PlannedMin); err != nil {
+		ct, dt, cb32, len(job.Dst) >= plannedMin); err != nil {
 		ce := err.(*Error)
 		ce.Chunk = int64(c)
 		return ce

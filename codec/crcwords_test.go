@@ -44,7 +44,7 @@ func TestCRCWords(t *testing.T) {
 			require.NoError(t, err)
 			for _, p := range ps {
 				want = append(want, p.crc)
-				in, err := p.f.Chunks(p.body, d, AutoGeom{N: n, Shift: shift}.ChunkLen(uint64(len(want)/2)), shift)
+				in, err := p.f.Chunks(p.body, d, autoGeom{N: n, Shift: shift}.ChunkLen(uint64(len(want)/2)), shift)
 				require.NoError(t, err)
 				require.Len(t, in, 1)
 				want = append(want, in[0].CRC)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -129,4 +130,15 @@ func ExampleCodec_Encode() {
 	// blob {"layers":1}
 	// layer0.k [256 64] tbe3, 32768 bytes
 	// layer0.v [256 64] tbe3, 32768 bytes
+}
+
+// A backend is linked by importing its package; asking for one that is not linked fails with ErrUnsupported and
+// names the import to add (this test binary links only the CPU backend).
+func ExampleWithBackendName_notLinked() {
+	_, err := codec.New(codec.WithBackendName("vulkan", ""))
+	fmt.Println(errors.Is(err, codec.ErrUnsupported))
+	fmt.Println(strings.Contains(err.Error(), `import _ "github.com/vkzip/vkzip/codec/vkcodec"`))
+	// Output:
+	// true
+	// true
 }

@@ -239,7 +239,7 @@ func TestTBE3DirectoryRules(t *testing.T) {
 }
 
 // TestXWDirectoryRulesMatchCheckXWRecord checks that container parsing, through the format registry, gives every
-// exponent-window record the verdict of CheckXWRecord (FORMAT.md §13.3) over a grid of directory fields.
+// exponent-window record the verdict of checkXWRecord (FORMAT.md §13.3) over a grid of directory fields.
 func TestXWDirectoryRulesMatchCheckXWRecord(t *testing.T) {
 	body := make([]byte, 64<<10)
 	cb := goldenCodebook
@@ -263,7 +263,7 @@ func TestXWDirectoryRulesMatchCheckXWRecord(t *testing.T) {
 							if dt == layout.DTypeOpaque {
 								continue // opaque records count bytes; no format codes them
 							}
-							want := CheckXWRecord(f, dt, shift, cbi, n, bl)
+							want := checkXWRecord(f, dt, shift, cbi, n, bl)
 							_, got := ParseHeader(craft(cbs, []Rec{rec}, body))
 							what := fmt.Sprintf("%s %v shift %d n %d body %d codebook %d: want %v, got %v",
 								FormatNameXW(f), dt, shift, n, bl, cbi, want, got)

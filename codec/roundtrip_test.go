@@ -191,7 +191,7 @@ func TestPlannedMatchesOnePass(t *testing.T) {
 		}
 	}
 	// The container as a whole: in place (large input) versus staged through the interface-only path.
-	src := kvLike(r, PlannedMin/2+12345, 0.001)
+	src := kvLike(r, plannedMin/2+12345, 0.001)
 	inPlace, err := newCPU(t, WithCodebook(cb)).EncodeAll(src, nil)
 	require.NoError(t, err)
 	staged, err := newCPU(t, WithCodebook(cb), WithBackend(onlyBackend{NewCPUBackend(2)})).EncodeAll(src, nil)

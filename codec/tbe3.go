@@ -337,9 +337,9 @@ func tbe3CheckTable(body []byte, g *tbe3Geom) error {
 	})
 }
 
-// CheckTBE3Table validates a TBE-3 body's chunk table structurally: what a GPU backend checks on the host before
+// checkTBE3Table validates a TBE-3 body's chunk table structurally: what a GPU backend checks on the host before
 // it dispatches, so its errors read like the reference's.
-func CheckTBE3Table(body []byte, n uint64, shift uint) error {
+func checkTBE3Table(body []byte, n uint64, shift uint) error {
 	g := newTBE3Geom(n, shift)
 	return tbe3CheckTable(body, &g)
 }
@@ -355,29 +355,29 @@ func checkTBE3Params(n uint64, shift uint, cls error) error {
 	return nil
 }
 
-// TBE3Chunk is what one chunk's encoding produced: its table entry (side offset still to be set) and its side
+// tbe3Chunk is what one chunk's encoding produced: its table entry (side offset still to be set) and its side
 // piece, which goes to the side section once the side offsets (a prefix sum over chunks) are known.
-type TBE3Chunk struct {
+type tbe3Chunk struct {
 	Info uint32
 	Side []byte
 }
 
-// EncodeTBE3Chunk encodes chunk c of n values (src: all 2n bytes of the tensor) into its fixed pieces of body
+// encodeTBE3Chunk encodes chunk c of n values (src: all 2n bytes of the tensor) into its fixed pieces of body
 // (capacity for the dense streams at least) and into side (capacity ≥ TBE3RawSide of its length). Chunks are
-// independent: call it for every chunk in parallel, then place the side pieces with FinishTBE3.
-func EncodeTBE3Chunk(body, src []byte, n uint64, shift uint, c uint64, side []byte) TBE3Chunk {
+// independent: call it for every chunk in parallel, then place the side pieces with finishTBE3.
+func encodeTBE3Chunk(body, src []byte, n uint64, shift uint, c uint64, side []byte) tbe3Chunk {
 	g := newTBE3Geom(n, shift)
 	m := g.ChunkLen(c)
 	pl, ph := g.planePiece(c)
 	sl, sh := g.smPiece(c)
 	v := c << shift
 	info, sideLen := tbe3EncodeChunk(src[2*v:2*(v+m)], int(m), body[pl:ph], body[sl:sh], side)
-	return TBE3Chunk{Info: info, Side: side[:sideLen]}
+	return tbe3Chunk{Info: info, Side: side[:sideLen]}
 }
 
-// FinishTBE3 writes the chunk table and side section behind the dense streams (body needs capacity
+// finishTBE3 writes the chunk table and side section behind the dense streams (body needs capacity
 // TBE3.MaxBodySize) and the chunk checksums (0 without checksums), and returns the body.
-func FinishTBE3(body []byte, n uint64, shift uint, chunks []TBE3Chunk, checksums bool) []byte {
+func finishTBE3(body []byte, n uint64, shift uint, chunks []tbe3Chunk, checksums bool) []byte {
 	g := newTBE3Geom(n, shift)
 	body = body[:cap(body)]
 	off := uint64(0)
@@ -416,13 +416,13 @@ func EncodeTBE3(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, 
 	}
 	body := dst[:cap(dst)]
 	// Side pieces go straight to their final place: sequentially, each offset is the running sum so far.
-	chunks := make([]TBE3Chunk, g.Chunks())
+	chunks := make([]tbe3Chunk, g.Chunks())
 	off := g.side
 	for c := range chunks {
-		chunks[c] = EncodeTBE3Chunk(body, src, n, shift, uint64(c), body[off:])
+		chunks[c] = encodeTBE3Chunk(body, src, n, shift, uint64(c), body[off:])
 		off += uint64(len(chunks[c].Side))
 	}
-	return FinishTBE3(body, n, shift, chunks, checksums), nil
+	return finishTBE3(body, n, shift, chunks, checksums), nil
 }
 
 // DecodeTBE3 decodes and validates a TBE-3 body of n values into dst (2n bytes). Errors are *Error values of the
@@ -438,13 +438,13 @@ func DecodeTBE3(dst, body []byte, n uint64, shift uint, checksums bool) error {
 	g := newTBE3Geom(n, shift)
 	if checksums {
 		for c := uint64(0); c < g.Chunks(); c++ {
-			if err := TBE3ChunkChecksum(body, n, shift, c); err != nil {
+			if err := tbe3ChunkChecksum(body, n, shift, c); err != nil {
 				return err
 			}
 		}
 	}
 	for c := uint64(0); c < g.Chunks(); c++ {
-		if err := DecodeTBE3Chunk(dst, body, n, shift, c, checksums); err != nil {
+		if err := decodeTBE3Chunk(dst, body, n, shift, c, checksums); err != nil {
 			return err
 		}
 	}
@@ -464,8 +464,8 @@ func (g *tbe3Geom) pieces(body []byte, c uint64) (info, off, crc uint32, side, p
 	return info, off, crc, side, body[pl:ph], body[sl:sh]
 }
 
-// TBE3ChunkChecksum verifies chunk c's CRC-32C (table already validated with CheckTBE3Table).
-func TBE3ChunkChecksum(body []byte, n uint64, shift uint, c uint64) error {
+// tbe3ChunkChecksum verifies chunk c's CRC-32C (table already validated with checkTBE3Table).
+func tbe3ChunkChecksum(body []byte, n uint64, shift uint, c uint64) error {
 	g := newTBE3Geom(n, shift)
 	info, off, crc, side, planes, sm := g.pieces(body, c)
 	if got := chunkCRC(info, off, side, planes, sm); got != crc {
@@ -474,9 +474,9 @@ func TBE3ChunkChecksum(body []byte, n uint64, shift uint, c uint64) error {
 	return nil
 }
 
-// DecodeTBE3Chunk decodes chunk c into its values of dst (2n bytes) and checks its canonical-form rules (table
-// already validated with CheckTBE3Table; checksums verified separately). Chunks are independent.
-func DecodeTBE3Chunk(dst, body []byte, n uint64, shift uint, c uint64, checksums bool) error {
+// decodeTBE3Chunk decodes chunk c into its values of dst (2n bytes) and checks its canonical-form rules (table
+// already validated with checkTBE3Table; checksums verified separately). Chunks are independent.
+func decodeTBE3Chunk(dst, body []byte, n uint64, shift uint, c uint64, checksums bool) error {
 	g := newTBE3Geom(n, shift)
 	info, _, crc, side, planes, sm := g.pieces(body, c)
 	m := g.ChunkLen(c)

@@ -310,16 +310,16 @@ func TestTBE3ChunkAPI(t *testing.T) {
 	want := encTBE3(t, src, shift, true)
 	g := layout.TBE3{N: n, Shift: shift}
 	body := make([]byte, g.MaxBodySize())
-	chunks := make([]TBE3Chunk, g.Chunks())
+	chunks := make([]tbe3Chunk, g.Chunks())
 	for _, c := range r.Perm(len(chunks)) {
-		chunks[c] = EncodeTBE3Chunk(body, src, n, shift, uint64(c), make([]byte, layout.TBE3RawSide(1<<shift)))
+		chunks[c] = encodeTBE3Chunk(body, src, n, shift, uint64(c), make([]byte, layout.TBE3RawSide(1<<shift)))
 	}
-	require.Equal(t, want, FinishTBE3(body, n, shift, chunks, true))
-	require.NoError(t, CheckTBE3Table(want, n, shift))
+	require.Equal(t, want, finishTBE3(body, n, shift, chunks, true))
+	require.NoError(t, checkTBE3Table(want, n, shift))
 	dst := make([]byte, 2*n)
 	for _, c := range r.Perm(len(chunks)) {
-		require.NoError(t, TBE3ChunkChecksum(want, n, shift, uint64(c)))
-		require.NoError(t, DecodeTBE3Chunk(dst, want, n, shift, uint64(c), true))
+		require.NoError(t, tbe3ChunkChecksum(want, n, shift, uint64(c)))
+		require.NoError(t, decodeTBE3Chunk(dst, want, n, shift, uint64(c), true))
 	}
 	require.Equal(t, src, dst)
 }

@@ -396,9 +396,9 @@ func (g *xwGeom) checkTable(body []byte) error {
 	return nil
 }
 
-// CheckXWRecord validates the directory fields of a tensor record of an exponent-window format (docs/FORMAT.md
+// checkXWRecord validates the directory fields of a tensor record of an exponent-window format (docs/FORMAT.md
 // §13.3): what container parsing checks before any body is read. It returns an *Error without tensor name.
-func CheckXWRecord(format uint8, dt layout.DType, shift uint8, codebook uint32, elements, bodyLen uint64) error {
+func checkXWRecord(format uint8, dt layout.DType, shift uint8, codebook uint32, elements, bodyLen uint64) error {
 	w, _ := layout.XWCodeBits(format)
 	x, ok := layout.NewXW(format, dt, elements, uint(shift))
 	switch {
@@ -450,8 +450,8 @@ func FormatNameXW(f uint8) string {
 	return ""
 }
 
-// XWFormatByName maps "xw2", "xw3" and "xw4" to their ids.
-func XWFormatByName(name string) (uint8, bool) {
+// xwFormatByName maps "xw2", "xw3" and "xw4" to their ids.
+func xwFormatByName(name string) (uint8, bool) {
 	for _, f := range []uint8{layout.FormatXW2, layout.FormatXW3, layout.FormatXW4} {
 		if FormatNameXW(f) == name {
 			return f, true

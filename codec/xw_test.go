@@ -477,19 +477,19 @@ func TestXWErrorPrecedence(t *testing.T) {
 func TestCheckXWRecord(t *testing.T) {
 	x, _ := layout.NewXW(layout.FormatXW3, layout.DTypeF16, 5000, 12)
 	ok := func(bl uint64) error {
-		return CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 12, layout.NoCodebook, 5000, bl)
+		return checkXWRecord(layout.FormatXW3, layout.DTypeF16, 12, layout.NoCodebook, 5000, bl)
 	}
 	require.NoError(t, ok(x.MinBodySize()))
 	require.NoError(t, ok(x.MaxBodySize()))
 	require.ErrorIs(t, ok(x.MaxBodySize()+4), ErrCorrupt)
 	require.ErrorIs(t, ok(x.MinBodySize()-4), ErrCorrupt)
 	require.ErrorIs(t, ok(x.MinBodySize()+2), ErrCorrupt)
-	require.ErrorIs(t, CheckXWRecord(layout.FormatXW4, layout.DTypeF8E4M3, 12, layout.NoCodebook, 10, 100), ErrCorrupt)
-	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeBF16, 12, layout.NoCodebook, 10, 100), ErrCorrupt)
-	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 9, layout.NoCodebook, 10, 100), ErrCorrupt)
-	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 17, layout.NoCodebook, 10, 100), ErrCorrupt)
-	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 12, 0, 5000, x.MinBodySize()), ErrNonCanonical)
-	require.ErrorIs(t, CheckXWRecord(layout.FormatXW3, layout.DTypeF16, 12, layout.NoCodebook, 1<<32, 0), ErrTooLarge)
+	require.ErrorIs(t, checkXWRecord(layout.FormatXW4, layout.DTypeF8E4M3, 12, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, checkXWRecord(layout.FormatXW3, layout.DTypeBF16, 12, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, checkXWRecord(layout.FormatXW3, layout.DTypeF16, 9, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, checkXWRecord(layout.FormatXW3, layout.DTypeF16, 17, layout.NoCodebook, 10, 100), ErrCorrupt)
+	require.ErrorIs(t, checkXWRecord(layout.FormatXW3, layout.DTypeF16, 12, 0, 5000, x.MinBodySize()), ErrNonCanonical)
+	require.ErrorIs(t, checkXWRecord(layout.FormatXW3, layout.DTypeF16, 12, layout.NoCodebook, 1<<32, 0), ErrTooLarge)
 }
 
 func TestXWBadArguments(t *testing.T) {

@@ -6,6 +6,9 @@
 #   bash scripts/gpu.sh conformance NAME    conformance report into $OUT/NAME.json, then the Vulkan package tests
 #   bash scripts/gpu.sh bench [RUN ...]     vkzip bench of each RUN (default: every format), 512 MiB, checksums on,
 #                                           one JSON object per line in $OUT/bench.jsonl and a summary table
+#   bash scripts/gpu.sh lab [RUN ...]       vkzip-lab bench of each RUN (tuning variants: the extra flags are the lab's
+#                                           knobs, e.g. huff:BF16:kvlike:--huff-batch,4), into $OUT/lab.jsonl;
+#                                           needs .devbin/vkzip-lab (go build -o .devbin/vkzip-lab ./cmd/vkzip-lab)
 #   bash scripts/gpu.sh ab OLD NEW [ROUNDS] the same runs with two binaries (.devbin/OLD, .devbin/NEW), interleaved,
 #                                           ROUNDS times (default 3), into $OUT/ab.jsonl, and each binary's medians
 #   bash scripts/gpu.sh files OLD NEW [ROUNDS]  whole-file encode + decode (Vulkan host path) of a SIZE_MIB raw BF16
@@ -45,12 +48,21 @@ icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
 export VKZIP_REQUIRE_VULKAN=1 PATH="$PWD/.devbin:$PATH"
 DEFAULT_RUNS="splitzip4 zf12 tbe3 huff auto auto:BF16:spread xw3:F8_E5M2 xw3:F16"
+LAB_RUNS="splitzip4 zf12 tbe3 huff auto xw3:F8_E5M2 xw3:F16" # vkzip-lab data: kvlike or gauss
 
 bench_one() { # BIN RUN -> one JSON line on stdout (empty when the run failed)
   local bin=$1 f d data extra
   IFS=: read -r f d data extra <<< "$2"
   timeout 150 "$bin" bench --backend vulkan --format "$f" --dtype "${d:-BF16}" --data "${data:-kvlike}" \
     --size "${SIZE:-512MiB}" --json ${extra//,/ } 2>>"$OUT/bench.err" | tr -d '\n'
+  echo
+}
+
+lab_one() { # RUN -> one JSON line on stdout (empty when the run failed)
+  local f d data extra
+  IFS=: read -r f d data extra <<< "$1"
+  timeout 150 .devbin/vkzip-lab bench --format "$f" --dtype "${d:-BF16}" --data "${data:-kvlike}" \
+    --size "${SIZE:-512MiB}" --json ${extra//,/ } 2>>"$OUT/lab.err" | tr -d '\n'
   echo
 }
 
@@ -285,6 +297,11 @@ bench)
   : > "$OUT/bench.jsonl"
   for r in ${*:-$DEFAULT_RUNS}; do bench_one .devbin/vkzip "$r" >> "$OUT/bench.jsonl"; done
   summary "$OUT/bench.jsonl"
+  ;;
+lab)
+  : > "$OUT/lab.jsonl"
+  for r in ${*:-$LAB_RUNS}; do lab_one "$r" >> "$OUT/lab.jsonl"; done
+  summary "$OUT/lab.jsonl"
   ;;
 ab)
   old=${1:?ab OLD NEW}; new=${2:?ab OLD NEW}; rounds=${3:-3}

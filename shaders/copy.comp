@@ -1,6 +1,6 @@
 #version 450
 // Copy roofline: grid-stride 16-byte loads and stores, the best a kernel can move through Vulkan on this device.
-// Profiling shapes (vkzip bench --copy-shape) read R and write W vectors per unit, so a codec's mix of reads and
+// Profiling shapes (vkzip-lab bench --copy-shape) read R and write W vectors per unit, so a codec's mix of reads and
 // writes can be measured with none of its work; the roofline itself is R = W = 1.
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;

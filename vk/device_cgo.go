@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,7 +139,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	o := (*C.vkz_dev_opts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_dev_opts{}))))
 	defer C.free(unsafe.Pointer(o))
 	o.queueFamily = C.uint32_t(fresh.ComputeQueueFamily)
-	o.queueCount = C.uint32_t(queuesFor(fresh))
+	o.queueCount = C.uint32_t(queuesFor(fresh, opts.Queues))
 	o.enableSizeControl = C.uint32_t(b2u(feats.SubgroupSizeControl))
 	o.enableFullSubgroups = C.uint32_t(b2u(feats.ComputeFullSubgroups))
 	o.enableTimeline = C.uint32_t(b2u(feats.TimelineSemaphore))
@@ -315,12 +314,13 @@ func (d *Device) Lost() bool { return d.lost.Load() }
 // exposing many queues do not multiply per-queue costs.
 const maxQueues = 4
 
-// queuesFor is how many queues OpenDevice creates on a device: VKZIP_QUEUES
-// (1..8) overrides the default of min(maxQueues, what the family offers).
-func queuesFor(info DeviceInfo) int {
+// queuesFor is how many queues OpenDevice creates on a device: want (1..8,
+// DeviceOptions.Queues) overrides the default of min(maxQueues, what the
+// family offers).
+func queuesFor(info DeviceInfo, want int) int {
 	n := min(maxQueues, info.ComputeQueueCount)
-	if v, err := strconv.Atoi(os.Getenv("VKZIP_QUEUES")); err == nil && v >= 1 {
-		n = min(v, info.ComputeQueueCount, 8)
+	if want >= 1 {
+		n = min(want, info.ComputeQueueCount, 8)
 	}
 	return max(n, 1)
 }

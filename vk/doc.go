@@ -64,4 +64,23 @@
 // collects validation-layer output per instance. Package vk/vktest opens
 // a test device, skipping when Vulkan is missing unless
 // VKZIP_REQUIRE_VULKAN=1.
+//
+// # Environment
+//
+// Packages vk and codec/... read only these variables; tuning knobs are
+// options, never environment (DeviceOptions.Queues, and the codec kernels'
+// knobs in internal/vktune, set by the lab command cmd/vkzip-lab):
+//
+//	VKZIP_DEVICE       default device selector of SelectDevice (EnvDevice):
+//	                   an index or a name substring
+//	VKZIP_VALIDATE     "1": enable the Khronos validation layer (EnvValidate)
+//	VKZIP_VULKAN_LIB   path of the Vulkan loader (EnvVulkanLib; default
+//	                   libvulkan.so.1)
+//
+// Tests also read VKZIP_REQUIRE_VULKAN ("1": fail instead of skipping where
+// no Vulkan device opens; vk/vktest), VKZIP_SOAK ("full": the long versions
+// of the stress tests), VKZIP_MUTATIONS (mutations per corruption test),
+// VKZIP_LARGE_MIB (the size of the over-a-binding test),
+// VKZIP_TEST_BOGUS_CHILD (a child process of the loader test) and Mesa's
+// LP_NATIVE_VECTOR_WIDTH (the lavapipe vector width a test expects).
 package vk

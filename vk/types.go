@@ -346,6 +346,9 @@ type DeviceOptions struct {
 	// the default (100µs, none on CPU devices such as lavapipe); negative
 	// disables polling.
 	WaitSpin time.Duration
+	// Queues is the compute queues to create, 1 to 8 and at most what the
+	// queue family offers (0: min(4, what it offers)). A tuning knob.
+	Queues int
 }
 
 // EnabledFeatures reports which optional features a Device enabled.

@@ -1352,9 +1352,7 @@ func TestQueues(t *testing.T) {
 	info := dev.Info()
 	n := dev.Queues()
 	require.GreaterOrEqual(t, n, 1)
-	if os.Getenv("VKZIP_QUEUES") == "" {
-		assert.Equal(t, min(4, info.ComputeQueueCount), n, "default queue count")
-	}
+	assert.Equal(t, min(4, info.ComputeQueueCount), n, "default queue count")
 	t.Logf("%s: %d of %d compute queues", info.Name, n, info.ComputeQueueCount)
 	ctx := context.Background()
 	var subs []*vk.Submission

@@ -106,7 +106,6 @@ type benchOut struct {
 	DecodeGBps     float64 `json:"decode_gbps"`
 	DecodeWallGBps float64 `json:"decode_wall_gbps"`
 	CopyGBps       float64 `json:"copy_gbps,omitempty"`    // read+write bytes per second of the copy kernel
-	CopyShape      string  `json:"copy_shape,omitempty"`   // --copy-shape: the copy kernel's profiling shape
 	CeilingGBps    float64 `json:"ceiling_gbps,omitempty"` // codec ceiling derived from the copy
 	EncodeOfCeil   float64 `json:"encode_of_ceiling,omitempty"`
 	DecodeOfCeil   float64 `json:"decode_of_ceiling,omitempty"`
@@ -143,39 +142,6 @@ type benchOut struct {
 	Warmup          int        `json:"warmup"`
 	Variant         string     `json:"variant,omitempty"`
 	Blocks          *blocksOut `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
-
-	shape vkcodec.CopyShape // --copy-shape
-}
-
-// parseCopyShape reads --copy-shape: "" (the roofline's copy) or "R:W" followed by any of ":contiguous" and ":uN".
-func parseCopyShape(s string) (vkcodec.CopyShape, error) {
-	var sh vkcodec.CopyShape
-	if s == "" {
-		return sh, nil
-	}
-	bad := usagef("--copy-shape %q: want R:W[:contiguous][:uN], R, W and N from 1 to 8", s)
-	f := strings.Split(s, ":")
-	if len(f) < 2 || len(f) > 4 {
-		return sh, bad
-	}
-	var err1, err2 error
-	sh.Reads, err1 = strconv.Atoi(f[0])
-	sh.Writes, err2 = strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil || sh.Reads < 1 || sh.Reads > 8 || sh.Writes < 1 || sh.Writes > 8 {
-		return sh, bad
-	}
-	for _, x := range f[2:] {
-		u, err := strconv.Atoi(strings.TrimPrefix(x, "u"))
-		switch {
-		case x == "contiguous":
-			sh.Contiguous = true
-		case strings.HasPrefix(x, "u") && err == nil && u >= 1 && u <= 8:
-			sh.Unroll = u
-		default:
-			return sh, bad
-		}
-	}
-	return sh, nil
 }
 
 // blockSpec is what --blocks, --block-size and --depth ask for.
@@ -274,13 +240,6 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 	warm := fs.Int("warmup", 3, "warm-up iterations")
 	asJSON := fs.Bool("json", false, "print a JSON object")
 	seed := fs.Uint64("seed", 1, "data seed")
-	wg := fs.Int("wg", 0, "vulkan: threads per workgroup (tuning)")
-	repl := fs.Int("repl", 0, "vulkan: CRC table replication (tuning)")
-	groups := fs.Int("groups", 0, "vulkan: workgroups per dispatch (tuning)")
-	unroll := fs.Int("unroll", 0, "vulkan: slots per thread loaded together (tuning; 0: each kernel's default)")
-	copyShape := fs.String("copy-shape", "", "vulkan: time the copy as `R:W[:contiguous][:uN]` 16-byte reads and "+
-		"writes per unit, N units per thread at once, instead (profiling: a codec's traffic mix without its work; copy_gbps is then that kernel's traffic)")
-	profile := fs.Uint("profile", 0, "vulkan: switch kernel parts off to time them (wrong results; see vkcodec.Options.Profile)")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
 	latChunk := fs.Int("latency-chunk", 0, "chunk size in values of the 1 MiB tensor (default: layout.ChunkShiftFor, 8192)")
 	blocks := fs.Int("blocks", 0, "vulkan, splitzip4: also time `K` blocks per run through the block API")
@@ -331,9 +290,8 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 	var outs []benchOut
 	for _, name := range names {
 		o, err := benchFormat(ctx, bf, strings.TrimSpace(name), shift, flagSet(fs, "chunk"), size, benchFlags{data: *data,
-			dtype: *dtypeName, noCRC: *noCRC, iters: *iters, warm: *warm, seed: *seed, wg: *wg, repl: *repl,
-			groups: *groups, unroll: *unroll, latency: *latency, source: *source, json: *asJSON, profile: uint32(*profile),
-			latShift: latShift, blk: blk, copyShape: *copyShape, wrap: wrap})
+			dtype: *dtypeName, noCRC: *noCRC, iters: *iters, warm: *warm, seed: *seed,
+			latency: *latency, source: *source, json: *asJSON, latShift: latShift, blk: blk, wrap: wrap})
 		if err != nil {
 			return err
 		}
@@ -371,22 +329,21 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 
 // benchFlags are runBench's per-format settings.
 type benchFlags struct {
-	data, dtype, source, copyShape        string
-	noCRC, latency, json                  bool
-	iters, warm, wg, repl, groups, unroll int
-	seed                                  uint64
-	profile                               uint32     // vkcodec.Options.Profile
-	latShift                              uint       // chunk shift of the 1 MiB latency tensor
-	blk                                   *blockSpec // --blocks
-	wrap                                  benchWrap  // wraps the timing loop's operations (tests)
+	data, dtype, source  string
+	noCRC, latency, json bool
+	iters, warm          int
+	seed                 uint64
+	latShift             uint       // chunk shift of the 1 MiB latency tensor
+	blk                  *blockSpec // --blocks
+	wrap                 benchWrap  // wraps the timing loop's operations (tests)
 }
 
 // benchFormat measures one format; a nil result means it printed its own report (--source).
 func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift uint, chunkSet bool, size int64,
 	fl benchFlags) (*benchOut, error) {
 	data, dtypeName, noCRC, iters, warm, seed := &fl.data, &fl.dtype, &fl.noCRC, &fl.iters, &fl.warm, &fl.seed
-	wg, repl, groups, unroll, latency, source, asJSON := &fl.wg, &fl.repl, &fl.groups, &fl.unroll, &fl.latency, &fl.source, &fl.json
-	profile, latShift, blk := &fl.profile, fl.latShift, fl.blk
+	latency, source, asJSON := &fl.latency, &fl.source, &fl.json
+	latShift, blk := fl.latShift, fl.blk
 	var err error
 	fid, ok := codec.FormatByName(formatName)
 	fd, _ := codec.LookupFormat(fid)
@@ -483,12 +440,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 		if blk != nil && fid != layout.FormatSplitZip4 {
 			return nil, usagef("--blocks measures splitzip4 only")
 		}
-		if out.shape, err = parseCopyShape(fl.copyShape); err != nil {
-			return nil, err
-		}
-		out.CopyShape = fl.copyShape
-		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device, WorkGroup: *wg, Repl: *repl, Groups: *groups, Unroll: *unroll,
-			Profile: uint32(*profile)}, ref, src, cb, &out, *latency, latShift, blk, fl.wrap)
+		err = benchVulkan(ctx, vkcodec.Options{Device: bf.device}, ref, src, cb, &out, *latency, latShift, blk, fl.wrap)
 	default:
 		return nil, usagef("--backend must be cpu, vulkan or auto")
 	}
@@ -592,7 +544,6 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	}
 	dev := b.VK()
 	out.Backend, out.Device = "vulkan", b.Device()
-	out.Variant = fmt.Sprintf("wg=%d repl=%d groups=%d unroll=%d profile=%d", o.WorkGroup, o.Repl, o.Groups, o.Unroll, o.Profile)
 	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	n := uint64(len(src))
 	pad := (n + 255) &^ 255
@@ -635,7 +586,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 		return err
 	}
 	defer dec.Close()
-	cp, err := b.PrepareCopyShaped(whole("in"), whole("copy"), pad, out.shape)
+	cp, err := b.PrepareCopy(whole("in"), whole("copy"), pad)
 	if err != nil {
 		return err
 	}
@@ -655,8 +606,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	}
 	llc, what := deviceLLC(b.Info())
 	setCache(out, llc, what, int64(2*pad)+int64(len(want)))
-	// A profiling run's kernels write wrong bodies on purpose: its times count, its checks fail.
-	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, int64(out.shape.Traffic(pad)))
+	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, 2*int64(pad))
 	if err != nil {
 		return err
 	}

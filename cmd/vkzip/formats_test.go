@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkzip/vkzip/codec"
-	"github.com/vkzip/vkzip/codec/vkcodec"
 )
 
 func TestFormatsVerb(t *testing.T) {
@@ -97,23 +96,4 @@ func TestBenchFormats(t *testing.T) {
 	}
 	r := vkz(t, dir, nil, "bench", "--format", "stored", "--size", "1MiB")
 	assert.Equal(t, exitUsage, r.code)
-}
-
-// TestParseCopyShape checks --copy-shape's syntax: R:W with optional contiguous and uN parts, each in range.
-func TestParseCopyShape(t *testing.T) {
-	for s, want := range map[string]vkcodec.CopyShape{
-		"":                  {},
-		"3:4":               {Reads: 3, Writes: 4},
-		"4:3:contiguous":    {Reads: 4, Writes: 3, Contiguous: true},
-		"2:2:u4":            {Reads: 2, Writes: 2, Unroll: 4},
-		"1:8:u2:contiguous": {Reads: 1, Writes: 8, Unroll: 2, Contiguous: true},
-	} {
-		got, err := parseCopyShape(s)
-		require.NoError(t, err, s)
-		require.Equal(t, want, got, s)
-	}
-	for _, s := range []string{"3", "0:1", "1:9", "a:b", "3:4:x", "3:4:u0", "3:4:u9", "1:1:u2:contiguous:u2:x"} {
-		_, err := parseCopyShape(s)
-		require.Error(t, err, s)
-	}
 }

@@ -228,7 +228,7 @@ func (a *autoEncode) candPass(k int) func(*recorder) error {
 // pick records candidate k's auto_pick: each chunk's one-chunk body size, kept where it is the smallest so far.
 func (a *autoEncode) pick(k int) func(*recorder) error {
 	return func(rec *recorder) error {
-		c, C, wg := a.cands[k], a.chunks, uint32(rec.b.o.WorkGroup)
+		c, C, wg := a.cands[k], a.chunks, uint32(rec.b.t.WorkGroup)
 		pc := shaders.AutoPickPush{D: [4]uint32{uint32(c.l.table / 4), uint32(2 * c.nb), uint32(c.l.dense(false)),
 			uint32(c.l.dense(true))}, Chunks: uint32(C), ID: uint32(c.l.id), First: b2u(k == 0)}
 		return rec.dispatch(keyOf(kAutoPick, wg), shaders.PushBytes(&pc), rec.b.gridOf((C+uint64(wg)-1)/uint64(wg)), a.work,
@@ -238,7 +238,7 @@ func (a *autoEncode) pick(k int) func(*recorder) error {
 
 // gather records auto_gather for every candidate: the pieces of the chunks that chose it, into place.
 func (a *autoEncode) gather(rec *recorder) error {
-	wg := uint32(rec.b.o.WorkGroup)
+	wg := uint32(rec.b.t.WorkGroup)
 	kk := keyOf(kAutoGather, wg).with("CRC_BITS", uint32(rec.b.crcBits(kAutoGather.Name)))
 	consts, err := rec.consts(kk, a.t.shift)
 	if err != nil {

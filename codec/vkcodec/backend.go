@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -17,28 +18,12 @@ type Options struct {
 	Device     string // device selector: index or name substring ("" = $VKZIP_DEVICE, else the best device)
 	Auto       bool   // chosen by "--backend auto": refuse CPU Vulkan implementations (the Go backend is faster)
 	Validation bool   // Khronos validation layers (also $VKZIP_VALIDATE=1)
-	WorkGroup  int    // threads per workgroup of the chunk kernels (default 256; at least the widest subgroup)
-	Repl       int    // CRC table replication in shared memory (default 1)
-	CRCBits    int    // register bits per CRC shift-table lookup, 4 to 8 (0: each kernel's fastest, or $VKZIP_CRC_BITS)
-	Groups     int    // workgroups per dispatch (default: by device type)
-	EscCap     int    // escapes staged in shared memory by the decoder (default 1024)
-	Unroll     int    // slots each thread loads together in the chunk kernels (0: each kernel's fastest, see unroll)
 	// MemoryBudget caps the device memory one call takes (0: no cap): calls over it run as several submissions, one
 	// per group of tensors that fits, and a single tensor over it is refused with ErrTooLarge.
 	MemoryBudget uint64
-	// Profile switches parts of the SplitZip-4 encode and decode kernels off, for measuring what each costs
-	// (results are wrong: benchmarks only; 0 in every real use). Bits: 1 in-loop CRC (encode: all of it),
-	// 2 escapes, 8 decode CRC epilogue, 16 decode escape staging, 32 code lookups, 64 stores, 128 loads, 2048
-	// encode's writing of the escapes found (at their places in value order). The huff
-	// kernels read the same word with their own bits: decode 2 lane decoding, 4 stores, 8 end-of-chunk checks, 16
-	// table lookups, 32 staging writes, 64 ring reads, 128 lane word loads of the block loop (its checksum pass
-	// goes with checksums off); encode 256
-	// histogram, 512 code construction, 1024
-	// lane codes, 4096 Huffman merge, 8192 ranking (so that one kernel's switches never
-	// hand the other a body it rejects).
-	Profile uint32
-	// DebugBounds builds the decoder with clamp counting (status word 4), for tests of the bounds checks.
-	DebugBounds bool
+	// Tune sets the kernels' tuning knobs (nil: the shipped defaults). They change speed, never bytes; the type is
+	// internal to this module, so only its lab command and tests set it.
+	Tune *vktune.Params
 }
 
 // Backend runs SplitZip-4 on one Vulkan device. It is safe for concurrent use: every call takes its own session
@@ -51,6 +36,8 @@ type Backend struct {
 	unified bool   // device memory is host memory: bind mapped buffers directly, no staging copies
 	slabMax uint64 // largest region one binding can cover
 	groups  uint32
+
+	t vktune.Params // o.Tune with defaults filled in and fitted to the device
 
 	mu       sync.Mutex
 	pipes    map[kernelKey]*vk.Pipeline // the one pipeline cache, every format's kernels (pipeline.go)
@@ -71,21 +58,14 @@ func init() {
 
 // Open opens the backend on a device.
 func Open(o Options) (*Backend, error) {
-	if o.WorkGroup == 0 {
-		o.WorkGroup = 256
+	var t vktune.Params
+	if o.Tune != nil {
+		t = *o.Tune
 	}
-	if o.Repl == 0 {
-		o.Repl = 1
-	}
-	if o.CRCBits == 0 {
-		o.CRCBits = int(envU32("VKZIP_CRC_BITS", 0))
-	}
-	if o.CRCBits != 0 && (o.CRCBits < minCRCBits || o.CRCBits > maxCRCBits) {
+	t.WorkGroup, t.Repl, t.EscCap = vktune.Or(t.WorkGroup, 256), vktune.Or(t.Repl, 1), vktune.Or(t.EscCap, 1024)
+	if t.CRCBits != 0 && (t.CRCBits < minCRCBits || t.CRCBits > maxCRCBits) {
 		return nil, &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf(
-			"vulkan: CRC table bits %d outside [%d, %d]", o.CRCBits, minCRCBits, maxCRCBits)}
-	}
-	if o.EscCap == 0 {
-		o.EscCap = 1024
+			"vulkan: CRC table bits %d outside [%d, %d]", t.CRCBits, minCRCBits, maxCRCBits)}
 	}
 	inst, err := vk.NewInstance(vk.InstanceOptions{Validation: o.Validation, AppName: "vkzip"})
 	if err != nil {
@@ -112,19 +92,19 @@ func Open(o Options) (*Backend, error) {
 	if info.Type != vk.DeviceTypeCPU {
 		spin = 2 * time.Millisecond
 	}
-	dev, err := inst.OpenDevice(info, vk.DeviceOptions{WaitSpin: spin})
+	dev, err := inst.OpenDevice(info, vk.DeviceOptions{WaitSpin: spin, Queues: t.Queues})
 	if err != nil {
 		inst.Close()
 		return nil, wrapNoDevice(err)
 	}
-	b := &Backend{inst: inst, dev: dev, info: info, o: o, pipes: map[kernelKey]*vk.Pipeline{},
+	b := &Backend{inst: inst, dev: dev, info: info, o: o, t: t, pipes: map[kernelKey]*vk.Pipeline{},
 		consts: map[[3]uint32]*vk.Buffer{}}
 	b.unified = info.Type == vk.DeviceTypeCPU
 	lim := info.Limits
 	b.slabMax = min(uint64(lim.MaxStorageBufferRange), lim.MaxMemoryAllocationSize) &^ (regionAlign - 1)
-	maxWG := min(uint32(o.WorkGroup), lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0])
-	b.o.WorkGroup = int(floorPow2(max(maxWG, b.minWorkGroup())))
-	b.groups = uint32(o.Groups)
+	maxWG := min(uint32(t.WorkGroup), lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0])
+	b.t.WorkGroup = int(floorPow2(max(maxWG, b.minWorkGroup())))
+	b.groups = uint32(t.Groups)
 	if b.groups == 0 {
 		b.groups = 4096
 		if b.unified {
@@ -143,9 +123,9 @@ func Open(o Options) (*Backend, error) {
 // sharedBytes estimates the shared memory of the chunk kernels for workgroups of wg threads (the tables dominate:
 // shaders/crc_tables.glsl), as the compilers lay it out.
 func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
-	tables := func(kernel string) uint32 { return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.o.Repl) }
+	tables := func(kernel string) uint32 { return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.t.Repl) }
 	encode = 4 * (tables("sz4_encode") + 512 + 256 + 3*wg) // code tables, escape flags of 2^16/8 slots, sums
-	decode = 4 * (tables("sz4_decode") + 512 + uint32(b.o.EscCap) + 2*wg)
+	decode = 4 * (tables("sz4_decode") + 512 + uint32(b.t.EscCap) + 2*wg)
 	ze, zd := zf12Shared(tables("zf12_encode"), wg)
 	return max(encode, ze), max(decode, zd)
 }
@@ -154,17 +134,17 @@ func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
 // memory, or says why the device cannot run them.
 func (b *Backend) fitSharedMemory(limit uint32) error {
 	for {
-		e, d := b.sharedBytes(uint32(b.o.WorkGroup))
+		e, d := b.sharedBytes(uint32(b.t.WorkGroup))
 		if max(e, d) <= limit {
 			return nil
 		}
 		switch {
-		case b.o.Repl > 1:
-			b.o.Repl /= 2
-		case b.o.EscCap > 64:
-			b.o.EscCap = max(b.o.EscCap/2, 64)
-		case b.o.WorkGroup > 64 && b.o.WorkGroup/2 >= int(b.minWorkGroup()):
-			b.o.WorkGroup /= 2
+		case b.t.Repl > 1:
+			b.t.Repl /= 2
+		case b.t.EscCap > 64:
+			b.t.EscCap = max(b.t.EscCap/2, 64)
+		case b.t.WorkGroup > 64 && b.t.WorkGroup/2 >= int(b.minWorkGroup()):
+			b.t.WorkGroup /= 2
 		default:
 			return &codec.Error{Class: codec.ErrNoDevice, Chunk: -1, Detail: fmt.Sprintf(
 				"%s has %d bytes of shared memory per workgroup; the kernels need %d", b.info.Name, limit, max(e, d))}
@@ -235,37 +215,37 @@ func (b *Backend) Close() error {
 // threads, where the device allows them and shared memory holds the larger reduction arrays): a 1 MiB tensor is 8
 // chunks of 2^16 values.
 func (b *Backend) wgFor(shift uint, chunks uint64) uint32 {
-	wg := uint32(b.o.WorkGroup)
+	wg := uint32(b.t.WorkGroup)
 	lim := b.info.Limits
-	if chunks < 64 && b.o.Groups == 0 && !b.unified && lim.MaxComputeSharedMemorySize >= 48<<10 {
+	if chunks < 64 && b.t.Groups == 0 && !b.unified && lim.MaxComputeSharedMemorySize >= 48<<10 {
 		wg = max(wg, min(1024, floorPow2(lim.MaxComputeWorkGroupInvocations), floorPow2(lim.MaxComputeWorkGroupSize[0])))
 	}
 	return min(wg, uint32(1)<<shift/8)
 }
 
-// unroll returns the slots each thread of kernel loads together: Options.Unroll, else the kernel's fastest as
+// unroll returns the slots each thread of kernel loads together: Tune.Unroll, else the kernel's fastest as
 // measured on an H200: 4 for the SplitZip-4 decoder (1721 GB/s against 1693 at 2;
 // 8 took 58 registers and gave 1498), 2 for every other chunk kernel (the SplitZip-4 encoder took 63 registers at 4
 // for no gain, the zf12 decoder lost 6 %).
 func (b *Backend) unroll(kernel string) int {
 	switch {
-	case b.o.Unroll != 0:
-		return b.o.Unroll
+	case b.t.Unroll != 0:
+		return b.t.Unroll
 	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
 		return 4
 	}
 	return 2
 }
 
-// crcBits is the field width of kernel's CRC shift tables: Options.CRCBits, else the fastest on an H200
+// crcBits is the field width of kernel's CRC shift tables: Tune.CRCBits, else the fastest on an H200
 // (bench/RESULTS.md): 4 for the SplitZip-4 decoder (the 4 KiB of 16-entry tables leave it more shared memory), 5
 // for the TBE-3 and zf12 kernels (their tables in shared memory shrink from 20 to 4.4 KiB: TBE-3 decode +31 %,
 // encode +13 %, zf12 encode +14 %) and huff's CRC passes (huff_place 179 → 164 µs, huff_check), 8 elsewhere (in
 // the SplitZip-4 encoder 7 conflict-free lookups of narrow tables cost more than 4 conflicting byte lookups).
 func (b *Backend) crcBits(kernel string) int {
 	switch {
-	case b.o.CRCBits != 0:
-		return b.o.CRCBits
+	case b.t.CRCBits != 0:
+		return b.t.CRCBits
 	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
 		return 4
 	case strings.HasPrefix(kernel, "tbe3_") || strings.HasPrefix(kernel, "zf12_") || kernel == "huff_place" ||

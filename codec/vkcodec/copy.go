@@ -61,9 +61,9 @@ func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape Cop
 	if src.Offset%regionAlign != 0 || dst.Offset%regionAlign != 0 {
 		return nil, invalid("copy offsets must be multiples of %d", regionAlign)
 	}
-	kk := keyOf(kCopy, uint32(b.o.WorkGroup)).with("R", uint32(shape.Reads)).with("W", uint32(shape.Writes)).
+	kk := keyOf(kCopy, uint32(b.t.WorkGroup)).with("R", uint32(shape.Reads)).with("W", uint32(shape.Writes)).
 		with("CONTIGUOUS", b2u(shape.Contiguous)).with("U", uint32(max(shape.Unroll, 1)))
-	groups := min(uint64(b.groups)*4, (units+uint64(b.o.WorkGroup)-1)/uint64(b.o.WorkGroup))
+	groups := min(uint64(b.groups)*4, (units+uint64(b.t.WorkGroup)-1)/uint64(b.t.WorkGroup))
 	return newOp(b, func(r recorded) *CopyOp { return &CopyOp{r} }, func(op *CopyOp) error {
 		if err := op.beginTimed(2); err != nil {
 			return err

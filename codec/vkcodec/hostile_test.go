@@ -17,6 +17,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -145,7 +146,7 @@ func TestMutatedPayloadsOnDevice(t *testing.T) {
 // and points a side offset far past the side section: the clamp counter shows the kernel bounding the index,
 // and the run still ends cleanly with the corrupt verdict.
 func TestBoundsClampedInDebug(t *testing.T) {
-	vb := openTest(t, Options{DebugBounds: true})
+	vb := openTest(t, Options{Tune: &vktune.Params{DebugBounds: true}})
 	dev := vb.VK()
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(41, 42))

@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/shaders"
 )
 
@@ -32,44 +31,34 @@ type HuffKernels struct {
 	// DecodeGroups caps the decoder's workgroups (0: the backend's grid); CheckWG and CheckGroups are the decoder's
 	// checksum pass's; Batch the loads each invocation of the kernels issues together (source, low, piece and CRC
 	// words). Defaults 256, 128, 128, 0, 128, 0, 8 (the fastest on an H200,
-	// bench/RESULTS.md); VKZIP_HUFF_ENCODE_WG, VKZIP_HUFF_PLACE_WG, VKZIP_HUFF_DECODE_WG, VKZIP_HUFF_DECODE_GROUPS,
-	// VKZIP_HUFF_CHECK_WG, VKZIP_HUFF_CHECK_GROUPS and VKZIP_HUFF_BATCH override them, for comparing variants on
-	// one device.
+	// bench/RESULTS.md); vktune.Huff sets them, for comparing variants on one device.
 	EncodeWG, PlaceWG, DecodeWG, DecodeGroups, CheckWG, CheckGroups, Batch uint32
-	// CheckFirst records the checksum pass before the decoder instead of after it (VKZIP_HUFF_CHECK_FIRST=1).
+	// CheckFirst records the checksum pass before the decoder instead of after it.
 	CheckFirst bool
 	// CacheShift: the encoder keeps the exponents of chunks of up to 2^CacheShift values in shared memory (default
-	// 14; VKZIP_HUFF_CACHE_SHIFT overrides it).
+	// 14; vktune.Huff.CacheShift).
 	CacheShift uint32
 	// TeamSync runs the decoder with each chunk's team of 32 invocations as one subgroup, synced by subgroup
 	// barriers (shaders/huff_decode.glsl: TEAM_SYNC). Default: whether the device's subgroups are 32 invocations
-	// (one size) and can be required full; VKZIP_HUFF_TEAM_SYNC=0 turns it off.
+	// (one size) and can be required full; vktune.Huff.NoTeamSync turns it off.
 	TeamSync bool
 	// Int64 selects the decoder built with 64-bit and 16-bit integers (huff_decode_i64: the lane window's shift is
 	// one funnel shift, and the decode tables are 16-bit entries read without shifts). Default: whether the device
-	// enabled shaderInt64 and shaderInt16; VKZIP_HUFF_INT64=0 turns it off.
+	// enabled shaderInt64 and shaderInt16; vktune.Huff.NoInt64 turns it off.
 	Int64 bool
 	// L1Bits is the fewest index bits of the first level of the decoder's tables (clamped to 5–9, default 6; each
-	// chunk takes more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab);
-	// VKZIP_HUFF_L1_BITS overrides it.
+	// chunk takes more when its longer codes do not fit the second level; shaders/huff_decode.glsl: dtab).
 	L1Bits uint32
 	// TwoReads reads both levels of the decoder's tables for every code, the first choosing, instead of one level
-	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ); VKZIP_HUFF_ONE_READ=0 sets it.
+	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ).
 	TwoReads bool
 	// TableEntries is the 16-bit entries of a chunk's decode tables in the decoder's shared memory (256, 512, 1024;
-	// default DefaultHuffTableEntries; shaders/huff_decode.glsl: TABN); VKZIP_HUFF_TABLE overrides it.
+	// default DefaultHuffTableEntries; shaders/huff_decode.glsl: TABN).
 	TableEntries uint32
 	// RingFill is the words each lane loads into its ring per block (clamped to 1–4, default 2; RFILL), LowAhead
 	// how many blocks ahead the low words are loaded (clamped to 1–3, default 1: fewer registers; LOWPF), both
-	// clamped at the pipeline; VKZIP_HUFF_RFILL and VKZIP_HUFF_LOWPF.
+	// clamped at the pipeline.
 	RingFill, LowAhead uint32
-}
-
-func envU32(name string, def uint32) uint32 {
-	if v, err := strconv.ParseUint(os.Getenv(name), 10, 32); err == nil && v > 0 {
-		return uint32(v)
-	}
-	return def
 }
 
 // fitHuffDecodeWG halves a decode workgroup size until the shared memory of the decoder kernel (4 chunks' at 128)
@@ -99,22 +88,24 @@ func (b *Backend) teamSyncable() bool {
 		b.dev.Features().ComputeFullSubgroups
 }
 
-// NewHuffKernels is the default tuning of the huff kernels on b's device.
+// NewHuffKernels is the huff kernels' tuning on b's device: the backend's Options.Tune.Huff with the defaults
+// filled in and fitted to the device.
 func NewHuffKernels(b *Backend) *HuffKernels {
-	lim := uint32(b.o.WorkGroup)
+	h := b.t.Huff
+	lim := uint32(b.t.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
-	team := b.teamSyncable() && os.Getenv("VKZIP_HUFF_TEAM_SYNC") != "0"
-	wide := b.huffWide() && os.Getenv("VKZIP_HUFF_INT64") != "0"
-	tab := huffTableEntries(envU32("VKZIP_HUFF_TABLE", 0))
-	dwg := b.fitHuffDecodeWG(wg(envU32("VKZIP_HUFF_DECODE_WG", defaultHuffDecodeWG)), huffDecodeKernel(wide), tab)
-	return &HuffKernels{b: b, EncodeWG: wg(envU32("VKZIP_HUFF_ENCODE_WG", 256)),
-		PlaceWG: wg(envU32("VKZIP_HUFF_PLACE_WG", 128)), DecodeWG: dwg, CheckWG: wg(envU32("VKZIP_HUFF_CHECK_WG", 128)),
-		CheckGroups: envU32("VKZIP_HUFF_CHECK_GROUPS", 0), CheckFirst: os.Getenv("VKZIP_HUFF_CHECK_FIRST") == "1",
-		DecodeGroups: envU32("VKZIP_HUFF_DECODE_GROUPS", 0), Batch: min(envU32("VKZIP_HUFF_BATCH", 8), 32),
-		CacheShift: envU32("VKZIP_HUFF_CACHE_SHIFT", 14),
-		Int64:      wide, TeamSync: team, L1Bits: envU32("VKZIP_HUFF_L1_BITS", 6),
-		TwoReads: os.Getenv("VKZIP_HUFF_ONE_READ") == "0", TableEntries: tab,
-		RingFill: envU32("VKZIP_HUFF_RFILL", 2), LowAhead: envU32("VKZIP_HUFF_LOWPF", 1)}
+	team := b.teamSyncable() && !h.NoTeamSync
+	wide := b.huffWide() && !h.NoInt64
+	tab := huffTableEntries(h.TableEntries)
+	dwg := b.fitHuffDecodeWG(wg(vktune.Or(h.DecodeWG, defaultHuffDecodeWG)), huffDecodeKernel(wide), tab)
+	return &HuffKernels{b: b, EncodeWG: wg(vktune.Or(h.EncodeWG, 256)),
+		PlaceWG: wg(vktune.Or(h.PlaceWG, 128)), DecodeWG: dwg, CheckWG: wg(vktune.Or(h.CheckWG, 128)),
+		CheckGroups: h.CheckGroups, CheckFirst: h.CheckFirst,
+		DecodeGroups: h.DecodeGroups, Batch: min(vktune.Or(h.Batch, 8), 32),
+		CacheShift: vktune.Or(h.CacheShift, 14),
+		Int64:      wide, TeamSync: team, L1Bits: vktune.Or(h.L1Bits, 6),
+		TwoReads: h.TwoReads, TableEntries: tab,
+		RingFill: vktune.Or(h.RingFill, 2), LowAhead: vktune.Or(h.LowAhead, 1)}
 }
 
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
@@ -284,7 +275,7 @@ func (p *huffPlan) lastLen() uint32 { return uint32(p.g.ChunkLen(p.g.Chunks() - 
 
 func (p *huffPlan) recordEncode(rec *recorder) error {
 	b, C := rec.b, p.g.Chunks()
-	kk := p.key(b, kHuffEncode, p.k.EncodeWG).withIf("PROF", b.o.Profile).with("CACHE_SHIFT", p.k.CacheShift)
+	kk := p.key(b, kHuffEncode, p.k.EncodeWG).with("CACHE_SHIFT", p.k.CacheShift)
 	pc := shaders.HuffEncodePush{Chunks: uint32(C), LastLen: p.lastLen(), SrcWords: uint32(layout.Align4(2*p.g.N) / 4),
 		LowWords: uint32(p.g.LowBytes() / 4), SrcBase: p.src.words(), LowBase: p.lows.words(),
 		TableBase: p.table.words()}
@@ -314,7 +305,7 @@ func (p *huffPlan) recordDecode(rec *recorder) error {
 	if k.Int64 {
 		dk = kHuffDecodeI64
 	}
-	kk := p.key(b, dk, k.DecodeWG).withIf("PROF", b.o.Profile).with("TEAM_SYNC", b2u(k.TeamSync && b.teamSyncable())).
+	kk := p.key(b, dk, k.DecodeWG).with("TEAM_SYNC", b2u(k.TeamSync && b.teamSyncable())).
 		with("L1MIN", min(max(k.L1Bits, 5), 9)).with("ONE_READ", b2u(!k.TwoReads)).
 		with("TABN", huffTableEntries(k.TableEntries)).with("RFILL", min(max(k.RingFill, 1), 4)).
 		with("LOWPF", min(max(k.LowAhead, 1), 3))

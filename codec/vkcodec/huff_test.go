@@ -13,6 +13,7 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 )
 
 func huffRef(t *testing.T, src []byte, shift uint, checksums bool) []byte {
@@ -150,7 +151,7 @@ func classAt(t *testing.T, e error) string {
 // its lanes' first words flipped starts no code (x ≥ 1024), and the decoder must report the lane stream corrupt,
 // as the reference does, whatever the coded chunk left in the row.
 func TestHuffVulkanSingleAfterCoded(t *testing.T) {
-	vb := openTest(t, Options{Groups: 1})
+	vb := openTest(t, Options{Tune: &vktune.Params{Groups: 1}})
 	k := NewHuffKernels(vb)
 	k.DecodeWG, k.DecodeGroups = huffDecodeTeam, 1
 	p := huffPatterns(rand.New(rand.NewPCG(25, 14)), 4096)
@@ -209,7 +210,7 @@ func TestHuffVulkanHostile(t *testing.T) {
 // smaller than the chunks, so grid-stride loops in every kernel; the decoder with and without 64-bit integers) give
 // the reference's bytes and values, and its verdict on damaged bodies, on a tensor mixing coded and raw chunks.
 func TestHuffVulkanVariants(t *testing.T) {
-	vb := openTest(t, Options{Groups: 3})
+	vb := openTest(t, Options{Tune: &vktune.Params{Groups: 3}})
 	r := rand.New(rand.NewPCG(23, 14))
 	ctx := context.Background()
 	const shift = 12
@@ -221,7 +222,7 @@ func TestHuffVulkanVariants(t *testing.T) {
 	}
 	src = append(src, p["kv"][:2*777]...)
 	n := uint64(len(src) / 2)
-	lim := uint32(vb.o.WorkGroup)
+	lim := uint32(vb.t.WorkGroup)
 	for _, cs := range []bool{true, false} {
 		body := huffRef(t, src, shift, cs)
 		for _, v := range []struct {
@@ -304,13 +305,11 @@ func TestHuffVulkanVariants(t *testing.T) {
 // The default decode workgroups (8 or 4 chunks in flight) fit devices with 48 KiB of shared memory per workgroup
 // (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
 func TestHuffDecodeSharedBudget(t *testing.T) {
-	t.Setenv("VKZIP_HUFF_INT64", "")
 	for _, kernel := range []string{"huff_decode", "huff_decode_i64"} {
 		require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG, kernel, DefaultHuffTableEntries),
 			uint32(48<<10), kernel)
 	}
-	t.Setenv("VKZIP_HUFF_DECODE_WG", "4096")
-	vb := openTest(t, Options{})
+	vb := openTest(t, Options{Tune: &vktune.Params{Huff: vktune.Huff{DecodeWG: 4096}}})
 	k := NewHuffKernels(vb)
 	require.Equal(t, vb.huffWide(), k.Int64, "the 64-bit decoder wherever the device has 64- and 16-bit integers")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))

@@ -424,7 +424,8 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 
 func blockName(i int) string { return fmt.Sprintf("block %d", i) }
 
-// Clamps is the number of indices the debug build of the decoder had to clamp in the last Run (Options.DebugBounds).
+// Clamps is the number of indices the debug build of the decoder had to clamp in the last Run
+// (vktune.Params.DebugBounds).
 func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
 
 // submitWith queues the recorded commands without waiting: they start once every wait semaphore reached its value

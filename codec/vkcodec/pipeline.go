@@ -44,7 +44,7 @@ func (kk kernelKey) wg() uint32 { return kk.spec[0] }
 // chunkKey is the key of a chunk kernel for workgroups of wg invocations and chunks of 2^shift values: the
 // backend's table replication, unrolling and CRC table width where the kernel takes them.
 func (b *Backend) chunkKey(k *shaders.Kernel, wg uint32, shift uint) kernelKey {
-	kk := keyOf(k, wg).withIf("SHIFT", uint32(shift)).withIf("REPL", uint32(b.o.Repl)).
+	kk := keyOf(k, wg).withIf("SHIFT", uint32(shift)).withIf("REPL", uint32(b.t.Repl)).
 		withIf("CRC_BITS", uint32(b.crcBits(k.Name)))
 	if hasSpec(k, "U") && k.SpecID("U") == specUnrollID {
 		// Unroll must divide the slots each thread handles per chunk.

@@ -68,7 +68,7 @@ func storedPass(t *tensor, src, dst view, status loc, decode uint32) *plan {
 	pc := shaders.StoredPush{Words: uint32(layout.Align4(data) / 4), Bytes: uint32(data), Checksums: b2u(t.checksums),
 		SrcBase: src.words(), DstBase: dst.words()}
 	return &plan{passes: []func(*recorder) error{func(rec *recorder) error {
-		wg := uint32(rec.b.o.WorkGroup)
+		wg := uint32(rec.b.t.WorkGroup)
 		groups := max(rec.b.gridOf((uint64(pc.Words)+uint64(wg)-1)/uint64(wg)), 1)
 		return rec.dispatch(keyOf(kStored, wg).with("DECODE", decode), shaders.PushBytes(&pc), groups, src.l, dst.l, status)
 	}}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/shaders"
 )
 
@@ -221,7 +222,6 @@ func (p *chunkedPlan) recordSZ4Encode(rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	kk = kk.withIf("PROF", rec.b.o.Profile)
 	for _, sg := range p.segs {
 		pc := shaders.SZ4EncodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
@@ -260,8 +260,7 @@ func (p *chunkedPlan) recordSZ4Decode(rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	kk = kk.with("ESC_CAP", uint32(rec.b.o.EscCap)).with("DEBUG_BOUNDS", b2u(rec.b.o.DebugBounds)).
-		withIf("PROF", rec.b.o.Profile)
+	kk = kk.with("ESC_CAP", uint32(rec.b.t.EscCap)).with("DEBUG_BOUNDS", b2u(rec.b.t.DebugBounds))
 	for _, sg := range p.segs {
 		pc := shaders.SZ4DecodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
@@ -282,16 +281,15 @@ func (p *chunkedPlan) recordSZ4Decode(rec *recorder) error {
 func scanPass(work loc, nb uint64) func(*recorder) error {
 	return func(rec *recorder) error {
 		pc := shaders.SZ4ScanPush{NB: uint32(nb)}
-		return rec.dispatch(keyOf(kSZ4Scan, min(uint32(rec.b.o.WorkGroup), 1<<layout.MaxChunkShift/8)),
+		return rec.dispatch(keyOf(kSZ4Scan, min(uint32(rec.b.t.WorkGroup), 1<<layout.MaxChunkShift/8)),
 			shaders.PushBytes(&pc), 1, work)
 	}
 }
 
 // placeWG is the placement pass's workgroup: 32 invocations (a chunk's side piece is a few words; 64 and 128 were
-// no faster on the H200), or the device's widest subgroup where that is more. VKZIP_SZ4_PLACE_WG sets it, for
-// measuring.
+// no faster on the H200), or the device's widest subgroup where that is more (vktune.Params.SZ4PlaceWG).
 func (b *Backend) placeWG() uint32 {
-	return max(floorPow2(min(envU32("VKZIP_SZ4_PLACE_WG", 32), 1024)), b.minWorkGroup())
+	return max(floorPow2(min(vktune.Or(b.t.SZ4PlaceWG, 32), 1024)), b.minWorkGroup())
 }
 
 // words is a view's offset from its binding's start, in 32-bit words (views start at multiples of 4 bytes).
@@ -386,8 +384,8 @@ func chunkPieces(rec *recorder, t *tensor, a *autoPieces, k *shaders.Kernel, str
 	b := rec.b
 	g := layout.SZ4{N: t.n, Shift: t.shift}
 	C, tc := g.Chunks(), newTensorConsts(t.n, t.shift)
-	kk := b.chunkKey(k, b.wgFor(t.shift, C), t.shift).withIf("ESC_CAP", uint32(b.o.EscCap)).
-		with("DEBUG_BOUNDS", b2u(b.o.DebugBounds))
+	kk := b.chunkKey(k, b.wgFor(t.shift, C), t.shift).withIf("ESC_CAP", uint32(b.t.EscCap)).
+		with("DEBUG_BOUNDS", b2u(b.t.DebugBounds))
 	cs, err := rec.consts(kk, t.shift)
 	if err != nil {
 		return err

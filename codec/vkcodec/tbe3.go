@@ -64,7 +64,7 @@ func tbe3SMRange(g layout.TBE3, first, count uint64) (lo, hi uint64) {
 
 // tbe3WG is the workgroup size of the TBE-3 kernels: each thread handles whole 32-value units, so it must divide
 // the n/32 units of a chunk.
-func (b *Backend) tbe3WG(shift uint) uint32 { return min(uint32(b.o.WorkGroup), uint32(1)<<shift/32) }
+func (b *Backend) tbe3WG(shift uint) uint32 { return min(uint32(b.t.WorkGroup), uint32(1)<<shift/32) }
 
 func (tbe3Codec) check(b *Backend, t *tensor) error {
 	if t.shift < layout.MinChunkShift || t.shift > layout.MaxChunkShift || t.n > layout.MaxCodedValues || t.n == 0 {

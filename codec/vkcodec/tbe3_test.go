@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 )
 
 func tbe3Ref(t *testing.T, src []byte, shift uint, checksums bool) []byte {
@@ -189,9 +190,9 @@ func TestTBE3CorruptionClasses(t *testing.T) {
 // TestTBE3Variants runs the kernels with other workgroup sizes, grid sizes and table replication.
 func TestTBE3Variants(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
-	for _, o := range []Options{{WorkGroup: 32}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {CRCBits: 8}, {WorkGroup: 512, CRCBits: 4}} {
+	for _, o := range []vktune.Params{{WorkGroup: 32}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {CRCBits: 8}, {WorkGroup: 512, CRCBits: 4}} {
 		t.Run(fmt.Sprintf("wg%d-repl%d-groups%d-crc%d", o.WorkGroup, o.Repl, o.Groups, o.CRCBits), func(t *testing.T) {
-			vb := openTest(t, o)
+			vb := openTest(t, Options{Tune: &o})
 			for _, shift := range []uint{10, 14} {
 				for _, n := range []int{1<<shift + 5, 3 << shift} {
 					src := kvLike(r, n, 0.01)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/vk/vktest"
 )
 
@@ -141,8 +142,8 @@ func TestCorruptionClasses(t *testing.T) {
 // the reference bytes and decode them back.
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}, {EscCap: 64}} {
-		vb := openTest(t, o)
+	for _, o := range []vktune.Params{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}, {EscCap: 64}} {
+		vb := openTest(t, Options{Tune: &o})
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
 				src := kvLike(r, length, 0.003)
@@ -159,43 +160,43 @@ func TestVariantsMatchReference(t *testing.T) {
 }
 
 func TestSharedMemoryFit(t *testing.T) {
-	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 8}}
+	b := &Backend{t: vktune.Params{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 8}}
 	require.NoError(t, b.fitSharedMemory(48<<10))
-	require.Equal(t, 256, b.o.WorkGroup)
+	require.Equal(t, 256, b.t.WorkGroup)
 	require.NoError(t, b.fitSharedMemory(24<<10)) // shrinks the escape buffers and the workgroup to fit
-	e, d := b.sharedBytes(uint32(b.o.WorkGroup))
+	e, d := b.sharedBytes(uint32(b.t.WorkGroup))
 	require.LessOrEqual(t, max(e, d), uint32(24<<10))
 	b.info.Name = "tiny"
 	require.ErrorIs(t, b.fitSharedMemory(16<<10), codec.ErrNoDevice) // byte tables alone take 20 KiB
 	// 5-bit tables take 4.4 KiB: the same device runs the kernels.
-	b = &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 5}}
+	b = &Backend{t: vktune.Params{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 5}}
 	require.NoError(t, b.fitSharedMemory(16<<10))
 }
 
 // TestWorkGroupHoldsSubgroup checks that no workgroup of the chunk kernels is smaller than the device's widest
 // subgroup, whatever the options or the shared memory ask, and that such a backend still codes correctly.
 func TestWorkGroupHoldsSubgroup(t *testing.T) {
-	b := &Backend{o: Options{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 8}}
+	b := &Backend{t: vktune.Params{WorkGroup: 256, Repl: 1, EscCap: 1024, CRCBits: 8}}
 	b.info.MaxSubgroupSize = 128
 	b.info.Name = "wide subgroups"
 	require.ErrorIs(t, b.fitSharedMemory(12<<10), codec.ErrNoDevice) // would need workgroups of 64
-	require.Equal(t, 128, b.o.WorkGroup)
+	require.Equal(t, 128, b.t.WorkGroup)
 
-	vb := openTest(t, Options{WorkGroup: 1})
-	require.GreaterOrEqual(t, uint32(vb.o.WorkGroup), vb.info.MaxSubgroupSize)
+	vb := openTest(t, Options{Tune: &vktune.Params{WorkGroup: 1}})
+	require.GreaterOrEqual(t, uint32(vb.t.WorkGroup), vb.info.MaxSubgroupSize)
 	src := kvLike(rand.New(rand.NewPCG(9, 10)), 3<<12+5, 0.02) // escapes enough for the encoder's shared path
 	cpu, gpu := encodeBoth(t, vb, src, 12, true)
 	require.True(t, string(cpu) == string(gpu), "bytes differ at %d", firstDiff(cpu, gpu))
 }
 
 // TestUnrollDefaults pins the per-kernel unroll choice: the SplitZip-4 decoders load four slots per thread unless
-// Options.Unroll says otherwise, every other chunk kernel two.
+// Tune.Unroll says otherwise, every other chunk kernel two.
 func TestUnrollDefaults(t *testing.T) {
 	b := &Backend{}
 	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 2, "zf12_decode": 2, "zf12_encode": 2} {
 		require.Equal(t, want, b.unroll(k), k)
 	}
-	b.o.Unroll = 1
+	b.t.Unroll = 1
 	require.Equal(t, 1, b.unroll("sz4_decode"))
 	require.Equal(t, 1, b.unroll("sz4_encode"))
 }

@@ -114,7 +114,7 @@ func (p *xwPlan) nb() uint64 { return (p.x.Chunks() + 63) / 64 }
 
 // xwKey is the key of an exponent-window kernel for geometry x over values of size bytes.
 func (b *Backend) xwKey(k *shaders.Kernel, x layout.XW, size uint64) kernelKey {
-	return keyOf(k, min(uint32(b.o.WorkGroup), uint32(1)<<x.Shift/layout.XWGroup)).with("SHIFT", uint32(x.Shift)).
+	return keyOf(k, min(uint32(b.t.WorkGroup), uint32(1)<<x.Shift/layout.XWGroup)).with("SHIFT", uint32(x.Shift)).
 		with("E", uint32(x.E)).with("M", uint32(x.M)).with("W", uint32(x.W)).with("SIZE", uint32(size))
 }
 

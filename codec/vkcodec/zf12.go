@@ -99,7 +99,7 @@ func (p *chunkedPlan) recordZF12Decode(rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	kk = kk.with("DEBUG_BOUNDS", b2u(rec.b.o.DebugBounds))
+	kk = kk.with("DEBUG_BOUNDS", b2u(rec.b.t.DebugBounds))
 	for _, sg := range p.segs {
 		pc := shaders.ZF12DecodePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
 			LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL, ShLowFull: p.tc.shLowFull,

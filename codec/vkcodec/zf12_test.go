@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -92,8 +93,8 @@ func TestZF12CorruptionClasses(t *testing.T) {
 // TestZF12Variants runs the kernels' tuning variants: every one must produce the reference bytes.
 func TestZF12Variants(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 7))
-	for _, o := range []Options{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 4}, {CRCBits: 8}} {
-		vb := openTest(t, o)
+	for _, o := range []vktune.Params{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 4}, {CRCBits: 8}} {
+		vb := openTest(t, Options{Tune: &o})
 		for _, shift := range []uint{10, 16} {
 			length := 3<<shift + 700
 			src := kvLike(r, length, 0.0005)
@@ -225,7 +226,7 @@ func TestZF12MutatedOnDevice(t *testing.T) {
 // TestZF12BoundsClampedInDebug points a side offset far past the side section in a debug build of the decoder,
 // which decodes corrupt chunks anyway: the clamp counter shows the index bounded, and the verdict is corrupt.
 func TestZF12BoundsClampedInDebug(t *testing.T) {
-	vb := openTest(t, Options{DebugBounds: true})
+	vb := openTest(t, Options{Tune: &vktune.Params{DebugBounds: true}})
 	dev := vb.VK()
 	ctx := context.Background()
 	n := 4096
