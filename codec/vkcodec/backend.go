@@ -3,7 +3,6 @@ package vkcodec
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,22 +119,29 @@ func Open(o Options) (*Backend, error) {
 	return b, nil
 }
 
-// sharedBytes estimates the shared memory of the chunk kernels for workgroups of wg threads (the tables dominate:
-// shaders/crc_tables.glsl), as the compilers lay it out.
-func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
-	tables := func(kernel string) uint32 { return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.t.Repl) }
-	encode = 4 * (tables("sz4_encode") + 512 + 256 + 3*wg) // code tables, escape flags of 2^16/8 slots, sums
-	decode = 4 * (tables("sz4_decode") + 512 + uint32(b.t.EscCap) + 2*wg)
-	ze, zd := zf12Shared(tables("zf12_encode"), wg)
-	return max(encode, ze), max(decode, zd)
+// sharedBytes is the most shared memory any format's kernels take for workgroups of wg threads (sharedUser).
+func (b *Backend) sharedBytes(wg uint32) uint32 {
+	var need uint32
+	for _, f := range gpuCodecs {
+		if u, ok := f.(sharedUser); ok {
+			need = max(need, u.sharedBytes(b, wg))
+		}
+	}
+	return need
+}
+
+// crcTables is the shared memory in words of kernel's CRC shift tables (shaders/crc_tables.glsl), which dominate
+// the chunk kernels'.
+func (b *Backend) crcTables(kernel string) uint32 {
+	return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.t.Repl)
 }
 
 // fitSharedMemory drops table replication, shrinks the escape buffers, then the workgroup, until the kernels fit the device's shared
 // memory, or says why the device cannot run them.
 func (b *Backend) fitSharedMemory(limit uint32) error {
 	for {
-		e, d := b.sharedBytes(uint32(b.t.WorkGroup))
-		if max(e, d) <= limit {
+		need := b.sharedBytes(uint32(b.t.WorkGroup))
+		if need <= limit {
 			return nil
 		}
 		switch {
@@ -147,7 +153,7 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 			b.t.WorkGroup /= 2
 		default:
 			return &codec.Error{Class: codec.ErrNoDevice, Chunk: -1, Detail: fmt.Sprintf(
-				"%s has %d bytes of shared memory per workgroup; the kernels need %d", b.info.Name, limit, max(e, d))}
+				"%s has %d bytes of shared memory per workgroup; the kernels need %d", b.info.Name, limit, need)}
 		}
 	}
 }
@@ -223,36 +229,35 @@ func (b *Backend) wgFor(shift uint, chunks uint64) uint32 {
 	return min(wg, uint32(1)<<shift/8)
 }
 
-// unroll returns the slots each thread of kernel loads together: Tune.Unroll, else the kernel's fastest as
-// measured on an H200: 4 for the SplitZip-4 decoder (1721 GB/s against 1693 at 2;
-// 8 took 58 registers and gave 1498), 2 for every other chunk kernel (the SplitZip-4 encoder took 63 registers at 4
-// for no gain, the zf12 decoder lost 6 %).
+// unroll returns the slots each thread of kernel loads together: Tune.Unroll, else the kernel's format's measured
+// default (kernelTuner), else 2.
 func (b *Backend) unroll(kernel string) int {
-	switch {
-	case b.t.Unroll != 0:
+	if b.t.Unroll != 0 {
 		return b.t.Unroll
-	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
-		return 4
 	}
-	return 2
+	return kernelDefault(kernel, func(_, unroll int) int { return unroll }, 2)
 }
 
-// crcBits is the field width of kernel's CRC shift tables: Tune.CRCBits, else the fastest on an H200
-// (bench/RESULTS.md): 4 for the SplitZip-4 decoder (the 4 KiB of 16-entry tables leave it more shared memory), 5
-// for the TBE-3 and zf12 kernels (their tables in shared memory shrink from 20 to 4.4 KiB: TBE-3 decode +31 %,
-// encode +13 %, zf12 encode +14 %) and huff's CRC passes (huff_place 179 → 164 µs, huff_check), 8 elsewhere (in
-// the SplitZip-4 encoder 7 conflict-free lookups of narrow tables cost more than 4 conflicting byte lookups).
+// crcBits is the field width of kernel's CRC shift tables: Tune.CRCBits, else the kernel's format's measured
+// default (kernelTuner), else 8 (in the SplitZip-4 encoder 7 conflict-free lookups of narrow tables cost more than
+// 4 conflicting byte lookups).
 func (b *Backend) crcBits(kernel string) int {
-	switch {
-	case b.t.CRCBits != 0:
+	if b.t.CRCBits != 0 {
 		return b.t.CRCBits
-	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
-		return 4
-	case strings.HasPrefix(kernel, "tbe3_") || strings.HasPrefix(kernel, "zf12_") || kernel == "huff_place" ||
-		kernel == "huff_check":
-		return 5
 	}
-	return 8
+	return kernelDefault(kernel, func(bits, _ int) int { return bits }, 8)
+}
+
+// kernelDefault is the default of one knob of kernel (pick chooses it) from the formats that give one, else def.
+func kernelDefault(kernel string, pick func(crcBits, unroll int) int, def int) int {
+	for _, f := range gpuCodecs {
+		if t, ok := f.(kernelTuner); ok {
+			if v := pick(t.kernelDefaults(kernel)); v != 0 {
+				return v
+			}
+		}
+	}
+	return def
 }
 
 // session is one call's command buffer and memory; sessions are pooled and reused.

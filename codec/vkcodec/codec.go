@@ -34,6 +34,18 @@ type gpuCodec interface {
 // (layout.SideLenRuntime), so that a prepared operation over several blocks takes new body lengths every run.
 type blockDecoder interface{ runtimeSideLen() }
 
+// kernelTuner is a format with measured defaults for its kernels: the CRC shift tables' field width and the slots
+// each thread loads together of the kernel named kernel (0: the backend's defaults; Options.Tune overrides both).
+type kernelTuner interface {
+	kernelDefaults(kernel string) (crcBits, unroll int)
+}
+
+// sharedUser is a format whose kernels' shared memory grows with the tuning (table replication, escape staging,
+// workgroup size): the backend shrinks the tuning at Open until every such format fits the device.
+type sharedUser interface {
+	sharedBytes(b *Backend, wg uint32) uint32
+}
+
 // gpuCodecs is the registry: one entry per format, filled by one line in each format's file.
 var gpuCodecs = map[uint8]gpuCodec{}
 

