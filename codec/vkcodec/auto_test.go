@@ -103,17 +103,7 @@ func TestAutoCorruptionClasses(t *testing.T) {
 				bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
 			}
 			cj, gj := autoDecodeJob(bad, n, 10, cs), autoDecodeJob(bad, n, 10, cs)
-			require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
-			require.NoError(t, vb.Decode(context.Background(), gj))
-			if cj[0].Err == nil {
-				require.NoError(t, gj[0].Err)
-				require.Equal(t, cj[0].Dst, gj[0].Dst)
-				continue
-			}
-			require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
-			for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
-				require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
-			}
+			requireSameDecode(t, vb, cj, gj)
 		}
 	}
 }

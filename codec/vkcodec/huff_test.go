@@ -16,14 +16,6 @@ import (
 	"github.com/vkzip/vkzip/internal/vktune"
 )
 
-func huffRef(t *testing.T, src []byte, shift uint, checksums bool) []byte {
-	t.Helper()
-	n := uint64(len(src) / 2)
-	body, err := codec.EncodeHuff(make([]byte, layout.Huff{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
-	require.NoError(t, err)
-	return body
-}
-
 // huffPatterns reach every path of the kernels: KV-like chunks, raw chunks (noise), one exponent (1-bit codes),
 // every exponent, and counts that make the deepest trees (the length limiter).
 func huffPatterns(r *rand.Rand, n int) map[string][]byte {

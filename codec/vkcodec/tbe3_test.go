@@ -15,14 +15,6 @@ import (
 	"github.com/vkzip/vkzip/internal/vktune"
 )
 
-func tbe3Ref(t *testing.T, src []byte, shift uint, checksums bool) []byte {
-	t.Helper()
-	n := uint64(len(src) / 2)
-	body, err := codec.EncodeTBE3(make([]byte, layout.TBE3{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
-	require.NoError(t, err)
-	return body
-}
-
 func tbe3Job(src []byte, shift uint, checksums bool) codec.EncodeJob {
 	n := uint64(len(src) / 2)
 	return codec.EncodeJob{Format: layout.FormatTBE3, Src: src, N: n, Shift: shift, Checksums: checksums,

@@ -122,17 +122,7 @@ func TestCorruptionClasses(t *testing.T) {
 					Codebook: &testCB, Checksums: cs, Dst: make([]byte, 10000)}}
 			}
 			cj, gj := mk(), mk()
-			require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
-			require.NoError(t, vb.Decode(context.Background(), gj))
-			if cj[0].Err == nil {
-				require.NoError(t, gj[0].Err)
-				require.Equal(t, cj[0].Dst, gj[0].Dst)
-				continue
-			}
-			require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
-			for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
-				require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
-			}
+			requireSameDecode(t, vb, cj, gj)
 		}
 	}
 }
@@ -242,4 +232,43 @@ func TestWarm(t *testing.T) {
 	// Without Warm a third concurrent caller would have had to allocate: Warm with 3 does.
 	require.NoError(t, vb.Warm(context.Background(), 3, n))
 	require.Greater(t, vb.VK().LiveObjects(), live)
+}
+
+// requireSameDecode decodes one body with the reference (cj) and with the backend (gj): both decode it to the same
+// values, or both refuse it with the same error classes.
+func requireSameDecode(t *testing.T, vb *Backend, cj, gj []codec.DecodeJob) {
+	t.Helper()
+	require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
+	require.NoError(t, vb.Decode(context.Background(), gj))
+	if cj[0].Err == nil {
+		require.NoError(t, gj[0].Err)
+		require.Equal(t, cj[0].Dst, gj[0].Dst)
+		return
+	}
+	require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
+	for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
+		require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
+	}
+}
+
+// huffRef is the reference codec's huff body of src.
+func huffRef(t *testing.T, src []byte, shift uint, checksums bool) []byte {
+	return refBody(t, codec.EncodeHuff, layout.Huff{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
+		checksums)
+}
+
+// tbe3Ref is the reference codec's TBE-3 body of src.
+func tbe3Ref(t *testing.T, src []byte, shift uint, checksums bool) []byte {
+	return refBody(t, codec.EncodeTBE3, layout.TBE3{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
+		checksums)
+}
+
+// refBody is the body a reference encoder (codec.EncodeTBE3, codec.EncodeHuff) makes of the BF16 values src in a
+// buffer of maxBody bytes.
+func refBody(t *testing.T, encode func(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, error),
+	maxBody uint64, src []byte, shift uint, checksums bool) []byte {
+	t.Helper()
+	body, err := encode(make([]byte, maxBody), src, uint64(len(src)/2), shift, checksums)
+	require.NoError(t, err)
+	return body
 }
