@@ -9,9 +9,9 @@ import (
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
-// BenchmarkXWKernels times whole Encode and Decode calls of the exponent-window kernels (xw3, 2^20 KV-like values,
+// BenchmarkXWHost times whole Encode and Decode calls of the exponent-window kernels (xw3, 2^20 KV-like values,
 // default chunks), staging included.
-func BenchmarkXWKernels(b *testing.B) {
+func BenchmarkXWHost(b *testing.B) {
 	k := newXWKernels(openTest(b, Options{}))
 	r := rand.New(rand.NewPCG(1, 1))
 	ctx := context.Background()

@@ -78,7 +78,7 @@ func checkXWBoth(t *testing.T, k xwKernels, p xwPair, src []byte, shift uint, cs
 	return cpu
 }
 
-func TestXWKernelsMatchReference(t *testing.T) {
+func TestXWHostMatchReference(t *testing.T) {
 	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, p := range xwTestPairs() {
@@ -98,7 +98,7 @@ func TestXWKernelsMatchReference(t *testing.T) {
 
 // Default chunks (2^16 values, one workgroup of up to 256 invocations looping over 2,048 groups) and a tensor
 // of several of them.
-func TestXWKernelsLargeChunks(t *testing.T) {
+func TestXWHostLargeChunks(t *testing.T) {
 	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, p := range xwTestPairs() {
@@ -106,7 +106,7 @@ func TestXWKernelsLargeChunks(t *testing.T) {
 	}
 }
 
-func TestXWKernelsEveryBitPattern(t *testing.T) {
+func TestXWHostEveryBitPattern(t *testing.T) {
 	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, p := range xwTestPairs() {
@@ -143,7 +143,7 @@ func TestXWKernelsEveryBitPattern(t *testing.T) {
 // Damaged bodies: random bit flips (with checksums on they must fail the same chunk's CRC; with them off most
 // decode to other values or break canonical form) and flips of table bits. The GPU's verdict must be the
 // reference's: same class, same chunk, and the same values when both accept.
-func TestXWKernelsSameVerdicts(t *testing.T) {
+func TestXWHostSameVerdicts(t *testing.T) {
 	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(27, 28))
 	ctx := context.Background()
@@ -193,7 +193,7 @@ func TestXWKernelsSameVerdicts(t *testing.T) {
 }
 
 // Bodies the reference rejects as non-canonical for each rule the kernel checks on its own: the GPU must agree.
-func TestXWKernelsNonCanonical(t *testing.T) {
+func TestXWHostNonCanonical(t *testing.T) {
 	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(29, 30))
 	ctx := context.Background()
@@ -256,7 +256,7 @@ func TestXWKernelsNonCanonical(t *testing.T) {
 }
 
 // Empty tensors have empty bodies, as in the reference; bad arguments are refused, not dispatched.
-func TestXWKernelsEdges(t *testing.T) {
+func TestXWHostEdges(t *testing.T) {
 	k := newXWKernels(openTest(t, Options{}))
 	ctx := context.Background()
 	body, err := k.Encode(ctx, layout.FormatXW3, layout.DTypeF16, nil, 0, 10, true)
