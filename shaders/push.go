@@ -338,3 +338,12 @@ type HuffCheckPush struct {
 	TableBase uint32 `glsl:"tableBase"`
 	PieceBase uint32 `glsl:"pieceBase"`
 }
+
+// StoredPush is stored's push-constant block.
+type StoredPush struct {
+	Words     uint32 `glsl:"words"` // data words: ceil(bytes / 4)
+	Bytes     uint32 `glsl:"bytes"` // data bytes
+	Checksums uint32 `glsl:"checksums"`
+	SrcBase   uint32 `glsl:"srcBase"` // word offsets of the data within bindings 0 and 1
+	DstBase   uint32 `glsl:"dstBase"`
+}

@@ -251,13 +251,18 @@ func measure(ctx context.Context, b *vkcodec.Backend, f uint8, dt layout.DType, 
 	if err := dev.Upload(ctx, bufs["in"], 0, src); err != nil {
 		return err
 	}
-	enc, err := b.PrepareEncodeTyped(ctx, f, dt, whole("in"), n, shift, cb, out.Checksums, whole("body"))
+	enc, err := b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+		Format: f, DType: dt, Src: whole("in"), N: n, Shift: shift, Codebook: cb, Checksums: out.Checksums,
+		Dst: whole("body"),
+	})
 	if err != nil {
 		return err
 	}
 	defer enc.Close()
-	dec, err := b.PrepareDecodeTyped(ctx, f, dt, whole("body"), uint64(len(want)), n, shift, cb, out.Checksums,
-		whole("out"))
+	dec, err := b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+		Format: f, DType: dt, Body: whole("body"), BodyLen: uint64(len(want)), N: n, Shift: shift, Codebook: cb,
+		Checksums: out.Checksums, Dst: whole("out"),
+	})
 	if err != nil {
 		return err
 	}

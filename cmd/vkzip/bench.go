@@ -575,8 +575,10 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	}
 	whole := func(k string) vk.BufferRange { return vk.BufferRange{Buf: buf[k]} }
 	f, dt := ref[0].Format, ref[0].DType
-	enc, err := b.PrepareEncodeTyped(ctx, f, dt, whole("in"), g.N, g.Shift, ref[0].Codebook, ref[0].Checksums,
-		whole("body"))
+	enc, err := b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+		Format: f, DType: dt, Src: whole("in"), N: g.N, Shift: g.Shift, Codebook: ref[0].Codebook,
+		Checksums: ref[0].Checksums, Dst: whole("body"),
+	})
 	if errors.Is(err, codec.ErrUnsupported) { // a dtype without device-resident kernels for this format
 		return benchVulkanHost(ctx, b, ref, src, out, wrap)
 	}
@@ -589,8 +591,10 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	if err != nil {
 		return err
 	}
-	dec, err := b.PrepareDecodeTyped(ctx, f, dt, whole("body"), bodyLen, g.N, g.Shift, ref[0].Codebook,
-		ref[0].Checksums, whole("out"))
+	dec, err := b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+		Format: f, DType: dt, Body: whole("body"), BodyLen: bodyLen, N: g.N, Shift: g.Shift,
+		Codebook: ref[0].Codebook, Checksums: ref[0].Checksums, Dst: whole("out"),
+	})
 	if err != nil {
 		return err
 	}
@@ -746,7 +750,10 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 	if err := dev.Upload(ctx, in, 0, vals); err != nil {
 		return nil, err
 	}
-	enc, err := b.PrepareEncodeTyped(ctx, f, dt, vk.BufferRange{Buf: in}, n, g.Shift, cb, checksums, vk.BufferRange{Buf: body})
+	enc, err := b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+		Format: f, DType: dt, Src: vk.BufferRange{Buf: in}, N: n, Shift: g.Shift, Codebook: cb,
+		Checksums: checksums, Dst: vk.BufferRange{Buf: body},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -755,8 +762,10 @@ func benchLatency(ctx context.Context, b *vkcodec.Backend, src []byte, f uint8, 
 	if err != nil {
 		return nil, err
 	}
-	dec, err := b.PrepareDecodeTyped(ctx, f, dt, vk.BufferRange{Buf: body}, bodyLen, n, g.Shift, cb, checksums,
-		vk.BufferRange{Buf: outb})
+	dec, err := b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+		Format: f, DType: dt, Body: vk.BufferRange{Buf: body}, BodyLen: bodyLen, N: n, Shift: g.Shift, Codebook: cb,
+		Checksums: checksums, Dst: vk.BufferRange{Buf: outb},
+	})
 	if err != nil {
 		return nil, err
 	}

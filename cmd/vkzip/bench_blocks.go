@@ -13,7 +13,7 @@ import (
 	"github.com/vkzip/vkzip/vk"
 )
 
-// blocksOut is what `bench --blocks` measures: the block API (vkcodec.PrepareEncodeBlocks/PrepareDecodeBlocks)
+// blocksOut is what `bench --blocks` measures: the block API (vkcodec.PrepareEncode/PrepareDecode with Blocks)
 // on a stream of same-size KV blocks, each run one submission of every block, depth runs in flight.
 type blocksOut struct {
 	Blocks     int   `json:"blocks"`
@@ -38,8 +38,8 @@ type blockSet struct {
 	in, body, out *vk.Buffer
 	ins, bodies   []vk.BufferRange
 	outs          []vk.BufferRange
-	enc           *vkcodec.BlockEncodeOp
-	dec           *vkcodec.BlockDecodeOp
+	enc           *vkcodec.EncodeOp
+	dec           *vkcodec.DecodeOp
 	sizes         []uint64
 }
 
@@ -104,13 +104,22 @@ func benchBlocks(ctx context.Context, b *vkcodec.Backend, src []byte, blocks int
 				return nil, err
 			}
 		}
-		if s.enc, err = b.PrepareEncodeBlocks(ctx, s.ins, n, shift, cb, checksums, s.bodies); err != nil {
+		if s.enc, err = b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+			Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &cb, Checksums: checksums,
+			Blocks: vkcodec.Blocks(s.ins, s.bodies),
+		}); err != nil {
 			return nil, err
 		}
-		if err := s.enc.Run(ctx, s.sizes); err != nil {
+		if _, err := s.enc.Run(ctx); err != nil {
 			return nil, err
 		}
-		if s.dec, err = b.PrepareDecodeBlocks(ctx, s.bodies, n, shift, cb, checksums, s.outs); err != nil {
+		if err := s.enc.BlockSizes(s.sizes); err != nil {
+			return nil, err
+		}
+		if s.dec, err = b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+			Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &cb, Checksums: checksums,
+			Blocks: vkcodec.Blocks(s.bodies, s.outs),
+		}); err != nil {
 			return nil, err
 		}
 	}
@@ -138,9 +147,19 @@ func benchBlocks(ctx context.Context, b *vkcodec.Backend, src []byte, blocks int
 		return total * float64(runs) / time.Since(t0).Seconds() / 1e9, spreadOf(g).Median, nil
 	}
 	encSubmit := func(s *blockSet) error { return s.enc.SubmitWith(nil, nil) }
-	encFinish := func(s *blockSet) error { return s.enc.Finish(ctx, s.sizes) }
+	encFinish := func(s *blockSet) error {
+		if _, err := s.enc.Finish(ctx); err != nil {
+			return err
+		}
+		return s.enc.BlockSizes(s.sizes)
+	}
 	encGPU := func(s *blockSet) time.Duration { return s.enc.GPUTime() }
-	decSubmit := func(s *blockSet) error { return s.dec.SubmitWith(s.sizes, nil, nil) }
+	decSubmit := func(s *blockSet) error {
+		if err := s.dec.SetBodyLens(s.sizes); err != nil {
+			return err
+		}
+		return s.dec.SubmitWith(nil, nil)
+	}
 	decFinish := func(s *blockSet) error { return s.dec.Finish(ctx) }
 	decGPU := func(s *blockSet) time.Duration { return s.dec.GPUTime() }
 	if warm > 0 {

@@ -80,3 +80,18 @@ func (a *arena) close() {
 	}
 	a.slabs, a.used = nil, nil
 }
+
+// view is a binding range plus the offset of the data within it: bindings must start at aligned offsets, data in
+// a caller's buffer need not.
+type view struct {
+	l    loc
+	base uint64 // bytes from the binding's start to the data
+}
+
+func viewOf(l loc) view { return view{l: l} }
+
+// viewAt binds size bytes at off of buf, starting the binding at the aligned offset below.
+func viewAt(buf *vk.Buffer, off, size uint64) view {
+	a := off &^ (regionAlign - 1)
+	return view{l: loc{buf: buf, off: a, size: max(size+off-a, 16)}, base: off - a}
+}

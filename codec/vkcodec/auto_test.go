@@ -103,17 +103,7 @@ func TestAutoCorruptionClasses(t *testing.T) {
 				bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
 			}
 			cj, gj := autoDecodeJob(bad, n, 10, cs), autoDecodeJob(bad, n, 10, cs)
-			require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
-			require.NoError(t, vb.Decode(context.Background(), gj))
-			if cj[0].Err == nil {
-				require.NoError(t, gj[0].Err)
-				require.Equal(t, cj[0].Dst, gj[0].Dst)
-				continue
-			}
-			require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
-			for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
-				require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
-			}
+			requireSameDecode(t, vb, cj, gj)
 		}
 	}
 }
@@ -193,8 +183,10 @@ func TestAutoOnDevice(t *testing.T) {
 		op := ops[[2]int{len(bad), int(b2u(crc))}]
 		if op == nil {
 			var err error
-			op, err = vb.PrepareDecodeFormat(ctx, layout.FormatAuto, vk.BufferRange{Buf: in, Offset: 20}, uint64(len(bad)),
-				n, shift, &testCB, crc, vk.BufferRange{Buf: out, Offset: 32})
+			op, err = vb.PrepareDecode(ctx, DecodeSpec{
+				Format: layout.FormatAuto, Body: vk.BufferRange{Buf: in, Offset: 20}, BodyLen: uint64(len(bad)),
+				N: n, Shift: shift, Codebook: &testCB, Checksums: crc, Dst: vk.BufferRange{Buf: out, Offset: 32},
+			})
 			if errors.Is(err, codec.ErrCorrupt) { // outside the body bounds: refused before any kernel
 				classes["refused"]++
 				return
@@ -222,8 +214,10 @@ func TestAutoOnDevice(t *testing.T) {
 		require.NoError(t, err)
 		defer sb.Close()
 		require.NoError(t, dev.Upload(ctx, sb, 48, src))
-		enc, err := vb.PrepareEncodeFormat(ctx, layout.FormatAuto, vk.BufferRange{Buf: sb, Offset: 48}, n, shift, &testCB,
-			crc, vk.BufferRange{Buf: in, Offset: 20})
+		enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+			Format: layout.FormatAuto, Src: vk.BufferRange{Buf: sb, Offset: 48}, N: n, Shift: shift,
+			Codebook: &testCB, Checksums: crc, Dst: vk.BufferRange{Buf: in, Offset: 20},
+		})
 		require.NoError(t, err)
 		size, err := enc.Run(ctx)
 		enc.Close()

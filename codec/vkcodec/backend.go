@@ -1,19 +1,14 @@
 package vkcodec
 
 import (
-	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/vkzip/vkzip/codec"
-	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/internal/vktune"
-	"github.com/vkzip/vkzip/shaders"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -44,33 +39,14 @@ type Backend struct {
 	t vktune.Params // o.Tune with defaults filled in and fitted to the device
 
 	mu       sync.Mutex
-	pipes    map[pipeKey]*vk.Pipeline
+	pipes    map[kernelKey]*vk.Pipeline // the one pipeline cache, every format's kernels (pipeline.go)
 	consts   map[[3]uint32]*vk.Buffer
 	sessions []*session
 	all      []*session
 	closed   atomic.Bool
 
-	xwOnce sync.Once
-	xw     *XWKernels // exponent-window kernels (their own pipeline cache)
-
-	huffOnce sync.Once
-	huff     *HuffKernels // huff kernels (their own pipeline cache)
+	huff *HuffKernels // the huff kernels' tuning
 }
-
-type pipeKey struct {
-	name  string
-	wg    uint32
-	shift uint32
-}
-
-// push-constant sizes of the kernels, in bytes
-const (
-	pushEncode = 4 * (4 + 13)
-	pushScan   = 4
-	pushPlace  = 4 * 10
-	pushDecode = 4 * (4 + 18)
-	pushCopy   = 4
-)
 
 func init() {
 	codec.RegisterBackend(codec.BackendFactory{Name: "vulkan", Priority: 10,
@@ -120,7 +96,7 @@ func Open(o Options) (*Backend, error) {
 		inst.Close()
 		return nil, wrapNoDevice(err)
 	}
-	b := &Backend{inst: inst, dev: dev, info: info, o: o, t: t, pipes: map[pipeKey]*vk.Pipeline{},
+	b := &Backend{inst: inst, dev: dev, info: info, o: o, t: t, pipes: map[kernelKey]*vk.Pipeline{},
 		consts: map[[3]uint32]*vk.Buffer{}}
 	b.unified = info.Type == vk.DeviceTypeCPU
 	lim := info.Limits
@@ -139,25 +115,33 @@ func Open(o Options) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
+	b.huff = NewHuffKernels(b)
 	return b, nil
 }
 
-// sharedBytes estimates the shared memory of the chunk kernels for workgroups of wg threads (the tables dominate:
-// shaders/crc_tables.glsl), as the compilers lay it out.
-func (b *Backend) sharedBytes(wg uint32) (encode, decode uint32) {
-	tables := func(kernel string) uint32 { return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.t.Repl) }
-	encode = 4 * (tables("sz4_encode") + 512 + 256 + 3*wg) // code tables, escape flags of 2^16/8 slots, sums
-	decode = 4 * (tables("sz4_decode") + 512 + uint32(b.t.EscCap) + 2*wg)
-	ze, zd := zf12Shared(tables("zf12_encode"), wg)
-	return max(encode, ze), max(decode, zd)
+// sharedBytes is the most shared memory any format's kernels take for workgroups of wg threads (sharedUser).
+func (b *Backend) sharedBytes(wg uint32) uint32 {
+	var need uint32
+	for _, f := range gpuCodecs {
+		if u, ok := f.(sharedUser); ok {
+			need = max(need, u.sharedBytes(b, wg))
+		}
+	}
+	return need
+}
+
+// crcTables is the shared memory in words of kernel's CRC shift tables (shaders/crc_tables.glsl), which dominate
+// the chunk kernels'.
+func (b *Backend) crcTables(kernel string) uint32 {
+	return nTables * crcTableWords(b.crcBits(kernel)) * uint32(b.t.Repl)
 }
 
 // fitSharedMemory drops table replication, shrinks the escape buffers, then the workgroup, until the kernels fit the device's shared
 // memory, or says why the device cannot run them.
 func (b *Backend) fitSharedMemory(limit uint32) error {
 	for {
-		e, d := b.sharedBytes(uint32(b.t.WorkGroup))
-		if max(e, d) <= limit {
+		need := b.sharedBytes(uint32(b.t.WorkGroup))
+		if need <= limit {
 			return nil
 		}
 		switch {
@@ -169,7 +153,7 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 			b.t.WorkGroup /= 2
 		default:
 			return &codec.Error{Class: codec.ErrNoDevice, Chunk: -1, Detail: fmt.Sprintf(
-				"%s has %d bytes of shared memory per workgroup; the kernels need %d", b.info.Name, limit, max(e, d))}
+				"%s has %d bytes of shared memory per workgroup; the kernels need %d", b.info.Name, limit, need)}
 		}
 	}
 }
@@ -212,14 +196,6 @@ func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
 	}
-	b.xwOnce.Do(func() {}) // no kernel set is made after this; one made before is visible here
-	if b.xw != nil {
-		b.xw.Close()
-	}
-	b.huffOnce.Do(func() {})
-	if b.huff != nil {
-		b.huff.Close()
-	}
 	b.mu.Lock()
 	for _, s := range b.all {
 		s.close()
@@ -253,153 +229,35 @@ func (b *Backend) wgFor(shift uint, chunks uint64) uint32 {
 	return min(wg, uint32(1)<<shift/8)
 }
 
-func (b *Backend) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := pipeKey{name, wg, uint32(shift)}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if p := b.pipes[key]; p != nil {
-		return p, nil
-	}
-	code, err := shaders.SPIRV(name)
-	if err != nil {
-		return nil, err
-	}
-	desc := vk.PipelineDesc{Name: name, SPIRV: code, CaptureStatistics: true,
-		Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: crcBitsSpecID, Value: uint32(b.crcBits(name))}}}
-	// Unroll must divide the slots each thread handles per chunk.
-	unroll := uint32(1)
-	for u := uint32(b.unroll(name)); u > 1; u /= 2 {
-		if (uint32(1)<<shift/8/wg)%u == 0 {
-			unroll = u
-			break
-		}
-	}
-	chunk := []vk.SpecConst{{ID: 1, Value: uint32(shift)}, {ID: 2, Value: uint32(b.t.Repl)}, {ID: 5, Value: unroll}}
-	switch name {
-	case "sz4_encode":
-		desc.Bindings, desc.PushConstantSize = 7, pushEncode
-		desc.Spec = append(desc.Spec, chunk...)
-	case "sz4_scan":
-		desc.Bindings, desc.PushConstantSize = 1, pushScan
-	case "sz4_place":
-		desc.Bindings, desc.PushConstantSize = 5, pushPlace
-		desc.Spec = append(desc.Spec, chunk...)
-	case "sz4_decode":
-		desc.Bindings, desc.PushConstantSize = 7, pushDecode
-		desc.Spec = append(desc.Spec, chunk...)
-		debug := uint32(0)
-		if b.t.DebugBounds {
-			debug = 1
-		}
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.t.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
-	case "zf12_encode":
-		desc.Bindings, desc.PushConstantSize = 8, pushZF12Encode
-		desc.Spec = append(desc.Spec, chunk...)
-	case "zf12_place":
-		desc.Bindings, desc.PushConstantSize = 6, pushZF12Place
-		desc.Spec = append(desc.Spec, chunk...)
-	case "zf12_decode":
-		desc.Bindings, desc.PushConstantSize = 8, pushZF12Decode
-		desc.Spec = append(desc.Spec, chunk...)
-		debug := uint32(0)
-		if b.t.DebugBounds {
-			debug = 1
-		}
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 4, Value: debug})
-	case "sz4_decode_pieces", "zf12_decode_pieces":
-		desc.Bindings, desc.PushConstantSize = 7, pushPieces
-		if name == "zf12_decode_pieces" {
-			desc.Bindings = 8
-		}
-		desc.Spec = append(desc.Spec, chunk...)
-		debug := uint32(0)
-		if b.t.DebugBounds {
-			debug = 1
-		}
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 3, Value: uint32(b.t.EscCap)}, vk.SpecConst{ID: 4, Value: debug})
-	case "tbe3_decode_pieces":
-		desc.Bindings, desc.PushConstantSize = 7, pushTBE3Pieces
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 1, Value: uint32(shift)}, vk.SpecConst{ID: 2, Value: uint32(b.t.Repl)})
-	case "auto_pick":
-		desc.Bindings, desc.PushConstantSize = 3, pushPick
-	case "auto_gather":
-		desc.Bindings, desc.PushConstantSize = 4, pushGather
-	case "copy":
-		// shift carries the shape (CopyShape.pipeKey).
-		desc.Bindings, desc.PushConstantSize = 2, pushCopy
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 1, Value: uint32(shift & 15)},
-			vk.SpecConst{ID: 2, Value: uint32(shift >> 4 & 15)}, vk.SpecConst{ID: 3, Value: uint32(shift >> 8 & 1)},
-			vk.SpecConst{ID: 4, Value: uint32(max(shift>>9, 1))})
-	}
-	p, err := b.dev.NewPipeline(desc)
-	if err != nil {
-		return nil, err
-	}
-	b.pipes[key] = p
-	return p, nil
-}
-
-// unroll returns the slots each thread of kernel loads together: Tune.Unroll, else the kernel's fastest as
-// measured on an H200: 4 for the SplitZip-4 decoder (1721 GB/s against 1693 at 2;
-// 8 took 58 registers and gave 1498), 2 for every other chunk kernel (the SplitZip-4 encoder took 63 registers at 4
-// for no gain, the zf12 decoder lost 6 %).
+// unroll returns the slots each thread of kernel loads together: Tune.Unroll, else the kernel's format's measured
+// default (kernelTuner), else 2.
 func (b *Backend) unroll(kernel string) int {
-	switch {
-	case b.t.Unroll != 0:
+	if b.t.Unroll != 0 {
 		return b.t.Unroll
-	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
-		return 4
 	}
-	return 2
+	return kernelDefault(kernel, func(_, unroll int) int { return unroll }, 2)
 }
 
-// crcBits is the field width of kernel's CRC shift tables: Tune.CRCBits, else the fastest on an H200
-// (bench/RESULTS.md): 4 for the SplitZip-4 decoder (the 4 KiB of 16-entry tables leave it more shared memory), 5
-// for the TBE-3 and zf12 kernels (their tables in shared memory shrink from 20 to 4.4 KiB: TBE-3 decode +31 %,
-// encode +13 %, zf12 encode +14 %) and huff's CRC passes (huff_place 179 → 164 µs, huff_check), 8 elsewhere (in
-// the SplitZip-4 encoder 7 conflict-free lookups of narrow tables cost more than 4 conflicting byte lookups).
+// crcBits is the field width of kernel's CRC shift tables: Tune.CRCBits, else the kernel's format's measured
+// default (kernelTuner), else 8 (in the SplitZip-4 encoder 7 conflict-free lookups of narrow tables cost more than
+// 4 conflicting byte lookups).
 func (b *Backend) crcBits(kernel string) int {
-	switch {
-	case b.t.CRCBits != 0:
+	if b.t.CRCBits != 0 {
 		return b.t.CRCBits
-	case kernel == "sz4_decode" || kernel == "sz4_decode_pieces":
-		return 4
-	case strings.HasPrefix(kernel, "tbe3_") || strings.HasPrefix(kernel, "zf12_") || kernel == "huff_place" ||
-		kernel == "huff_check":
-		return 5
 	}
-	return 8
+	return kernelDefault(kernel, func(bits, _ int) int { return bits }, 8)
 }
 
-// constsFor returns the device buffer of CRC tables (built once, then cached) for kernel, workgroups of wg threads
-// and chunks of 2^shift values, as the region the kernel binds.
-func (b *Backend) constsFor(ctx context.Context, kernel string, wg uint32, shift uint) (loc, error) {
-	bits := b.crcBits(kernel)
-	key := [3]uint32{wg, uint32(shift), uint32(bits)}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if c := b.consts[key]; c != nil {
-		return loc{buf: c, size: c.Size()}, nil
+// kernelDefault is the default of one knob of kernel (pick chooses it) from the formats that give one, else def.
+func kernelDefault(kernel string, pick func(crcBits, unroll int) int, def int) int {
+	for _, f := range gpuCodecs {
+		if t, ok := f.(kernelTuner); ok {
+			if v := pick(t.kernelDefaults(kernel)); v != 0 {
+				return v
+			}
+		}
 	}
-	words := CRCConsts(int(wg), shift, bits)
-	raw := make([]byte, 4*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(raw[4*i:], w)
-	}
-	kind := vk.DeviceLocal
-	if b.unified {
-		kind = vk.HostVisible
-	}
-	buf, err := b.dev.NewBuffer(uint64(len(raw)), kind)
-	if err != nil {
-		return loc{}, err
-	}
-	if err := b.dev.Upload(ctx, buf, 0, raw); err != nil {
-		buf.Close()
-		return loc{}, err
-	}
-	b.consts[key] = buf
-	return loc{buf: buf, size: buf.Size()}, nil
+	return def
 }
 
 // session is one call's command buffer and memory; sessions are pooled and reused.
@@ -523,48 +381,6 @@ func (b *Backend) copyDown(cmd *vk.Commands, x staged) {
 	}
 }
 
-// segChunks is how many chunks of 2^shift values one segment holds: every per-segment region (the largest is the
-// 2n-byte values of a chunk) must fit one binding.
-func (b *Backend) segChunks(shift uint) uint64 {
-	return max(b.slabMax/(2<<shift), 1)
-}
-
-type pushWriter struct {
-	b []byte
-}
-
-func (p *pushWriter) u32(v ...uint32) *pushWriter {
-	for _, x := range v {
-		p.b = binary.LittleEndian.AppendUint32(p.b, x)
-	}
-	return p
-}
-
-func (p *pushWriter) codebook(cb *codec.Codebook) *pushWriter {
-	p.b = append(p.b, cb[:]...)
-	return p
-}
-
-func errTooBig(size, limit uint64) error {
-	return &codec.Error{Class: codec.ErrTooLarge, Chunk: -1,
-		Detail: fmt.Sprintf("a %d-byte region exceeds this device's %d-byte binding limit; use smaller tensors or the cpu backend", size, limit)}
-}
-
-// checkSZ4 refuses tensors the kernels cannot take on this device.
-func (b *Backend) checkSZ4(format uint8, n uint64, shift uint) error {
-	if format != layout.FormatSplitZip4 {
-		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf("vulkan backend: format %d", format)}
-	}
-	g := layout.SZ4{N: n, Shift: shift}
-	if side := g.MaxBodySize() - g.SideOffset(); side > b.slabMax {
-		return errTooBig(side, b.slabMax)
-	}
-	if t := layout.ChunkEntrySize * g.Chunks(); t > b.slabMax {
-		return errTooBig(t, b.slabMax)
-	}
-	return nil
-}
-
 // KernelStats returns the driver's compiler statistics (registers, shared memory, spills, where the driver
 // reports them through VK_KHR_pipeline_executable_properties) of every pipeline built so far, by pipeline.
 func (b *Backend) KernelStats() map[string][]string {
@@ -572,14 +388,7 @@ func (b *Backend) KernelStats() map[string][]string {
 	defer b.mu.Unlock()
 	out := map[string][]string{}
 	for k, p := range b.pipes {
-		addStats(out, fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift), p)
-	}
-	if h := b.huff; h != nil {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		for k, p := range h.pipes {
-			addStats(out, fmt.Sprintf("%s/wg%d/shift%d", k.name, k.wg, k.shift), p)
-		}
+		addStats(out, k.statsName(), p)
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func BenchmarkDecodeHost(b *testing.B) {
 }
 
 // Block-API benchmarks: 32 blocks of 512 KiB in device buffers, every block in one submission per iteration
-// (PrepareEncodeBlocks / PrepareDecodeBlocks). MB/s are of uncompressed BF16 over all blocks.
+// (PrepareEncode / PrepareDecode with Blocks). MB/s are of uncompressed BF16 over all blocks.
 func BenchmarkBlocks(b *testing.B) {
 	vb := openTest(b, Options{})
 	dev := vb.VK()
@@ -109,16 +109,22 @@ func BenchmarkBlocks(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	enc, err := vb.PrepareEncodeBlocks(ctx, ins, n, shift, testCB, true, bodies)
+	enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(ins, bodies),
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer enc.Close()
 	sizes := make([]uint64, blocks)
-	if err := enc.Run(ctx, sizes); err != nil {
+	if err := encodeBlocks(ctx, enc, sizes); err != nil {
 		b.Fatal(err)
 	}
-	dec, err := vb.PrepareDecodeBlocks(ctx, bodies, n, shift, testCB, true, outs)
+	dec, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(bodies, outs),
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +132,7 @@ func BenchmarkBlocks(b *testing.B) {
 	b.Run("Encode", func(b *testing.B) {
 		b.SetBytes(int64(2 * n * blocks))
 		for b.Loop() {
-			if err := enc.Run(ctx, sizes); err != nil {
+			if err := encodeBlocks(ctx, enc, sizes); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -134,7 +140,7 @@ func BenchmarkBlocks(b *testing.B) {
 	b.Run("Decode", func(b *testing.B) {
 		b.SetBytes(int64(2 * n * blocks))
 		for b.Loop() {
-			if err := dec.Run(ctx, sizes); err != nil {
+			if err := decodeBlocks(ctx, dec, sizes); err != nil {
 				b.Fatal(err)
 			}
 		}

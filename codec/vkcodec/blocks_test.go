@@ -71,10 +71,16 @@ func TestBlockOps(t *testing.T) {
 	shift := uint(14)
 	n := uint64(3*(1<<14) + 100)
 	p := newBlockPool(t, dev, blocks, n, shift)
-	enc, err := vb.PrepareEncodeBlocks(ctx, p.ins(blocks), n, shift, testCB, true, p.bodies(blocks))
+	enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(p.ins(blocks), p.bodies(blocks)),
+	})
 	require.NoError(t, err)
 	defer enc.Close()
-	dec, err := vb.PrepareDecodeBlocks(ctx, p.bodies(blocks), n, shift, testCB, true, p.outs(blocks))
+	dec, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(p.bodies(blocks), p.outs(blocks)),
+	})
 	require.NoError(t, err)
 	defer dec.Close()
 	require.Equal(t, blocks, enc.Blocks())
@@ -88,7 +94,7 @@ func TestBlockOps(t *testing.T) {
 			require.NoError(t, dev.Upload(ctx, p.in, p.ins(blocks)[i].Offset, srcs[i]))
 		}
 		before := dev.Stats()
-		require.NoError(t, enc.Run(ctx, sizes))
+		require.NoError(t, encodeBlocks(ctx, enc, sizes))
 		require.Equal(t, uint64(1), dev.Stats().Submissions-before.Submissions, "all blocks in one submission")
 		for i := range srcs {
 			want, _ := encodeBoth(t, vb, srcs[i], shift, true)
@@ -98,7 +104,7 @@ func TestBlockOps(t *testing.T) {
 			require.True(t, string(want) == string(got), "round %d block %d differs at %d", round, i, firstDiff(want, got))
 		}
 		before = dev.Stats()
-		require.NoError(t, dec.Run(ctx, sizes))
+		require.NoError(t, decodeBlocks(ctx, dec, sizes))
 		require.Equal(t, uint64(1), dev.Stats().Submissions-before.Submissions)
 		for i := range srcs {
 			back := make([]byte, 2*n)
@@ -119,7 +125,7 @@ func TestBlockOps(t *testing.T) {
 		Checksums: true, Dst: make([]byte, 2*n)}}
 	require.NoError(t, codec.NewCPUBackend(1).Decode(ctx, jobs))
 	require.Error(t, jobs[0].Err)
-	err = dec.Run(ctx, sizes)
+	err = decodeBlocks(ctx, dec, sizes)
 	require.Error(t, err)
 	require.ErrorContains(t, err, "block 4")
 	var ce, re *codec.Error
@@ -130,18 +136,18 @@ func TestBlockOps(t *testing.T) {
 	require.NoError(t, dev.Upload(ctx, p.body, p.bodies(blocks)[4].Offset, want))
 	wrong := append([]uint64{}, sizes...)
 	wrong[2] += 4
-	err = dec.Run(ctx, wrong)
+	err = decodeBlocks(ctx, dec, wrong)
 	require.Error(t, err)
 	if wrong[2] <= (layout.SZ4{N: n, Shift: shift}).MaxBodySize() {
 		// Within bounds: the kernel sees a table that does not end at the body's end.
 		require.ErrorIs(t, err, codec.ErrCorrupt)
 	}
-	require.NoError(t, dec.Run(ctx, sizes))
+	require.NoError(t, decodeBlocks(ctx, dec, sizes))
 	wrong[2] = 1 << 40
-	require.ErrorIs(t, dec.Run(ctx, wrong), codec.ErrCorrupt)
-	require.Error(t, dec.Run(ctx, sizes[:3]))
-	require.Error(t, enc.Run(ctx, sizes[:3]), "too few size slots")
-	require.NoError(t, dec.Run(ctx, sizes))
+	require.ErrorIs(t, decodeBlocks(ctx, dec, wrong), codec.ErrCorrupt)
+	require.Error(t, decodeBlocks(ctx, dec, sizes[:3]))
+	require.Error(t, encodeBlocks(ctx, enc, sizes[:3]), "too few size slots")
+	require.NoError(t, decodeBlocks(ctx, dec, sizes))
 }
 
 // TestBlockOpsInFlight keeps two prepared block encodes in flight at once and checks both results.
@@ -155,14 +161,17 @@ func TestBlockOpsInFlight(t *testing.T) {
 	shift := uint(layout.DefaultChunkShift)
 	pa, pb := newBlockPool(t, dev, blocks, n, shift), newBlockPool(t, dev, blocks, n, shift)
 	srcs := map[*blockPool][][]byte{}
-	var ops []*BlockEncodeOp
+	var ops []*EncodeOp
 	for _, p := range []*blockPool{pa, pb} {
 		for i := range blocks {
 			s := kvLike(r, int(n), 0.003)
 			srcs[p] = append(srcs[p], s)
 			require.NoError(t, dev.Upload(ctx, p.in, p.ins(blocks)[i].Offset, s))
 		}
-		op, err := vb.PrepareEncodeBlocks(ctx, p.ins(blocks), n, shift, testCB, true, p.bodies(blocks))
+		op, err := vb.PrepareEncode(ctx, EncodeSpec{
+			Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+			Blocks: Blocks(p.ins(blocks), p.bodies(blocks)),
+		})
 		require.NoError(t, err)
 		defer op.Close()
 		ops = append(ops, op)
@@ -173,7 +182,9 @@ func TestBlockOpsInFlight(t *testing.T) {
 		require.Error(t, ops[1].SubmitWith(nil, nil), "a second submit before Finish is refused")
 		for k, p := range []*blockPool{pa, pb} {
 			sizes := make([]uint64, blocks)
-			require.NoError(t, ops[k].Finish(ctx, sizes))
+			_, err := ops[k].Finish(ctx)
+			require.NoError(t, err)
+			require.NoError(t, ops[k].BlockSizes(sizes))
 			for i := range blocks {
 				want, _ := encodeBoth(t, vb, srcs[p][i], shift, true)
 				got := make([]byte, sizes[i])
@@ -192,23 +203,57 @@ func TestBlockOpsRefuse(t *testing.T) {
 	n := uint64(4096)
 	shift := uint(12)
 	p := newBlockPool(t, dev, 3, n, shift)
-	_, err := vb.PrepareEncodeBlocks(ctx, p.ins(3), n, shift, testCB, true, p.bodies(2))
+	_, err := vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(p.ins(3), p.bodies(2)),
+	})
 	require.ErrorIs(t, err, codec.ErrInvalidInput)
-	_, err = vb.PrepareEncodeBlocks(ctx, nil, n, shift, testCB, true, nil)
+	_, err = vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(nil, nil),
+	})
 	require.ErrorIs(t, err, codec.ErrInvalidInput)
 	overlap := p.bodies(3)
 	overlap[2].Offset = overlap[1].Offset + 8
-	_, err = vb.PrepareEncodeBlocks(ctx, p.ins(3), n, shift, testCB, true, overlap)
+	_, err = vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(p.ins(3), overlap),
+	})
 	require.ErrorIs(t, err, codec.ErrInvalidInput)
 	require.ErrorContains(t, err, "overlap")
 	mis := p.ins(3)
 	mis[1].Offset += 4
-	_, err = vb.PrepareEncodeBlocks(ctx, mis, n, shift, testCB, true, p.bodies(3))
+	_, err = vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(mis, p.bodies(3)),
+	})
 	require.ErrorIs(t, err, codec.ErrInvalidInput)
 	past := p.outs(3)
 	past[2].Offset = p.out.Size() - 16
-	_, err = vb.PrepareDecodeBlocks(ctx, p.bodies(3), n, shift, testCB, true, past)
+	_, err = vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(p.bodies(3), past),
+	})
 	require.ErrorIs(t, err, codec.ErrInvalidInput)
-	_, err = vb.PrepareDecodeBlocks(ctx, p.bodies(3), 0, shift, testCB, true, p.outs(3))
+	_, err = vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatSplitZip4, N: 0, Shift: shift, Codebook: &testCB, Checksums: true,
+		Blocks: Blocks(p.bodies(3), p.outs(3)),
+	})
 	require.Error(t, err)
+}
+
+// encodeBlocks runs a block encode and writes each block's body length to sizes.
+func encodeBlocks(ctx context.Context, op *EncodeOp, sizes []uint64) error {
+	if _, err := op.Run(ctx); err != nil {
+		return err
+	}
+	return op.BlockSizes(sizes)
+}
+
+// decodeBlocks runs a block decode of bodies of the given lengths.
+func decodeBlocks(ctx context.Context, op *DecodeOp, bodyLens []uint64) error {
+	if err := op.SetBodyLens(bodyLens); err != nil {
+		return err
+	}
+	return op.Run(ctx)
 }

@@ -3,6 +3,7 @@ package vkcodec
 import (
 	"context"
 
+	"github.com/vkzip/vkzip/shaders"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -13,7 +14,7 @@ type CopyOp struct{ recorded }
 
 // CopyShape is a profiling variant of the copy kernel: each unit reads Reads and writes Writes 16-byte vectors, one
 // stream per vector or (Contiguous) consecutive vectors of one stream, so that a codec's mix of reads and writes can
-// be timed with none of its work (vkzip-lab bench --copy-shape). The zero value is the roofline's copy.
+// be timed with none of its work (vkzip bench --copy-shape). The zero value is the roofline's copy.
 type CopyShape struct {
 	Reads, Writes int
 	Contiguous    bool
@@ -25,16 +26,6 @@ func (s CopyShape) norm() CopyShape {
 		return CopyShape{Reads: 1, Writes: 1}
 	}
 	return s
-}
-
-// pipeKey packs the shape into the pipeline key's shift field, which pipeline unpacks into the kernel's
-// specialization constants: reads in bits 0-3, writes in 4-7, contiguous in bit 8, units per invocation from bit 9.
-func (s CopyShape) pipeKey() uint {
-	k := uint(s.Reads) | uint(s.Writes)<<4 | uint(max(s.Unroll, 1))<<9
-	if s.Contiguous {
-		k |= 1 << 8
-	}
-	return k
 }
 
 // Traffic is the bytes a copy of this shape over n bytes reads and writes: units of max(Reads, Writes) vectors fit
@@ -65,38 +56,28 @@ func (b *Backend) PrepareCopyShaped(src, dst vk.BufferRange, n uint64, shape Cop
 		return nil, err
 	}
 	units := n / 16 / uint64(max(shape.Reads, shape.Writes))
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &CopyOp{recorded{b: b, s: s}}
-	fail := func(err error) (*CopyOp, error) { op.Close(); return nil, err }
-	pipe, err := b.pipeline("copy", uint32(b.t.WorkGroup), shape.pipeKey())
-	if err != nil {
-		return fail(err)
-	}
-	bd, err := s.bind(b, pipe, bufView(src, 0, n).l, bufView(dst, 0, n).l)
-	if err != nil {
-		return fail(err)
-	}
-	if err := op.beginTimed(2); err != nil {
-		return fail(err)
-	}
-	cmd := s.cmd
-	var pw pushWriter
-	groups := min(uint64(b.groups)*4, (units+uint64(b.t.WorkGroup)-1)/uint64(b.t.WorkGroup))
 	// Offsets are folded into the bindings: aligned to 256 they start exactly at the data only when the caller's
 	// offsets are; keep it simple and demand that.
 	if src.Offset%regionAlign != 0 || dst.Offset%regionAlign != 0 {
-		return fail(invalid("copy offsets must be multiples of %d", regionAlign))
+		return nil, invalid("copy offsets must be multiples of %d", regionAlign)
 	}
-	cmd.Dispatch(pipe, bd, pw.u32(uint32(units)).b, uint32(max(groups, 1)), 1, 1)
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	if err := cmd.End(); err != nil {
-		return fail(err)
-	}
-	return op, nil
+	kk := keyOf(kCopy, uint32(b.t.WorkGroup)).with("R", uint32(shape.Reads)).with("W", uint32(shape.Writes)).
+		with("CONTIGUOUS", b2u(shape.Contiguous)).with("U", uint32(max(shape.Unroll, 1)))
+	groups := min(uint64(b.groups)*4, (units+uint64(b.t.WorkGroup)-1)/uint64(b.t.WorkGroup))
+	return newOp(b, func(r recorded) *CopyOp { return &CopyOp{r} }, func(op *CopyOp) error {
+		if err := op.beginTimed(2); err != nil {
+			return err
+		}
+		pc := shaders.CopyPush{Count: uint32(units)}
+		rec := &recorder{ctx: context.Background(), b: b, s: op.s}
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), uint32(max(groups, 1)), bufView(src, 0, n).l,
+			bufView(dst, 0, n).l); err != nil {
+			return err
+		}
+		op.s.cmd.Barrier()
+		op.s.cmd.Timestamp(op.qp, 1)
+		return op.s.cmd.End()
+	})
 }
 
 // Run copies once.

@@ -53,8 +53,25 @@ func classOf(err error) string {
 
 // mutate damages a body in one of several ways: bit flips, random bytes, zeroed or copied ranges, table words.
 func mutate(r *rand.Rand, body []byte, g layout.SZ4) []byte {
+	kind := r.IntN(5)
+	b := mutateBody(r, body, kind, g.TableOffset(), g.Chunks())
+	if kind == 4 {
+		if side := uint64(len(b)) - g.SideOffset(); side >= 8 {
+			i := g.SideOffset() + 4*r.Uint64N(side/4)
+			binary.LittleEndian.PutUint32(b[i:], r.Uint32()&0x00FFFFFF)
+		} else {
+			b[r.IntN(len(b))] ^= 0x80
+		}
+	}
+	return b
+}
+
+// mutateBody returns a copy of body damaged in the way kind names, for the kinds every format shares: 0 bit flips,
+// 1 a random byte, 2 a zeroed range, 3 a word of the chunk table (chunks entries at tableOff); a copy undamaged for
+// other kinds, which the caller damages its own way.
+func mutateBody(r *rand.Rand, body []byte, kind int, tableOff, chunks uint64) []byte {
 	b := append([]byte{}, body...)
-	switch r.IntN(5) {
+	switch kind {
 	case 0:
 		for i := 0; i < 1+r.IntN(3); i++ {
 			b[r.IntN(len(b))] ^= 1 << r.IntN(8)
@@ -65,16 +82,8 @@ func mutate(r *rand.Rand, body []byte, g layout.SZ4) []byte {
 		i := r.IntN(len(b))
 		clear(b[i:min(len(b), i+1+r.IntN(64))])
 	case 3:
-		c := r.Uint64N(g.Chunks())
-		w := g.TableOffset() + c*layout.ChunkEntrySize + uint64(4*r.IntN(3))
+		w := tableOff + r.Uint64N(chunks)*layout.ChunkEntrySize + uint64(4*r.IntN(3))
 		binary.LittleEndian.PutUint32(b[w:], r.Uint32()>>(r.IntN(32)))
-	default:
-		if side := uint64(len(b)) - g.SideOffset(); side >= 8 {
-			i := g.SideOffset() + 4*r.Uint64N(side/4)
-			binary.LittleEndian.PutUint32(b[i:], r.Uint32()&0x00FFFFFF)
-		} else {
-			b[r.IntN(len(b))] ^= 0x80
-		}
 	}
 	return b
 }
@@ -86,10 +95,7 @@ func TestMutatedPayloadsOnDevice(t *testing.T) {
 	vb := openTest(t, Options{})
 	dev := vb.VK()
 	ctx := context.Background()
-	count := envInt("VKZIP_MUTATIONS", 1000)
-	if soak() && os.Getenv("VKZIP_MUTATIONS") == "" {
-		count = 10000
-	}
+	count := mutationCount()
 	r := rand.New(rand.NewPCG(31, 32))
 	type sample struct {
 		src  []byte
@@ -114,26 +120,54 @@ func TestMutatedPayloadsOnDevice(t *testing.T) {
 		out, err := dev.NewBuffer(2*sm.g.N+16, vk.DeviceLocal)
 		require.NoError(t, err)
 		defer out.Close()
-		op, err := vb.PrepareDecode(ctx, vk.BufferRange{Buf: in}, uint64(len(sm.body)), sm.g.N, sm.g.Shift, testCB, false,
-			vk.BufferRange{Buf: out})
+		op, err := vb.PrepareDecode(ctx, DecodeSpec{
+			Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(sm.body)), N: sm.g.N,
+			Shift: sm.g.Shift, Codebook: &testCB, Checksums: false, Dst: vk.BufferRange{Buf: out},
+		})
 		require.NoError(t, err)
 		defer op.Close()
 		for i := 0; i < count/len(samples); i++ {
 			bad := mutate(r, sm.body, sm.g)
-			require.NoError(t, dev.Upload(ctx, in, 0, bad))
-			gerr := op.Run(ctx)
-			cj := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: bad, N: sm.g.N, Shift: sm.g.Shift,
+			ref := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: bad, N: sm.g.N, Shift: sm.g.Shift,
 				Codebook: &testCB, Dst: make([]byte, 2*sm.g.N)}}
-			require.NoError(t, codec.NewCPUBackend(1).Decode(ctx, cj))
-			require.Equal(t, classOf(cj[0].Err), classOf(gerr), "mutation %d: reference %v, kernel %v", i, cj[0].Err, gerr)
-			if gerr == nil {
-				got := make([]byte, 2*sm.g.N)
-				require.NoError(t, dev.Download(ctx, got, out, 0))
-				require.Equal(t, cj[0].Dst, got, "mutation %d decodes differently", i)
-			}
-			classes[classOf(gerr)]++
+			runMutation(t, dev, op, in, out, ref, i, classes)
 		}
 	}
+	requireMutationClasses(t, dev, count, classes)
+}
+
+// mutationCount is how many mutations the mutation tests run: 1,000; 10,000 with VKZIP_SOAK=full;
+// VKZIP_MUTATIONS overrides.
+func mutationCount() int {
+	if soak() && os.Getenv("VKZIP_MUTATIONS") == "" {
+		return 10000
+	}
+	return envInt("VKZIP_MUTATIONS", 1000)
+}
+
+// runMutation uploads the damaged body of ref (the reference's decode job) to in and decodes it with op into out:
+// the kernel's verdict must be the reference's class, and a body that decodes must give the reference's values.
+// classes counts the verdicts.
+func runMutation(t *testing.T, dev *vk.Device, op *DecodeOp, in, out *vk.Buffer, ref []codec.DecodeJob, i int,
+	classes map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, dev.Upload(ctx, in, 0, ref[0].Body))
+	gerr := op.Run(ctx)
+	require.NoError(t, codec.NewCPUBackend(1).Decode(ctx, ref))
+	require.Equal(t, classOf(ref[0].Err), classOf(gerr), "mutation %d: reference %v, kernel %v", i, ref[0].Err, gerr)
+	if gerr == nil {
+		got := make([]byte, len(ref[0].Dst))
+		require.NoError(t, dev.Download(ctx, got, out, 0))
+		require.Equal(t, ref[0].Dst, got, "mutation %d decodes differently", i)
+	}
+	classes[classOf(gerr)]++
+}
+
+// requireMutationClasses checks the end of a mutation test: the device is not lost, and mutations reached both the
+// kernel's structural and its canonical checks.
+func requireMutationClasses(t *testing.T, dev *vk.Device, count int, classes map[string]int) {
+	t.Helper()
 	require.False(t, dev.Lost())
 	t.Logf("%d mutations through the kernel: %v", count, classes)
 	require.Greater(t, classes[codec.ErrNonCanonical.Error()], 0, "some mutations must reach the kernel's canonical checks")
@@ -163,7 +197,10 @@ func TestBoundsClampedInDebug(t *testing.T) {
 	require.NoError(t, err)
 	defer out.Close()
 	require.NoError(t, dev.Upload(ctx, in, 0, body))
-	op, err := vb.PrepareDecode(ctx, vk.BufferRange{Buf: in}, uint64(len(body)), g.N, 10, testCB, false, vk.BufferRange{Buf: out})
+	op, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(body)), N: g.N,
+		Shift: 10, Codebook: &testCB, Checksums: false, Dst: vk.BufferRange{Buf: out},
+	})
 	require.NoError(t, err)
 	defer op.Close()
 	err = op.Run(ctx)

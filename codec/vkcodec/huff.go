@@ -4,21 +4,26 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/shaders"
-	"github.com/vkzip/vkzip/vk"
 )
 
-// HuffKernels runs huff (format 5, docs/FORMAT.md §14) on a Backend's device, producing and accepting exactly the
-// reference codec's bytes: encode in three passes (huff_encode: low bytes, code, piece to a scratch slot;
-// sz4_scan: prefix sum of piece sizes; huff_place: pieces to their offsets, CRCs), decode in one (huff_decode, with
-// huff_check beside it for the checksums).
-// One queue submission per tensor; each stream of a tensor is one binding, so a tensor whose streams exceed the
-// device's binding range is refused (ErrTooLarge).
+// huff on Vulkan (format 5, docs/FORMAT.md §14), producing and accepting exactly the reference codec's bytes: encode
+// in three passes (huff_encode: low bytes, code, piece to a scratch slot; sz4_scan: prefix sum of piece sizes;
+// huff_place: pieces to their offsets, CRCs), decode in one (huff_decode, with huff_check beside it for the
+// checksums). Each stream of a tensor is one binding, so a tensor whose streams exceed the device's binding range
+// is refused (ErrTooLarge).
+
+func init() { register(layout.FormatHuff, huffCodec{}) }
+
+// huffCodec runs huff with tuning k (nil: the backend's).
+type huffCodec struct{ k *HuffKernels }
+
+// HuffKernels is the tuning of the huff kernels on a Backend (each Backend has its own, made at Open); Encode and
+// Decode run huff with a tuning of one's own, for comparing variants.
 type HuffKernels struct {
 	b *Backend
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
@@ -54,25 +59,7 @@ type HuffKernels struct {
 	// how many blocks ahead the low words are loaded (clamped to 1–3, default 1: fewer registers; LOWPF), both
 	// clamped at the pipeline.
 	RingFill, LowAhead uint32
-
-	mu    sync.Mutex
-	pipes map[huffPipeKey]*vk.Pipeline
 }
-
-type huffPipeKey struct {
-	name                        string
-	wg, shift, batch, cache, l1 uint32
-	table, rfill, lowAhead      uint32
-	teamSync, twoReads          bool
-}
-
-// push-constant sizes of the huff kernels, in bytes
-const (
-	pushHuffEncode = 4 * 7
-	pushHuffPlace  = 4 * 8
-	pushHuffDecode = 4 * 10
-	pushHuffCheck  = 4 * 7
-)
 
 // fitHuffDecodeWG halves a decode workgroup size until the shared memory of the decoder kernel (4 chunks' at 128)
 // fits the device.
@@ -101,8 +88,8 @@ func (b *Backend) teamSyncable() bool {
 		b.dev.Features().ComputeFullSubgroups
 }
 
-// NewHuffKernels prepares the huff kernels on b's device (pipelines are built on first use), tuned by the
-// backend's Options.Tune.Huff.
+// NewHuffKernels is the huff kernels' tuning on b's device: the backend's Options.Tune.Huff with the defaults
+// filled in and fitted to the device.
 func NewHuffKernels(b *Backend) *HuffKernels {
 	h := b.t.Huff
 	lim := uint32(b.t.WorkGroup)
@@ -118,8 +105,7 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 		CacheShift: vktune.Or(h.CacheShift, 14),
 		Int64:      wide, TeamSync: team, L1Bits: vktune.Or(h.L1Bits, 6),
 		TwoReads: h.TwoReads, TableEntries: tab,
-		RingFill: vktune.Or(h.RingFill, 2), LowAhead: vktune.Or(h.LowAhead, 1),
-		pipes: map[huffPipeKey]*vk.Pipeline{}}
+		RingFill: vktune.Or(h.RingFill, 2), LowAhead: vktune.Or(h.LowAhead, 1)}
 }
 
 // huffDecodeTeam is the decoder's invocations per chunk (shaders/huff_decode.glsl: TEAM, one lane each).
@@ -172,254 +158,6 @@ func (k *HuffKernels) decodeGroups(C uint64) uint32 {
 	return uint32(min((C+uint64(k.DecodeWG/huffDecodeTeam)-1)/uint64(k.DecodeWG/huffDecodeTeam), g))
 }
 
-// Close releases the pipelines.
-func (k *HuffKernels) Close() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for _, p := range k.pipes {
-		p.Close()
-	}
-	k.pipes = map[huffPipeKey]*vk.Pipeline{}
-	return nil
-}
-
-func (k *HuffKernels) pipeline(name string, wg uint32, shift uint) (*vk.Pipeline, error) {
-	key := huffPipeKey{name: name, wg: wg, shift: uint32(shift), batch: k.Batch, cache: k.CacheShift, l1: k.L1Bits,
-		twoReads: k.TwoReads, teamSync: k.TeamSync && k.b.teamSyncable(), table: huffTableEntries(k.TableEntries),
-		rfill: min(max(k.RingFill, 1), 4), lowAhead: min(max(k.LowAhead, 1), 3)}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if p := k.pipes[key]; p != nil {
-		return p, nil
-	}
-	code, err := shaders.SPIRV(name)
-	if err != nil {
-		return nil, err
-	}
-	desc := vk.PipelineDesc{Name: name, SPIRV: code, CaptureStatistics: true,
-		Spec: []vk.SpecConst{{ID: 0, Value: wg}, {ID: 1, Value: key.shift}, {ID: crcBitsSpecID, Value: uint32(k.b.crcBits(name))}}}
-	switch name {
-	case "huff_encode":
-		desc.Bindings, desc.PushConstantSize = 5, pushHuffEncode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch}, vk.SpecConst{ID: 4, Value: key.cache})
-	case "huff_place":
-		desc.Bindings, desc.PushConstantSize = 6, pushHuffPlace
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
-	case "huff_check":
-		desc.Bindings, desc.PushConstantSize = 5, pushHuffCheck
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 2, Value: key.batch})
-	case "huff_decode", "huff_decode_i64":
-		desc.Bindings, desc.PushConstantSize = 5, pushHuffDecode
-		desc.Spec = append(desc.Spec, vk.SpecConst{ID: 4, Value: b2u(key.teamSync)}, vk.SpecConst{ID: 5, Value: min(max(key.l1, 5), 9)},
-			vk.SpecConst{ID: 6, Value: b2u(!key.twoReads)}, vk.SpecConst{ID: 7, Value: key.table},
-			vk.SpecConst{ID: 10, Value: key.rfill}, vk.SpecConst{ID: 11, Value: key.lowAhead})
-		if key.teamSync {
-			desc.RequiredSubgroupSize, desc.RequireFullSubgroups = layout.HuffLanes, true
-		}
-	default:
-		return nil, fmt.Errorf("vkcodec: no huff kernel %q", name)
-	}
-	p, err := k.b.dev.NewPipeline(desc)
-	if err != nil {
-		return nil, err
-	}
-	k.pipes[key] = p
-	return p, nil
-}
-
-// geometry validates the arguments and the device's binding range.
-func (k *HuffKernels) geometry(n uint64, shift uint) (layout.Huff, error) {
-	g := layout.Huff{N: n, Shift: shift}
-	switch {
-	case shift < layout.HuffMinShift || shift > layout.HuffMaxShift:
-		return g, invalid("huff chunk shift %d outside [%d, %d]", shift, layout.HuffMinShift, layout.HuffMaxShift)
-	case n > layout.MaxCodedValues:
-		return g, &codec.Error{Class: codec.ErrTooLarge, Chunk: -1, Detail: fmt.Sprintf("%d values", n)}
-	}
-	for _, sz := range []uint64{layout.Align4(2 * n), g.LowBytes(), g.MaxBodySize() - g.PieceOffset(),
-		layout.ChunkEntrySize * g.Chunks(), g.Chunks() << shift} {
-		if sz > k.b.slabMax {
-			return g, errTooBig(sz, k.b.slabMax)
-		}
-	}
-	return g, nil
-}
-
-// Encode encodes n BF16 values (src, little-endian) as a huff body with chunks of 2^shift values and returns it.
-func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
-	g, err := k.geometry(n, shift)
-	if err != nil {
-		return nil, err
-	}
-	if uint64(len(src)) < 2*n || n == 0 {
-		return nil, invalid("huff encode: empty tensor, or source of %d bytes for %d values", len(src), n)
-	}
-	b := k.b
-	s, err := b.getSession()
-	if err != nil {
-		return nil, err
-	}
-	defer b.putSession(s)
-	s.reset()
-	C := g.Chunks()
-	nb := (C + 63) / 64
-	srcBytes := layout.Align4(2 * n)
-	pieceMax := g.MaxBodySize() - g.PieceOffset()
-	ins, _, err := stagedViews(b, s, true, srcBytes)
-	if err != nil {
-		return nil, err
-	}
-	outs, _, err := stagedViews(b, s, false, g.LowBytes(), layout.ChunkEntrySize*C, pieceMax, 4*(2*nb+1))
-	if err != nil {
-		return nil, err
-	}
-	in, lows, table, pieces, work := ins[0], outs[0], outs[1], outs[2], outs[3]
-	scratch, err := s.dev.alloc(C << shift) // a raw piece's worth (N/4 words) per chunk
-	if err != nil {
-		return nil, err
-	}
-	h := in.host.bytes()
-	copy(h, src[:2*n])
-	clear(h[2*n:])
-	enc, err := k.pipeline("huff_encode", k.EncodeWG, shift)
-	if err != nil {
-		return nil, err
-	}
-	place, err := k.pipeline("huff_place", k.PlaceWG, shift)
-	if err != nil {
-		return nil, err
-	}
-	scan, err := b.pipeline("sz4_scan", min(uint32(b.t.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
-	if err != nil {
-		return nil, err
-	}
-	bdEnc, err := s.bind(b, enc, in.dev, lows.dev, table.dev, scratch, work.dev)
-	if err != nil {
-		return nil, err
-	}
-	bdScan, err := s.bind(b, scan, work.dev)
-	if err != nil {
-		return nil, err
-	}
-	placeConsts, err := b.constsFor(ctx, "huff_place", k.PlaceWG, shift)
-	if err != nil {
-		return nil, err
-	}
-	bdPlace, err := s.bind(b, place, table.dev, scratch, pieces.dev, lows.dev, work.dev, placeConsts)
-	if err != nil {
-		return nil, err
-	}
-	groups := uint32(min(C, uint64(b.groups)))
-	last := uint32(g.ChunkLen(C - 1))
-	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return nil, err
-	}
-	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	b.copyUp(cmd, in)
-	cmd.Barrier()
-	var pw pushWriter
-	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(srcBytes/4), uint32(g.LowBytes()/4), 0, 0, 0).b, groups, 1, 1)
-	cmd.Barrier()
-	var ps pushWriter
-	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
-	cmd.Barrier()
-	var pp pushWriter
-	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4), 0, 0, 0).b,
-		groups, 1, 1)
-	cmd.Barrier()
-	for _, o := range []staged{lows, table, pieces, work} {
-		b.copyDown(cmd, o)
-	}
-	cmd.BarrierToHost()
-	if err := b.run(ctx, cmd); err != nil {
-		return nil, mapVK(err)
-	}
-	total, err := sideTotal(work, nb, pieceMax, "vulkan huff encode")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, g.PieceOffset()+total)
-	out = append(out, lows.host.bytes()[:g.LowBytes()]...)
-	out = append(out, table.host.bytes()[:layout.ChunkEntrySize*C]...)
-	out = append(out, pieces.host.bytes()[:total]...)
-	return out, nil
-}
-
-// Decode validates and decodes a huff body of n values into dst (2n bytes). An invalid body is reported as
-// bodyErr, with the reference's class and chunk for structural errors (checked on the host first) and the lowest
-// chunk of the deciding class otherwise; err is for failures of the call.
-func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift uint, checksums bool,
-	dst []byte) (bodyErr, err error) {
-	g, err := k.geometry(n, shift)
-	if err != nil {
-		return nil, err
-	}
-	if uint64(len(dst)) != 2*n {
-		return nil, invalid("destination holds %d bytes for %d values", len(dst), n)
-	}
-	if e := codec.CheckHuffBody(body, n, shift); e != nil {
-		return e, nil
-	}
-	b := k.b
-	s, err := b.getSession()
-	if err != nil {
-		return nil, err
-	}
-	defer b.putSession(s)
-	s.reset()
-	C := g.Chunks()
-	pieceLen := uint64(len(body)) - g.PieceOffset()
-	ins, _, err := stagedViews(b, s, true, g.LowBytes(), layout.ChunkEntrySize*C, max(pieceLen, 4))
-	if err != nil {
-		return nil, err
-	}
-	outs, _, err := stagedViews(b, s, false, layout.Align4(2*n), 4*layout.StatusWords)
-	if err != nil {
-		return nil, err
-	}
-	lows, table, pieces, out, status := ins[0], ins[1], ins[2], outs[0], outs[1]
-	copy(lows.host.bytes(), body[:g.LowBytes()])
-	copy(table.host.bytes(), body[g.TableOffset():g.PieceOffset()])
-	copy(pieces.host.bytes(), body[g.PieceOffset():])
-	dec, err := k.pipeline(k.decodeKernel(), k.DecodeWG, shift)
-	if err != nil {
-		return nil, err
-	}
-	bd, err := s.bind(b, dec, lows.dev, table.dev, pieces.dev, out.dev, status.dev)
-	if err != nil {
-		return nil, err
-	}
-	chk, err := k.checkPass(ctx, s, shift, checksums, lows.dev, table.dev, pieces.dev, status.dev)
-	if err != nil {
-		return nil, err
-	}
-	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return nil, err
-	}
-	resetStatus(cmd, status.dev)
-	for _, i := range []staged{lows, table, pieces} {
-		b.copyUp(cmd, i)
-	}
-	cmd.Barrier()
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
-		uint32(layout.Align4(2*n)/4), 0, 0, 0, 0)
-	chk.record(cmd, true, C, g, pieceLen, 0, 0, 0)
-	cmd.Dispatch(dec, bd, pw.b, k.decodeGroups(C), 1, 1)
-	chk.record(cmd, false, C, g, pieceLen, 0, 0, 0)
-	cmd.Barrier()
-	b.copyDown(cmd, out)
-	b.copyDown(cmd, status)
-	cmd.BarrierToHost()
-	if err := b.run(ctx, cmd); err != nil {
-		return nil, mapVK(err)
-	}
-	copy(dst, out.host.bytes()[:2*n])
-	return huffStatusErr(status.host.bytes(), ""), nil
-}
-
 // huffStatusErr maps huff_decode's status words to the reference's verdict: structure, then checksums, then the
 // lowest chunk whose lane streams are corrupt or whose encoding is not canonical (corrupt first within a chunk).
 func huffStatusErr(st []byte, name string) error {
@@ -442,274 +180,204 @@ func huffStatusErr(st []byte, name string) error {
 	return nil
 }
 
-// huffKernels is the backend's huff kernel set, made on first use and closed with the backend.
-func (b *Backend) huffKernels() *HuffKernels {
-	b.huffOnce.Do(func() { b.huff = NewHuffKernels(b) })
+// kernelDefaults: 5-bit CRC tables for huff's CRC passes (huff_place 179 → 164 µs on an H200, huff_check).
+func (huffCodec) kernelDefaults(kernel string) (crcBits, unroll int) {
+	if kernel == kHuffPlace.Name || kernel == kHuffCheck.Name {
+		return 5, 0
+	}
+	return 0, 0
+}
+
+// tune is the tuning the kernels run with.
+func (c huffCodec) tune(b *Backend) *HuffKernels {
+	if c.k != nil {
+		return c.k
+	}
 	return b.huff
 }
 
-// encodeHuff encodes huff bodies, one queue submission per tensor, into the jobs' Dst buffers.
-func (b *Backend) encodeHuff(ctx context.Context, jobs []codec.EncodeJob) error {
-	k := b.huffKernels()
-	for i := range jobs {
-		j := &jobs[i]
-		g := layout.Huff{N: j.N, Shift: j.Shift}
-		if uint64(cap(j.Dst)) < g.MaxBodySize() {
-			return invalid("destination capacity %d below the %d-byte worst case", cap(j.Dst), g.MaxBodySize())
-		}
-		body, err := k.Encode(ctx, j.Src, j.N, j.Shift, j.Checksums)
-		if err != nil {
-			return err
-		}
-		j.Out = j.Dst[:copy(j.Dst[:len(body)], body)]
+func (huffCodec) check(b *Backend, t *tensor) error {
+	g := layout.Huff{N: t.n, Shift: t.shift}
+	switch {
+	case t.dt != layout.DTypeBF16:
+		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1, Detail: fmt.Sprintf("vulkan backend: no huff over %v", t.dt)}
+	case t.shift < layout.HuffMinShift || t.shift > layout.HuffMaxShift:
+		return invalid("huff chunk shift %d outside [%d, %d]", t.shift, layout.HuffMinShift, layout.HuffMaxShift)
+	case t.n > layout.MaxCodedValues:
+		return &codec.Error{Class: codec.ErrTooLarge, Chunk: -1, Detail: fmt.Sprintf("%d values", t.n)}
+	case t.n == 0:
+		return invalid("huff: empty tensor")
 	}
-	return nil
-}
-
-// decodeHuff decodes huff bodies, one queue submission per tensor; invalid bodies get the reference's error class
-// in their job's Err.
-func (b *Backend) decodeHuff(ctx context.Context, jobs []codec.DecodeJob) error {
-	k := b.huffKernels()
-	for i := range jobs {
-		j := &jobs[i]
-		bodyErr, err := k.Decode(ctx, j.Body, j.N, j.Shift, j.Checksums, j.Dst)
-		if err != nil {
-			return err
-		}
-		if bodyErr != nil {
-			j.Err = tensorErr(bodyErr, j.Name)
+	for _, sz := range []uint64{layout.Align4(2 * t.n), g.LowBytes(), g.MaxBodySize() - g.PieceOffset(),
+		layout.ChunkEntrySize * g.Chunks(), g.Chunks() << t.shift} {
+		if sz > b.slabMax {
+			return errTooBig(sz, b.slabMax)
 		}
 	}
 	return nil
 }
 
-// words is a view's offset from its binding's start, in 32-bit words (views of caller buffers start at multiples of
-// 4 bytes).
-func (v view) words() uint32 { return uint32(v.base / 4) }
-
-// prepareEncodeHuff records the device-resident encode of n values at src into a huff body at dst: the three passes
-// with timestamps around each, the caller's buffers bound in place.
-func (b *Backend) prepareEncodeHuff(ctx context.Context, src vk.BufferRange, n uint64, shift uint, checksums bool,
-	dst vk.BufferRange) (*EncodeOp, error) {
-	k := b.huffKernels()
-	g, err := k.geometry(n, shift)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, invalid("empty tensor")
-	}
-	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
-		return nil, invalid("source offset must be a multiple of 16 and destination offset of 4")
-	}
-	if err := within(src, 0, layout.Align4(2*n), "source"); err != nil {
-		return nil, err
-	}
-	if err := within(dst, 0, g.MaxBodySize(), "destination"); err != nil {
-		return nil, err
-	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &EncodeOp{recorded: recorded{b: b, s: s}}
-	if err := op.prepareHuff(ctx, k, src, g, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+func (huffCodec) shape(t *tensor) shape {
+	g := layout.Huff{N: t.n, Shift: t.shift}
+	return sideShape(g.MinBodySize(), g.MaxBodySize(), g.PieceOffset(), g.Chunks())
 }
 
-func (op *EncodeOp) prepareHuff(ctx context.Context, k *HuffKernels, src vk.BufferRange, g layout.Huff, checksums bool,
-	dst vk.BufferRange) error {
-	b, s := op.b, op.s
-	C := g.Chunks()
-	nb := (C + 63) / 64
-	vSrc := bufView(src, 0, layout.Align4(2*g.N))
-	vLows := bufView(dst, 0, g.LowBytes())
-	vTable := bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
-	vPieces := bufView(dst, g.PieceOffset(), max(g.MaxBodySize()-g.PieceOffset(), 4))
-	scratch, err := s.dev.alloc(C << g.Shift)
-	if err != nil {
-		return err
+func (huffCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
+	g := layout.Huff{N: t.n, Shift: t.shift}
+	total := alignRegion(layout.Align4(2*t.n)) + alignRegion(g.LowBytes()) + alignRegion(g.MaxBodySize()) +
+		4*regionAlign
+	if encode {
+		total += alignRegion(g.Chunks() << t.shift)
 	}
-	work, err := s.allocOut(b, 4*(2*nb+1))
-	if err != nil {
-		return err
-	}
-	op.total, op.nb, op.sideOff = work.host, nb, g.PieceOffset()
-	enc, err := k.pipeline("huff_encode", k.EncodeWG, g.Shift)
-	if err != nil {
-		return err
-	}
-	place, err := k.pipeline("huff_place", k.PlaceWG, g.Shift)
-	if err != nil {
-		return err
-	}
-	scan, err := b.pipeline("sz4_scan", min(uint32(b.t.WorkGroup), 1<<layout.MaxChunkShift/8), 0)
-	if err != nil {
-		return err
-	}
-	bdEnc, err := s.bind(b, enc, vSrc.l, vLows.l, vTable.l, scratch, work.dev)
-	if err != nil {
-		return err
-	}
-	bdScan, err := s.bind(b, scan, work.dev)
-	if err != nil {
-		return err
-	}
-	placeConsts, err := b.constsFor(ctx, "huff_place", k.PlaceWG, g.Shift)
-	if err != nil {
-		return err
-	}
-	bdPlace, err := s.bind(b, place, vTable.l, scratch, vPieces.l, vLows.l, work.dev, placeConsts)
-	if err != nil {
-		return err
-	}
-	if err := op.beginTimed(4); err != nil {
-		return err
-	}
-	groups := uint32(min(C, uint64(b.groups)))
-	last := uint32(g.ChunkLen(C - 1))
-	cmd := s.cmd
-	cmd.FillBuffer(work.dev.buf, work.dev.off, work.dev.size, 0)
-	cmd.Barrier()
-	var pw pushWriter
-	cmd.Dispatch(enc, bdEnc, pw.u32(uint32(C), last, uint32(layout.Align4(2*g.N)/4), uint32(g.LowBytes()/4),
-		vSrc.words(), vLows.words(), vTable.words()).b, groups, 1, 1)
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	var ps pushWriter
-	cmd.Dispatch(scan, bdScan, ps.u32(uint32(nb)).b, 1, 1, 1)
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 2)
-	var pp pushWriter
-	cmd.Dispatch(place, bdPlace, pp.u32(uint32(C), last, uint32(nb), b2u(checksums), uint32(g.LowBytes()/4),
-		vTable.words(), vPieces.words(), vLows.words()).b, groups, 1, 1)
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 3)
-	b.copyDown(cmd, work)
-	cmd.BarrierToHost()
-	return cmd.End()
+	return total
 }
 
-// prepareDecodeHuff records the device-resident decode of a huff body of bodyLen bytes at body into n values at
-// dst. The host never reads the body: the kernel checks the structure too (§14.4), in the reference's order.
-func (b *Backend) prepareDecodeHuff(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
-	checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
-	k := b.huffKernels()
-	g, err := k.geometry(n, shift)
+func (huffCodec) checkBody(body []byte, t *tensor) error {
+	return codec.CheckHuffBody(body, t.n, t.shift)
+}
+
+// huffPlan is where the kernels of one tensor read and write.
+type huffPlan struct {
+	t                             *tensor
+	k                             *HuffKernels
+	g                             layout.Huff
+	src, lows, table, pieces, dst view
+	pieceLen                      uint64 // decode: bytes of the piece section
+	scratch, work, status         loc
+}
+
+func (c huffCodec) plan(b *Backend, t *tensor, r *regions, pieces uint64) *huffPlan {
+	g := layout.Huff{N: t.n, Shift: t.shift}
+	p := &huffPlan{t: t, k: c.tune(b), g: g, pieceLen: pieces, work: r.work.dev, status: r.status,
+		lows: r.bodyAt(0, g.LowBytes()), table: r.bodyAt(g.TableOffset(), layout.ChunkEntrySize*g.Chunks()),
+		pieces: r.bodyAt(g.PieceOffset(), pieces)}
+	if r.encode {
+		p.src = r.valsAt(0, layout.Align4(2*t.n))
+		p.scratch = r.scratch(g.Chunks() << t.shift) // a raw piece's worth (N/4 words) per chunk
+	} else {
+		p.dst = r.valsAt(0, layout.Align4(2*t.n))
+	}
+	return p
+}
+
+func (c huffCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
+	g := layout.Huff{N: t.n, Shift: t.shift}
+	p := c.plan(b, t, r, g.MaxBodySize()-g.PieceOffset())
+	return &plan{passes: []func(*recorder) error{p.recordEncode, scanPass(p.work, (g.Chunks()+63)/64),
+		p.recordPlace}}, nil
+}
+
+func (c huffCodec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
+	g := layout.Huff{N: t.n, Shift: t.shift}
+	p := c.plan(b, t, r, t.bodyLen-g.PieceOffset())
+	return &plan{passes: []func(*recorder) error{p.recordDecode}, statusFn: huffStatusErr}, nil
+}
+
+// key is the key of a huff kernel for workgroups of wg invocations.
+func (p *huffPlan) key(b *Backend, k *shaders.Kernel, wg uint32) kernelKey {
+	return keyOf(k, wg).with("SHIFT", uint32(p.g.Shift)).withIf("CRC_BITS", uint32(b.crcBits(k.Name))).
+		withIf("BATCH", p.k.Batch)
+}
+
+func (p *huffPlan) lastLen() uint32 { return uint32(p.g.ChunkLen(p.g.Chunks() - 1)) }
+
+func (p *huffPlan) recordEncode(rec *recorder) error {
+	b, C := rec.b, p.g.Chunks()
+	kk := p.key(b, kHuffEncode, p.k.EncodeWG).with("CACHE_SHIFT", p.k.CacheShift)
+	pc := shaders.HuffEncodePush{Chunks: uint32(C), LastLen: p.lastLen(), SrcWords: uint32(layout.Align4(2*p.g.N) / 4),
+		LowWords: uint32(p.g.LowBytes() / 4), SrcBase: p.src.words(), LowBase: p.lows.words(),
+		TableBase: p.table.words()}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(C), p.src.l, p.lows.l, p.table.l, p.scratch, p.work)
+}
+
+func (p *huffPlan) recordPlace(rec *recorder) error {
+	b, C := rec.b, p.g.Chunks()
+	kk := p.key(b, kHuffPlace, p.k.PlaceWG)
+	cs, err := rec.consts(kk, p.g.Shift)
 	if err != nil {
+		return err
+	}
+	pc := shaders.HuffPlacePush{Chunks: uint32(C), LastLen: p.lastLen(), NB: uint32((C + 63) / 64),
+		Checksums: b2u(p.t.checksums), LowWords: uint32(p.g.LowBytes() / 4), TableBase: p.table.words(),
+		PieceBase: p.pieces.words(), LowBase: p.lows.words()}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(C), p.table.l, p.scratch, p.pieces.l, p.lows.l, p.work, cs)
+}
+
+// recordDecode records the decoder and, with checksums, the checksum pass beside it (shaders/huff_check.comp) with
+// no barrier between them: the decoder is bound by the latency of its decode chains and by shared memory, so the
+// CRCs run in a kernel of their own with many more words in flight per SM. Both only read the body, and meet in the
+// status words through atomics.
+func (p *huffPlan) recordDecode(rec *recorder) error {
+	b, k, C := rec.b, p.k, p.g.Chunks()
+	dk := kHuffDecode
+	if k.Int64 {
+		dk = kHuffDecodeI64
+	}
+	kk := p.key(b, dk, k.DecodeWG).with("TEAM_SYNC", b2u(k.TeamSync && b.teamSyncable())).
+		with("L1MIN", min(max(k.L1Bits, 5), 9)).with("ONE_READ", b2u(!k.TwoReads)).
+		with("TABN", huffTableEntries(k.TableEntries)).with("RFILL", min(max(k.RingFill, 1), 4)).
+		with("LOWPF", min(max(k.LowAhead, 1), 3))
+	if k.TeamSync && b.teamSyncable() {
+		kk.subgroup = layout.HuffLanes
+	}
+	if p.t.checksums && k.CheckFirst {
+		if err := p.recordCheck(rec); err != nil {
+			return err
+		}
+	}
+	pc := shaders.HuffDecodePush{Chunks: uint32(C), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums),
+		PieceLen: uint32(p.pieceLen), LowWords: uint32(p.g.LowBytes() / 4),
+		DstWords: uint32(layout.Align4(2*p.g.N) / 4), LowBase: p.lows.words(), TableBase: p.table.words(),
+		PieceBase: p.pieces.words(), DstBase: p.dst.words()}
+	if err := rec.dispatch(kk, shaders.PushBytes(&pc), k.decodeGroups(C), p.lows.l, p.table.l, p.pieces.l, p.dst.l,
+		p.status); err != nil {
+		return err
+	}
+	if p.t.checksums && !k.CheckFirst {
+		return p.recordCheck(rec)
+	}
+	return nil
+}
+
+// recordCheck records the decode's checksum pass.
+func (p *huffPlan) recordCheck(rec *recorder) error {
+	b, C := rec.b, p.g.Chunks()
+	kk := p.key(b, kHuffCheck, p.k.CheckWG)
+	cs, err := rec.consts(kk, p.g.Shift)
+	if err != nil {
+		return err
+	}
+	groups := b.groups
+	if p.k.CheckGroups != 0 {
+		groups = min(groups, p.k.CheckGroups)
+	}
+	pc := shaders.HuffCheckPush{Chunks: uint32(C), LastLen: p.lastLen(), PieceLen: uint32(p.pieceLen),
+		LowWords: uint32(p.g.LowBytes() / 4), LowBase: p.lows.words(), TableBase: p.table.words(),
+		PieceBase: p.pieces.words()}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), uint32(min(C, uint64(groups))), p.lows.l, p.table.l, p.pieces.l,
+		p.status, cs)
+}
+
+// Encode encodes n BF16 values (src, little-endian) as a huff body with chunks of 2^shift values, with this
+// tuning, and returns it.
+func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
+	j := []codec.EncodeJob{{Format: layout.FormatHuff, Src: src, N: n, Shift: shift, Checksums: checksums}}
+	if shift >= layout.HuffMinShift && shift <= layout.HuffMaxShift && n <= layout.MaxCodedValues {
+		j[0].Dst = make([]byte, layout.Huff{N: n, Shift: shift}.MaxBodySize())
+	}
+	if err := k.b.encodeWith(ctx, huffCodec{k}, j); err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return nil, invalid("empty tensor")
-	}
-	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
+	return j[0].Out, nil
+}
+
+// Decode validates and decodes a huff body of n values into dst (2n bytes) with this tuning. An invalid body is
+// reported as bodyErr, with the reference's class and chunk; err is for failures of the call.
+func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift uint, checksums bool,
+	dst []byte) (bodyErr, err error) {
+	j := []codec.DecodeJob{{Format: layout.FormatHuff, Body: body, N: n, Shift: shift, Checksums: checksums, Dst: dst}}
+	if err := k.b.decodeWith(ctx, huffCodec{k}, j); err != nil {
 		return nil, err
 	}
-	s, err := b.opSession()
-	if err != nil {
-		return nil, err
-	}
-	op := &DecodeOp{recorded: recorded{b: b, s: s}, statusFn: huffStatusErr}
-	if err := op.prepareHuff(ctx, k, body, bodyLen, g, checksums, dst); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
-}
-
-func (op *DecodeOp) prepareHuff(ctx context.Context, k *HuffKernels, body vk.BufferRange, bodyLen uint64, g layout.Huff,
-	checksums bool, dst vk.BufferRange) error {
-	b, s := op.b, op.s
-	C := g.Chunks()
-	pieceLen := bodyLen - g.PieceOffset()
-	vLows := bufView(body, 0, g.LowBytes())
-	vTable := bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
-	vPieces := bufView(body, g.PieceOffset(), max(pieceLen, 4))
-	vDst := bufView(dst, 0, layout.Align4(2*g.N))
-	status, err := s.allocOut(b, 32)
-	if err != nil {
-		return err
-	}
-	op.status = status.host
-	dec, err := k.pipeline(k.decodeKernel(), k.DecodeWG, g.Shift)
-	if err != nil {
-		return err
-	}
-	bd, err := s.bind(b, dec, vLows.l, vTable.l, vPieces.l, vDst.l, status.dev)
-	if err != nil {
-		return err
-	}
-	chk, err := k.checkPass(ctx, s, g.Shift, checksums, vLows.l, vTable.l, vPieces.l, status.dev)
-	if err != nil {
-		return err
-	}
-	if err := op.beginTimed(2); err != nil {
-		return err
-	}
-	cmd := s.cmd
-	resetStatus(cmd, status.dev)
-	cmd.Barrier()
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), b2u(checksums), uint32(pieceLen), uint32(g.LowBytes()/4),
-		uint32(layout.Align4(2*g.N)/4), vLows.words(), vTable.words(), vPieces.words(), vDst.words())
-	chk.record(cmd, true, C, g, pieceLen, vLows.words(), vTable.words(), vPieces.words())
-	cmd.Dispatch(dec, bd, pw.b, k.decodeGroups(C), 1, 1)
-	chk.record(cmd, false, C, g, pieceLen, vLows.words(), vTable.words(), vPieces.words())
-	cmd.Barrier()
-	cmd.Timestamp(op.qp, 1)
-	b.copyDown(cmd, status)
-	cmd.BarrierToHost()
-	return cmd.End()
-}
-
-// huffCheck is a decode's checksum pass (shaders/huff_check.comp), recorded beside huff_decode with no barrier
-// between them: the decoder is bound by the latency of its decode chains and by shared memory, so the CRCs run in a
-// kernel of their own with many more words in flight per SM. Both only read the body, and meet in the status words
-// through atomics. The zero value records nothing (checksums off).
-type huffCheck struct {
-	pipe   *vk.Pipeline
-	bd     *vk.Bindings
-	groups uint32 // the grid's cap
-	first  bool   // recorded before the decoder
-}
-
-// checkPass prepares the checksum pass of a decode over lows, table and pieces into status.
-func (k *HuffKernels) checkPass(ctx context.Context, s *session, shift uint, checksums bool, lows, table, pieces,
-	status loc) (huffCheck, error) {
-	if !checksums {
-		return huffCheck{}, nil
-	}
-	b := k.b
-	pipe, err := k.pipeline("huff_check", k.CheckWG, shift)
-	if err != nil {
-		return huffCheck{}, err
-	}
-	consts, err := b.constsFor(ctx, "huff_check", k.CheckWG, shift)
-	if err != nil {
-		return huffCheck{}, err
-	}
-	bd, err := s.bind(b, pipe, lows, table, pieces, status, consts)
-	if err != nil {
-		return huffCheck{}, err
-	}
-	g := b.groups
-	if k.CheckGroups != 0 {
-		g = min(g, k.CheckGroups)
-	}
-	return huffCheck{pipe: pipe, bd: bd, groups: g, first: k.CheckFirst}, nil
-}
-
-// record dispatches the pass over C chunks (bases: words from each binding's start to its data) if it goes
-// before the decoder (before) or after it (!before).
-func (h huffCheck) record(cmd *vk.Commands, before bool, C uint64, g layout.Huff, pieceLen uint64, lowBase, tableBase,
-	pieceBase uint32) {
-	if h.pipe == nil || before != h.first {
-		return
-	}
-	var pw pushWriter
-	pw.u32(uint32(C), uint32(g.ChunkLen(C-1)), uint32(pieceLen), uint32(g.LowBytes()/4), lowBase, tableBase, pieceBase)
-	cmd.Dispatch(h.pipe, h.bd, pw.b, uint32(min(C, uint64(h.groups))), 1, 1)
+	return j[0].Err, nil
 }

@@ -16,14 +16,6 @@ import (
 	"github.com/vkzip/vkzip/internal/vktune"
 )
 
-func huffRef(t *testing.T, src []byte, shift uint, checksums bool) []byte {
-	t.Helper()
-	n := uint64(len(src) / 2)
-	body, err := codec.EncodeHuff(make([]byte, layout.Huff{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
-	require.NoError(t, err)
-	return body
-}
-
 // huffPatterns reach every path of the kernels: KV-like chunks, raw chunks (noise), one exponent (1-bit codes),
 // every exponent, and counts that make the deepest trees (the length limiter).
 func huffPatterns(r *rand.Rand, n int) map[string][]byte {
@@ -79,7 +71,6 @@ func huffPatterns(r *rand.Rand, n int) map[string][]byte {
 func TestHuffVulkanMatchesReference(t *testing.T) {
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	r := rand.New(rand.NewPCG(21, 14))
 	ctx := context.Background()
 	for _, shift := range []uint{12, 14, 16} {
@@ -154,7 +145,6 @@ func classAt(t *testing.T, e error) string {
 func TestHuffVulkanSingleAfterCoded(t *testing.T) {
 	vb := openTest(t, Options{Tune: &vktune.Params{Groups: 1}})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	k.DecodeWG, k.DecodeGroups = huffDecodeTeam, 1
 	p := huffPatterns(rand.New(rand.NewPCG(25, 14)), 4096)
 	src := append(append([]byte{}, p["kv"]...), p["one"]...)
@@ -182,7 +172,6 @@ func TestHuffVulkanSingleAfterCoded(t *testing.T) {
 func TestHuffVulkanHostile(t *testing.T) {
 	vb := openTest(t, Options{})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	r := rand.New(rand.NewPCG(22, 14))
 	ctx := context.Background()
 	const shift = 12
@@ -301,7 +290,6 @@ func TestHuffVulkanVariants(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, classAt(t, want), classAt(t, got), "%s bit %d: %v / %v", name, bit, want, got)
 			}
-			require.NoError(t, k.Close())
 		}
 	}
 }
@@ -315,7 +303,6 @@ func TestHuffDecodeSharedBudget(t *testing.T) {
 	}
 	vb := openTest(t, Options{Tune: &vktune.Params{Huff: vktune.Huff{DecodeWG: 4096}}})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	require.Equal(t, vb.huffWide(), k.Int64, "the 64-bit decoder wherever the device has 64- and 16-bit integers")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
 	require.Zero(t, k.DecodeWG%huffDecodeTeam)

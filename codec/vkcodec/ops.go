@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/vkzip/vkzip/codec"
@@ -14,7 +15,70 @@ import (
 // Device-resident operations: tensors that already live in device buffers (a serving stack's KV blocks, CUDA
 // memory imported through cudabridge, benchmark inputs) are encoded and decoded in place. An operation is
 // prepared once — plan, bindings, recorded command buffer — and run many times: one queue submission per run,
-// no allocation, and the only host read-back is the body size (encode) or the verdict (decode).
+// no allocation, and the only host read-back is the body size (encode) or the verdict (decode). One tensor, or
+// several same-size tensors (blocks) side by side in one submission, of any format in the registry.
+
+// EncodeSpec describes a device-resident encode.
+type EncodeSpec struct {
+	Format    uint8
+	DType     layout.DType    // the values' dtype (zero: BF16)
+	N         uint64          // values of the tensor (of each block)
+	Shift     uint            // chunks of 2^Shift values (chunked formats)
+	Codebook  *codec.Codebook // formats with a codebook (splitzip4, auto over BF16); ignored by the others
+	Checksums bool
+	// Src holds the values (16-byte aligned offset, align4(N·size) bytes); Dst receives the body (4-byte aligned
+	// offset, room for the format's largest body).
+	Src, Dst vk.BufferRange
+	// Blocks, when set, replaces Src and Dst: same-size tensors encoded side by side in one submission, block i's
+	// values at Blocks[i].Src and its body at Blocks[i].Dst (the Dsts must not overlap).
+	Blocks []Block
+}
+
+// DecodeSpec describes a device-resident decode. The kernels validate the whole body: the host never reads it.
+type DecodeSpec struct {
+	Format    uint8
+	DType     layout.DType // zero: BF16
+	N         uint64
+	Shift     uint
+	Codebook  *codec.Codebook
+	Checksums bool
+	// Body holds BodyLen bytes of body (4-byte aligned offset); Dst receives the values (16-byte aligned offset,
+	// room for align4(N·size) bytes).
+	Body    vk.BufferRange
+	BodyLen uint64
+	Dst     vk.BufferRange
+	// Blocks, when set, replaces Body and Dst: block i's body at Blocks[i].Src (room for the format's largest body)
+	// and its values at Blocks[i].Dst (not overlapping). Their lengths are given before each run
+	// (DecodeOp.SetBodyLens), for formats whose decoder reads them at run time (SupportsBlockDecode).
+	Blocks []Block
+}
+
+// Block is one tensor of a block operation: its input and output ranges.
+type Block struct{ Src, Dst vk.BufferRange }
+
+// Blocks pairs srcs[i] with dsts[i]; where one list is longer, its extra ranges are paired with none (which
+// PrepareEncode and PrepareDecode refuse).
+func Blocks(srcs, dsts []vk.BufferRange) []Block {
+	out := make([]Block, max(len(srcs), len(dsts)))
+	for i := range out {
+		if i < len(srcs) {
+			out[i].Src = srcs[i]
+		}
+		if i < len(dsts) {
+			out[i].Dst = dsts[i]
+		}
+	}
+	return out
+}
+
+// SupportsResident reports whether PrepareEncode and PrepareDecode run format id.
+func (b *Backend) SupportsResident(id uint8) bool { return b.SupportsFormat(id) }
+
+// SupportsBlockDecode reports whether PrepareDecode takes Blocks for format id (body lengths given per run).
+func (b *Backend) SupportsBlockDecode(id uint8) bool {
+	_, ok := gpuCodecs[id].(blockDecoder)
+	return ok
+}
 
 // recorded is what every prepared operation has: a session whose command buffer holds the operation, timestamps
 // around it, and the submission in flight between SubmitWith and Finish.
@@ -26,6 +90,343 @@ type recorded struct {
 	ns    []uint64 // timestamps of the last run
 	gpuNs uint64
 }
+
+// EncodeOp encodes tensors at their sources into bodies at their destinations.
+type EncodeOp struct {
+	recorded
+	work   loc    // host-visible work words of every block, stride apart
+	stride uint64 // bytes between blocks' work words
+	sh     shape
+	blocks int
+}
+
+// DecodeOp decodes bodies into values.
+type DecodeOp struct {
+	recorded
+	status   loc // host-visible status words, StatusWords per block
+	statusFn func(st []byte, name string) error
+	sh       shape
+	blocks   int
+	statusUp []byte // block decodes: the status template written before each run (lengths, reset verdicts)
+	lensSet  bool
+}
+
+func tensorOf(format uint8, dt layout.DType, n uint64, shift uint, cb *codec.Codebook, checksums bool,
+	blocks int) tensor {
+	return tensor{format: format, dt: jobDType(dt), n: n, shift: shift, cb: cb, checksums: checksums,
+		together: uint64(blocks)}
+}
+
+// prepared checks what every device-resident operation needs of its format and tensor.
+func (b *Backend) prepared(t *tensor) (gpuCodec, shape, error) {
+	f, err := lookupCodec(t.format)
+	if err != nil {
+		return nil, shape{}, err
+	}
+	if t.n == 0 {
+		return nil, shape{}, invalid("empty tensor")
+	}
+	if err := f.check(b, t); err != nil {
+		return nil, shape{}, err
+	}
+	return f, f.shape(t), nil
+}
+
+// PrepareEncode records a device-resident encode.
+func (b *Backend) PrepareEncode(ctx context.Context, spec EncodeSpec) (*EncodeOp, error) {
+	blocks := spec.Blocks
+	if len(blocks) == 0 {
+		blocks = []Block{{spec.Src, spec.Dst}}
+	}
+	t := tensorOf(spec.Format, spec.DType, spec.N, spec.Shift, spec.Codebook, spec.Checksums, len(blocks))
+	f, sh, err := b.prepared(&t)
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.Blocks) == 0 {
+		err = checkEncodeRanges(spec.Src, t.valueBytes(), spec.Dst, sh.maxBody)
+	} else {
+		err = checkBlockRanges(blocks, 16, 4, layout.Align4(t.valueBytes()), sh.maxBody, "source", "destination")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newOp(b, func(r recorded) *EncodeOp { return &EncodeOp{recorded: r, sh: sh, blocks: len(blocks)} },
+		func(op *EncodeOp) error { return op.prepare(ctx, f, &t, blocks) })
+}
+
+func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block) error {
+	b, s := op.b, op.s
+	op.stride = alignRegion(op.sh.workBytes)
+	work, err := s.allocOut(b, op.stride*uint64(len(blocks)))
+	if err != nil {
+		return err
+	}
+	op.work = work.host
+	plans := make([]*plan, len(blocks))
+	var zero []loc
+	for i, blk := range blocks {
+		w := loc{buf: work.dev.buf, off: work.dev.off + uint64(i)*op.stride, size: op.sh.workBytes}
+		r := &regions{b: b, s: s, encode: true, vals: blk.Src, body: blk.Dst, work: staged{dev: w, host: w}}
+		if plans[i], err = f.encode(b, t, r); err == nil {
+			err = r.err
+		}
+		if err != nil {
+			return err
+		}
+		zero = append(zero, r.zero...)
+	}
+	return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) { zeroRegions(cmd, work.dev, zero) })
+}
+
+// recordTimed records a prepared operation's command buffer: setup, then the plans' passes, each after a barrier,
+// with a timestamp before the first and after each (one span for plans timed so), and the read-back of out.
+func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, setup func(cmd *vk.Commands)) error {
+	passes, oneSpan := 0, false
+	for _, p := range plans {
+		passes, oneSpan = max(passes, len(p.passes)), oneSpan || p.oneSpan
+	}
+	n := uint32(passes)
+	if oneSpan {
+		n = 1
+	}
+	if err := r.beginTimed(n + 1); err != nil {
+		return err
+	}
+	cmd := r.s.cmd
+	setup(cmd)
+	between := func(k int) { cmd.Timestamp(r.qp, uint32(k)) }
+	if oneSpan {
+		between = nil
+	}
+	if err := recordPlans(&recorder{ctx: ctx, b: r.b, s: r.s}, plans, between); err != nil {
+		return err
+	}
+	cmd.Timestamp(r.qp, n)
+	r.b.copyDown(cmd, out)
+	cmd.BarrierToHost()
+	return cmd.End()
+}
+
+// beginTimed opens a prepared operation's command buffer with a pool of n timestamp queries: query 0 is written
+// here, the others by the caller between and after the passes it records.
+func (r *recorded) beginTimed(n uint32) error {
+	var err error
+	if r.qp, err = r.b.dev.NewQueryPool(n); err != nil {
+		return err
+	}
+	cmd := r.s.cmd
+	if err := cmd.Begin(); err != nil {
+		return err
+	}
+	cmd.ResetQueries(r.qp, 0, n)
+	cmd.Timestamp(r.qp, 0)
+	return nil
+}
+
+// Blocks is the number of tensors the operation encodes.
+func (op *EncodeOp) Blocks() int { return op.blocks }
+
+// Run encodes once and returns the body's length in bytes (the first block's; BlockSizes gives every block's).
+func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
+	if err := op.SubmitWith(nil, nil); err != nil {
+		return 0, err
+	}
+	return op.Finish(ctx)
+}
+
+// SubmitWith queues the recorded encode without waiting, after waits and signalling signals; Finish must follow
+// before the next Run or SubmitWith.
+func (op *EncodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
+	return op.submitWith(waits, signals)
+}
+
+// Finish waits for the submission of SubmitWith and returns the (first block's) body length in bytes.
+func (op *EncodeOp) Finish(ctx context.Context) (uint64, error) {
+	if err := op.finish(ctx); err != nil {
+		return 0, err
+	}
+	op.b.dev.CountReadback(4 * uint64(op.blocks))
+	return op.size(0)
+}
+
+func (op *EncodeOp) size(i int) (uint64, error) {
+	return bodyEnd(op.work.bytes()[uint64(i)*op.stride:], op.sh, "resident")
+}
+
+// BlockSizes writes each block's body length of the last run to sizes (len ≥ Blocks()).
+func (op *EncodeOp) BlockSizes(sizes []uint64) error {
+	if len(sizes) < op.blocks {
+		return invalid("sizes holds %d entries for %d blocks", len(sizes), op.blocks)
+	}
+	for i := range op.blocks {
+		var err error
+		if sizes[i], err = op.size(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PassTimes is the device time of each pass in the last Run: the chunk kernel (dense pieces, escapes), the prefix
+// sum of the side sizes (formats whose placement does not sum them itself), the placement. Nil before a Run, and
+// for operations timed as one span.
+func (op *EncodeOp) PassTimes() []time.Duration {
+	var t []time.Duration
+	for i := 1; i < len(op.ns) && len(op.ns) > 2; i++ {
+		t = append(t, time.Duration(op.ns[i]-op.ns[i-1]))
+	}
+	return t
+}
+
+// PrepareDecode records a device-resident decode.
+func (b *Backend) PrepareDecode(ctx context.Context, spec DecodeSpec) (*DecodeOp, error) {
+	blocks := spec.Blocks
+	if len(blocks) == 0 {
+		blocks = []Block{{spec.Body, spec.Dst}}
+	}
+	t := tensorOf(spec.Format, spec.DType, spec.N, spec.Shift, spec.Codebook, spec.Checksums, len(blocks))
+	t.bodyLen = spec.BodyLen
+	f, sh, err := b.prepared(&t)
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.Blocks) == 0 {
+		err = checkDecodeInto(spec.Body, spec.BodyLen, sh.minBody, sh.maxBody, spec.Dst, t.valueBytes())
+	} else if !b.SupportsBlockDecode(spec.Format) {
+		err = &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
+			Detail: "vulkan backend: no block decode of " + codec.FormatName(spec.Format)}
+	} else {
+		t.runtimeSide, t.bodyLen = true, sh.maxBody
+		err = checkBlockRanges(blocks, 4, 16, sh.maxBody, layout.Align4(t.valueBytes()), "body", "destination")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newOp(b, func(r recorded) *DecodeOp { return &DecodeOp{recorded: r, sh: sh, blocks: len(blocks)} },
+		func(op *DecodeOp) error { return op.prepare(ctx, f, &t, blocks, len(spec.Blocks) > 0) })
+}
+
+func (op *DecodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block, runtime bool) error {
+	b, s := op.b, op.s
+	size := 4 * layout.StatusWords * uint64(len(blocks))
+	// Block decodes upload their status words (each run's side lengths, the reset verdicts) and read them back;
+	// a single decode resets its own on the device.
+	var status, down staged
+	var err error
+	if runtime {
+		status, err = s.allocIn(b, size)
+		down = status
+		if err == nil && !b.unified {
+			down.host, err = s.down.alloc(status.dev.size)
+		}
+		if err == nil {
+			op.statusUp = status.host.bytes()
+		}
+	} else {
+		status, err = s.allocOut(b, size)
+		down = status
+	}
+	if err != nil {
+		return err
+	}
+	op.status = down.host
+	plans := make([]*plan, len(blocks))
+	for i, blk := range blocks {
+		r := &regions{b: b, s: s, vals: blk.Dst, body: blk.Src, status: status.dev,
+			statusBase: uint32(i * layout.StatusWords)}
+		if plans[i], err = f.decode(b, t, r); err == nil {
+			err = r.err
+		}
+		if err != nil {
+			return err
+		}
+	}
+	op.statusFn = plans[0].statusFn
+	return op.recordTimed(ctx, plans, down, func(cmd *vk.Commands) {
+		if runtime {
+			b.copyUp(cmd, status)
+		} else {
+			resetStatus(cmd, status.dev)
+		}
+	})
+}
+
+// Blocks is the number of bodies the operation decodes.
+func (op *DecodeOp) Blocks() int { return op.blocks }
+
+// SetBodyLens gives a block decode the bodies' lengths for the runs that follow: bodyLens[i] is block i's.
+func (op *DecodeOp) SetBodyLens(bodyLens []uint64) error {
+	if op.statusUp == nil {
+		return invalid("body lengths for an operation without blocks")
+	}
+	if len(bodyLens) != op.blocks {
+		return invalid("%d body lengths for %d blocks", len(bodyLens), op.blocks)
+	}
+	if op.sub != nil {
+		return invalid("body lengths changed while a run is in flight")
+	}
+	sh := op.sh
+	for i, l := range bodyLens {
+		if l < sh.minBody || l > sh.maxBody || l%4 != 0 {
+			return &codec.Error{Class: codec.ErrCorrupt, Tensor: blockName(i), Chunk: -1,
+				Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", l, sh.minBody, sh.maxBody)}
+		}
+	}
+	for i, l := range bodyLens {
+		w := op.statusUp[4*layout.StatusWords*i:]
+		for k := range layout.StatusWords {
+			v := uint32(0)
+			if k >= 1 && k <= 3 {
+				v = 0xFFFFFFFF // lowest chunk per class: none yet
+			}
+			binary.LittleEndian.PutUint32(w[4*k:], v)
+		}
+		binary.LittleEndian.PutUint32(w[4*layout.StatusSideLen:], uint32(l-sh.sideOff))
+	}
+	op.lensSet = true
+	return nil
+}
+
+// Run decodes once; an invalid body gives the reference's error class (of the lowest-numbered invalid block).
+func (op *DecodeOp) Run(ctx context.Context) error {
+	if err := op.SubmitWith(nil, nil); err != nil {
+		return err
+	}
+	return op.Finish(ctx)
+}
+
+// SubmitWith queues the recorded decode without waiting, after waits and signalling signals (see EncodeOp).
+func (op *DecodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
+	if op.statusUp != nil && !op.lensSet {
+		return invalid("block decode run before SetBodyLens")
+	}
+	return op.submitWith(waits, signals)
+}
+
+// Finish waits for the submission of SubmitWith; an invalid body gives the reference's error class.
+func (op *DecodeOp) Finish(ctx context.Context) error {
+	if err := op.finish(ctx); err != nil {
+		return err
+	}
+	st := op.status.bytes()
+	op.b.dev.CountReadback(4 * layout.StatusWords * uint64(op.blocks))
+	if op.statusUp == nil {
+		return verdict(op.statusFn, st, "")
+	}
+	for i := range op.blocks {
+		if err := verdict(op.statusFn, st[4*layout.StatusWords*i:4*layout.StatusWords*(i+1)], blockName(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func blockName(i int) string { return fmt.Sprintf("block %d", i) }
+
+// Clamps is the number of indices the debug build of the decoder had to clamp in the last Run
+// (vktune.Params.DebugBounds).
+func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
 
 // submitWith queues the recorded commands without waiting: they start once every wait semaphore reached its value
 // and signal every signal value when done (GPU-side ordering with other APIs, e.g. CUDA through cudabridge).
@@ -73,24 +474,21 @@ func (r *recorded) Close() {
 	}
 }
 
-// EncodeOp encodes n values at src into a body at dst.
-type EncodeOp struct {
-	recorded
-	total   loc    // host-visible work words; the side section size is word 2·nb
-	nb      uint64 // 64-chunk blocks of the prefix sum
-	sideOff uint64 // where the side section starts in the body
-}
-
-// DecodeOp decodes a body at body into n values at dst.
-type DecodeOp struct {
-	recorded
-	status   loc // host-visible status words
-	name     string
-	statusFn func(st []byte, name string) error // the format's status mapping (nil: statusErr)
-}
-
-func invalid(f string, a ...any) error {
-	return &codec.Error{Class: codec.ErrInvalidInput, Chunk: -1, Detail: fmt.Sprintf(f, a...)}
+// newOp takes a session, wraps it as an operation and lets record fill it; a failed preparation releases what it
+// took.
+func newOp[O interface{ Close() }](b *Backend, wrap func(recorded) O, record func(O) error) (O, error) {
+	var none O
+	s, err := b.getSession()
+	if err != nil {
+		return none, err
+	}
+	s.reset()
+	op := wrap(recorded{b: b, s: s})
+	if err := record(op); err != nil {
+		op.Close()
+		return none, err
+	}
+	return op, nil
 }
 
 // within checks that [off, off+n) lies in r.
@@ -114,371 +512,63 @@ func bufView(r vk.BufferRange, off, size uint64) view {
 	return v
 }
 
-func (b *Backend) opSession() (*session, error) {
-	s, err := b.getSession()
-	if err != nil {
-		return nil, err
+// checkEncodeRanges refuses what a prepared encode could not bind safely: misaligned offsets (16 bytes for values,
+// 4 for a body), a source range without srcBytes (rounded up to whole words) or a destination without maxBody bytes.
+func checkEncodeRanges(src vk.BufferRange, srcBytes uint64, dst vk.BufferRange, maxBody uint64) error {
+	if src.Offset%16 != 0 || dst.Offset%4 != 0 {
+		return invalid("source offset must be a multiple of 16 and destination offset of 4")
 	}
-	s.reset()
-	return s, nil
+	if err := within(src, 0, layout.Align4(srcBytes), "source"); err != nil {
+		return err
+	}
+	return within(dst, 0, maxBody, "destination")
 }
 
-// PrepareEncode records the encode of n values at src (16-byte aligned offset; the range must hold
-// align4(2n) bytes) into dst (4-byte aligned; room for layout.SZ4.MaxBodySize bytes).
-func (b *Backend) PrepareEncode(ctx context.Context, src vk.BufferRange, n uint64, shift uint, cb codec.Codebook,
-	checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
-	if err := b.checkSZ4(layout.FormatSplitZip4, n, shift); err != nil {
-		return nil, err
+// checkDecodeInto refuses what a prepared decode could not bind safely (the kernels read the body and write the
+// values in place, without robustBufferAccess): a body length outside [lo, hi] or not whole words, misaligned
+// offsets, or ranges past their buffers (the destination holds dstBytes, rounded up to whole words).
+func checkDecodeInto(body vk.BufferRange, bodyLen, lo, hi uint64, dst vk.BufferRange, dstBytes uint64) error {
+	if bodyLen < lo || bodyLen > hi || bodyLen%4 != 0 {
+		return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
+			Detail: fmt.Sprintf("body of %d bytes outside [%d, %d]", bodyLen, lo, hi)}
 	}
-	g := layout.SZ4{N: n, Shift: shift}
-	if n == 0 {
-		return nil, invalid("empty tensor")
+	if body.Offset%4 != 0 || dst.Offset%16 != 0 {
+		return invalid("body offset must be a multiple of 4 and destination offset of 16")
 	}
-	if err := checkEncodeRanges(src, 2*n, dst, g.MaxBodySize()); err != nil {
-		return nil, err
+	if err := within(body, 0, bodyLen, "body"); err != nil {
+		return err
 	}
-	return b.newEncodeOp(func(op *EncodeOp) error { return op.prepare(ctx, src, g, &cb, checksums, dst) })
+	return within(dst, 0, layout.Align4(dstBytes), "destination")
 }
 
-// sz4EncodeViews plans the encode of g.N values at src into a body at dst (device ranges): scratch and the
-// prefix-sum words come from s.
-func (b *Backend) sz4EncodeViews(s *session, src vk.BufferRange, g layout.SZ4, dst vk.BufferRange) (*tensorPlan, error) {
-	work, err := s.allocOut(b, 4*(2*((g.Chunks()+63)/64)+1))
-	if err != nil {
-		return nil, err
+// checkBlockRanges refuses block sets the kernels could not run safely: misaligned or out-of-buffer ranges, and
+// outputs that overlap each other (two blocks writing the same bytes would race).
+func checkBlockRanges(blocks []Block, inAlign, outAlign, inBytes, outBytes uint64, inWhat, outWhat string) error {
+	type span struct {
+		lo, hi uint64
+		i      int
 	}
-	return b.sz4EncodePlan(s, src, g, dst, work, b.wgFor(g.Shift, g.Chunks()))
-}
-
-// sz4EncodePlan is sz4EncodeViews with the prefix-sum words and the workgroup size given (block batches share one
-// work region and size workgroups by the whole batch).
-func (b *Backend) sz4EncodePlan(s *session, src vk.BufferRange, g layout.SZ4, dst vk.BufferRange, work staged,
-	wg uint32) (*tensorPlan, error) {
-	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: wg, work: work}
-	C := g.Chunks()
-	p.nb = (C + 63) / 64
-	per := b.segChunks(g.Shift)
-	var err error
-	for first := uint64(0); first < C; first += per {
-		sg := segment{first: first, count: min(per, C-first)}
-		cl, ch := codeRange(g, sg.first, sg.count)
-		ll, lh := lowRange(g, sg.first, sg.count)
-		vl, vh := valueRange(g, sg.first, sg.count)
-		sg.vSrc = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
-		sg.vCodes = bufView(dst, cl, ch-cl)
-		sg.vLows = bufView(dst, g.CodeBytes()+ll, lh-ll)
-		if sg.scratch, err = s.dev.alloc(sg.count << g.Shift / 2); err != nil {
-			return nil, err
+	spans := map[*vk.Buffer][]span{} // output ranges per buffer
+	for i, blk := range blocks {
+		if blk.Src.Offset%inAlign != 0 || blk.Dst.Offset%outAlign != 0 {
+			return invalid("block %d: %s offset must be a multiple of %d and %s offset of %d", i, inWhat, inAlign,
+				outWhat, outAlign)
 		}
-		p.segs = append(p.segs, sg)
-	}
-	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
-	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
-	return p, nil
-}
-
-func (op *EncodeOp) prepare(ctx context.Context, src vk.BufferRange, g layout.SZ4, cb *codec.Codebook, checksums bool,
-	dst vk.BufferRange) error {
-	b, s := op.b, op.s
-	p, err := b.sz4EncodeViews(s, src, g, dst)
-	if err != nil {
-		return err
-	}
-	job := codec.EncodeJob{Codebook: cb, Checksums: checksums}
-	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordEncodeA(ctx, s, &job, p) },
-		func() error { return b.recordPlace(ctx, s, &job, p) })
-}
-
-// Run encodes once and returns the body's length in bytes.
-func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
-	if err := op.SubmitWith(nil, nil); err != nil {
-		return 0, err
-	}
-	return op.Finish(ctx)
-}
-
-// SubmitWith queues the recorded encode without waiting, after waits and signalling signals; Finish must follow
-// before the next Run or SubmitWith.
-func (op *EncodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
-	return op.submitWith(waits, signals)
-}
-
-// Finish waits for the submission of SubmitWith and returns the body's length in bytes.
-func (op *EncodeOp) Finish(ctx context.Context) (uint64, error) {
-	if err := op.finish(ctx); err != nil {
-		return 0, err
-	}
-	op.b.dev.CountReadback(4)
-	return op.sideOff + uint64(binary.LittleEndian.Uint32(op.total.bytes()[4*2*op.nb:])), nil
-}
-
-// PassTimes is the device time of each pass in the last Run: the chunk kernel (dense pieces, escapes), the prefix sum
-// of the side sizes (not for SplitZip-4, whose placement sums them itself), the placement. Nil before a Run, and for
-// operations timed as one span.
-func (op *EncodeOp) PassTimes() []time.Duration {
-	var t []time.Duration
-	for i := 1; i < len(op.ns) && len(op.ns) > 2; i++ {
-		t = append(t, time.Duration(op.ns[i]-op.ns[i-1]))
-	}
-	return t
-}
-
-// PrepareDecode records the decode of a body of bodyLen bytes at body (4-byte aligned offset) into n values at dst
-// (16-byte aligned; room for align4(2n) bytes). The kernel validates the chunk table itself: the body is never
-// read by the host.
-func (b *Backend) PrepareDecode(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
-	cb codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
-	if err := b.checkSZ4(layout.FormatSplitZip4, n, shift); err != nil {
-		return nil, err
-	}
-	g := layout.SZ4{N: n, Shift: shift}
-	if n == 0 {
-		return nil, invalid("empty tensor")
-	}
-	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
-		return nil, err
-	}
-	return b.newDecodeOp(func(op *DecodeOp) error { return op.prepare(ctx, body, bodyLen, g, &cb, checksums, dst) })
-}
-
-func (op *DecodeOp) prepare(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.SZ4,
-	cb *codec.Codebook, checksums bool, dst vk.BufferRange) error {
-	b, s := op.b, op.s
-	sideLen := bodyLen - g.SideOffset()
-	p, _ := b.sz4DecodePlan(body, g, sideLen, dst, b.wgFor(g.Shift, g.Chunks()))
-	var err error
-	if p.status, err = s.allocOut(b, 4*layout.StatusWords); err != nil {
-		return err
-	}
-	job := codec.DecodeJob{Codebook: cb, Checksums: checksums}
-	return op.recordDecode(p.status, func() error { return b.recordDecode(ctx, s, &job, p, uint32(sideLen)) })
-}
-
-// sz4DecodePlan binds a body at body (side section of sideLen bytes) and its output at dst, both caller ranges,
-// and returns the side bytes the binding holds (sideLen, or less where the buffer ends first).
-func (b *Backend) sz4DecodePlan(body vk.BufferRange, g layout.SZ4, sideLen uint64, dst vk.BufferRange,
-	wg uint32) (*tensorPlan, uint64) {
-	p := &tensorPlan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: wg}
-	C := g.Chunks()
-	per := b.segChunks(g.Shift)
-	for first := uint64(0); first < C; first += per {
-		sg := segment{first: first, count: min(per, C-first)}
-		cl, ch := codeRange(g, sg.first, sg.count)
-		ll, lh := lowRange(g, sg.first, sg.count)
-		vl, vh := valueRange(g, sg.first, sg.count)
-		sg.vCodes = bufView(body, cl, ch-cl)
-		sg.vLows = bufView(body, g.CodeBytes()+ll, lh-ll)
-		sg.vDst = bufView(dst, 2*vl, layout.Align4(2*(vh-vl)))
-		p.segs = append(p.segs, sg)
-	}
-	p.vTable = bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
-	p.vSide = bufView(body, g.SideOffset(), max(sideLen, 4))
-	return p, min(sideLen, p.vSide.l.size-p.vSide.base)
-}
-
-// Run decodes once; an invalid body gives the reference's error class.
-func (op *DecodeOp) Run(ctx context.Context) error {
-	if err := op.SubmitWith(nil, nil); err != nil {
-		return err
-	}
-	return op.Finish(ctx)
-}
-
-// SubmitWith queues the recorded decode without waiting, after waits and signalling signals (see EncodeOp).
-func (op *DecodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
-	return op.submitWith(waits, signals)
-}
-
-// Finish waits for the submission of SubmitWith; an invalid body gives the reference's error class.
-func (op *DecodeOp) Finish(ctx context.Context) error {
-	if err := op.finish(ctx); err != nil {
-		return err
-	}
-	op.b.dev.CountReadback(32)
-	if op.statusFn != nil {
-		return op.statusFn(op.status.bytes(), op.name)
-	}
-	return statusErr(op.status.bytes(), op.name)
-}
-
-// Clamps is the number of indices the debug build of the decoder had to clamp in the last Run (vktune.Params.DebugBounds).
-func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
-
-// submit runs a recorded command buffer and waits for it.
-func (b *Backend) submit(ctx context.Context, cmd *vk.Commands) error {
-	sub, err := b.dev.Submit(cmd)
-	if err != nil {
-		return mapVK(err)
-	}
-	return b.wait(ctx, sub)
-}
-
-// wait waits for a submission (after a cancelled ctx, still until it completed, so its buffers can be reused).
-func (b *Backend) wait(ctx context.Context, sub *vk.Submission) error {
-	if err := sub.Wait(ctx); err != nil {
-		if ctx.Err() != nil {
-			_ = sub.Wait(context.Background())
-			return ctx.Err()
+		if err := within(blk.Src, 0, inBytes, fmt.Sprintf("block %d %s", i, inWhat)); err != nil {
+			return err
 		}
-		return mapVK(err)
+		if err := within(blk.Dst, 0, outBytes, fmt.Sprintf("block %d %s", i, outWhat)); err != nil {
+			return err
+		}
+		spans[blk.Dst.Buf] = append(spans[blk.Dst.Buf], span{blk.Dst.Offset, blk.Dst.Offset + outBytes, i})
+	}
+	for _, ss := range spans {
+		sort.Slice(ss, func(a, c int) bool { return ss[a].lo < ss[c].lo })
+		for k := 1; k < len(ss); k++ {
+			if ss[k].lo < ss[k-1].hi {
+				return invalid("blocks %d and %d: %s ranges overlap", ss[k-1].i, ss[k].i, outWhat)
+			}
+		}
 	}
 	return nil
-}
-
-// PrepareEncodeFormat is PrepareEncode for any format the backend runs over BF16 values (PrepareEncodeTyped for
-// other dtypes); cb is ignored by formats without a codebook. dst must have room for the format's largest body.
-func (b *Backend) PrepareEncodeFormat(ctx context.Context, format uint8, src vk.BufferRange, n uint64, shift uint,
-	cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*EncodeOp, error) {
-	switch format {
-	case layout.FormatSplitZip4:
-		if cb == nil {
-			return nil, invalid("splitzip4 needs a codebook")
-		}
-		return b.PrepareEncode(ctx, src, n, shift, *cb, checksums, dst)
-	case layout.FormatZF12:
-		return b.prepareEncodeZF12(ctx, src, n, shift, checksums, dst)
-	case layout.FormatAuto:
-		return b.prepareEncodeAuto(ctx, layout.DTypeBF16, src, n, shift, cb, checksums, dst)
-	case layout.FormatTBE3:
-		return b.prepareEncodeTBE3(ctx, src, n, shift, checksums, dst)
-	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4: // they code no BF16: refused, with the reason
-		return b.prepareEncodeXW(ctx, format, layout.DTypeBF16, src, n, shift, checksums, dst)
-	case layout.FormatHuff:
-		return b.prepareEncodeHuff(ctx, src, n, shift, checksums, dst)
-	}
-	return nil, unsupportedFormat(format)
-}
-
-// SupportsResident reports whether PrepareEncodeTyped and PrepareDecodeTyped run a format (device-resident
-// operations; PrepareEncodeFormat and PrepareDecodeFormat for its BF16 formats).
-func (b *Backend) SupportsResident(format uint8) bool {
-	switch format {
-	case layout.FormatSplitZip4, layout.FormatZF12, layout.FormatAuto, layout.FormatTBE3,
-		layout.FormatXW2, layout.FormatXW3, layout.FormatXW4, layout.FormatHuff:
-		return true
-	}
-	return false
-}
-
-// PrepareDecodeFormat is PrepareDecode for any format the backend runs over BF16 values (PrepareDecodeTyped for
-// other dtypes); cb is ignored by formats without a codebook.
-func (b *Backend) PrepareDecodeFormat(ctx context.Context, format uint8, body vk.BufferRange, bodyLen, n uint64,
-	shift uint, cb *codec.Codebook, checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
-	switch format {
-	case layout.FormatSplitZip4:
-		if cb == nil {
-			return nil, invalid("splitzip4 needs a codebook")
-		}
-		return b.PrepareDecode(ctx, body, bodyLen, n, shift, *cb, checksums, dst)
-	case layout.FormatZF12:
-		return b.prepareDecodeZF12(ctx, body, bodyLen, n, shift, checksums, dst)
-	case layout.FormatAuto:
-		return b.prepareDecodeAuto(ctx, layout.DTypeBF16, body, bodyLen, n, shift, cb, checksums, dst)
-	case layout.FormatTBE3:
-		return b.prepareDecodeTBE3(ctx, body, bodyLen, n, shift, checksums, dst)
-	case layout.FormatXW2, layout.FormatXW3, layout.FormatXW4:
-		return b.prepareDecodeXW(ctx, format, layout.DTypeBF16, body, bodyLen, n, shift, checksums, dst)
-	case layout.FormatHuff:
-		return b.prepareDecodeHuff(ctx, body, bodyLen, n, shift, checksums, dst)
-	}
-	return nil, unsupportedFormat(format)
-}
-
-func (b *Backend) prepareEncodeZF12(ctx context.Context, src vk.BufferRange, n uint64, shift uint, checksums bool,
-	dst vk.BufferRange) (*EncodeOp, error) {
-	if err := b.checkZF12(n, shift); err != nil {
-		return nil, err
-	}
-	g := layout.ZF12{N: n, Shift: shift}
-	if n == 0 {
-		return nil, invalid("empty tensor")
-	}
-	if err := checkEncodeRanges(src, 2*n, dst, g.MaxBodySize()); err != nil {
-		return nil, err
-	}
-	return b.newEncodeOp(func(op *EncodeOp) error { return op.prepareZF12(ctx, src, g, checksums, dst) })
-}
-
-// zf12EncodeViews plans the zf12 encode of g.N values at src into a body at dst (device ranges).
-func (b *Backend) zf12EncodeViews(s *session, src vk.BufferRange, g layout.ZF12, dst vk.BufferRange) (*zf12Plan, error) {
-	p := &zf12Plan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
-	C := g.Chunks()
-	p.nb = (C + 63) / 64
-	per := b.segChunks(g.Shift)
-	sz := zsz4(g)
-	var err error
-	for first := uint64(0); first < C; first += per {
-		sg := zsegment{first: first, count: min(per, C-first)}
-		cl, ch := codeRange(sz, sg.first, sg.count)
-		ll, lh := lowRange(sz, sg.first, sg.count)
-		hl, hh := headRange(g, sg.first, sg.count)
-		vl, vh := valueRange(sz, sg.first, sg.count)
-		sg.vSrc = bufView(src, 2*vl, layout.Align4(2*(vh-vl)))
-		sg.vCodes = bufView(dst, cl, ch-cl)
-		sg.vLows = bufView(dst, g.CodeBytes()+ll, lh-ll)
-		sg.vHeads = bufView(dst, g.HeaderOffset()+hl, hh-hl)
-		if sg.scratch, err = s.dev.alloc(sg.count << g.Shift / 2); err != nil {
-			return nil, err
-		}
-		p.segs = append(p.segs, sg)
-	}
-	p.vTable = bufView(dst, g.TableOffset(), layout.ChunkEntrySize*C)
-	p.vSide = bufView(dst, g.SideOffset(), max(g.MaxBodySize()-g.SideOffset(), 4))
-	p.work, err = s.allocOut(b, 4*(2*p.nb+1))
-	return p, err
-}
-
-func (op *EncodeOp) prepareZF12(ctx context.Context, src vk.BufferRange, g layout.ZF12, checksums bool,
-	dst vk.BufferRange) error {
-	b, s := op.b, op.s
-	p, err := b.zf12EncodeViews(s, src, g, dst)
-	if err != nil {
-		return err
-	}
-	return op.recordPasses(p.work, p.nb, g.SideOffset(), func() error { return b.recordZF12Encode(ctx, s, checksums, p) },
-		op.scanPass(p.work, p.nb), func() error { return b.recordZF12Place(ctx, s, checksums, p) })
-}
-
-func (b *Backend) prepareDecodeZF12(ctx context.Context, body vk.BufferRange, bodyLen, n uint64, shift uint,
-	checksums bool, dst vk.BufferRange) (*DecodeOp, error) {
-	if err := b.checkZF12(n, shift); err != nil {
-		return nil, err
-	}
-	g := layout.ZF12{N: n, Shift: shift}
-	if n == 0 {
-		return nil, invalid("empty tensor")
-	}
-	if err := checkDecodeRanges(body, bodyLen, g.MinBodySize(), g.MaxBodySize(), dst, n); err != nil {
-		return nil, err
-	}
-	return b.newDecodeOp(func(op *DecodeOp) error { return op.prepareZF12(ctx, body, bodyLen, g, checksums, dst) })
-}
-
-func (op *DecodeOp) prepareZF12(ctx context.Context, body vk.BufferRange, bodyLen uint64, g layout.ZF12,
-	checksums bool, dst vk.BufferRange) error {
-	b, s := op.b, op.s
-	p := &zf12Plan{g: g, tc: newTensorConsts(g.N, g.Shift), wg: b.wgFor(g.Shift, g.Chunks())}
-	C := g.Chunks()
-	per := b.segChunks(g.Shift)
-	sz := zsz4(g)
-	for first := uint64(0); first < C; first += per {
-		sg := zsegment{first: first, count: min(per, C-first)}
-		cl, ch := codeRange(sz, sg.first, sg.count)
-		ll, lh := lowRange(sz, sg.first, sg.count)
-		hl, hh := headRange(g, sg.first, sg.count)
-		vl, vh := valueRange(sz, sg.first, sg.count)
-		sg.vCodes = bufView(body, cl, ch-cl)
-		sg.vLows = bufView(body, g.CodeBytes()+ll, lh-ll)
-		sg.vHeads = bufView(body, g.HeaderOffset()+hl, hh-hl)
-		sg.vDst = bufView(dst, 2*vl, layout.Align4(2*(vh-vl)))
-		p.segs = append(p.segs, sg)
-	}
-	sideLen := bodyLen - g.SideOffset()
-	p.vTable = bufView(body, g.TableOffset(), layout.ChunkEntrySize*C)
-	p.vSide = bufView(body, g.SideOffset(), max(sideLen, 4))
-	var err error
-	if p.status, err = s.allocOut(b, 32); err != nil {
-		return err
-	}
-	return op.recordDecode(p.status, func() error { return b.recordZF12Decode(ctx, s, checksums, p, uint32(sideLen)) })
 }

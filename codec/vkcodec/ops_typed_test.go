@@ -15,7 +15,7 @@ import (
 	"github.com/vkzip/vkzip/vk"
 )
 
-// Device-resident TBE-3 and exponent-window operations (ops_tbe3.go, ops_xw.go) against the reference codec: the
+// Device-resident TBE-3 and exponent-window operations (tbe3.go, xw.go through ops.go) against the reference codec: the
 // same bytes from the encode, the values back from the decode, the reference's class for damaged bodies the kernel
 // alone judges, nothing written outside the given ranges, one submission a run, no Vulkan objects left behind.
 // Run on lavapipe with LP_NATIVE_VECTOR_WIDTH=128 and 256, VKZIP_REQUIRE_VULKAN=1.
@@ -87,8 +87,10 @@ func residentRoundTrip(t *testing.T, vb *Backend, f uint8, dt layout.DType, src 
 	require.NoError(t, dev.Upload(ctx, in, offs[0], src))
 	poisonBuf(t, dev, out)
 
-	enc, err := vb.PrepareEncodeTyped(ctx, f, dt, vk.BufferRange{Buf: in, Offset: offs[0]}, n, shift, nil, cs,
-		vk.BufferRange{Buf: body, Offset: offs[1]})
+	enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+		Format: f, DType: dt, Src: vk.BufferRange{Buf: in, Offset: offs[0]}, N: n, Shift: shift, Codebook: nil,
+		Checksums: cs, Dst: vk.BufferRange{Buf: body, Offset: offs[1]},
+	})
 	require.NoError(t, err, what)
 	defer enc.Close()
 	for run := 0; run < 2; run++ {
@@ -114,8 +116,10 @@ func residentRoundTrip(t *testing.T, vb *Backend, f uint8, dt layout.DType, src 
 		require.Positive(t, int64(d), "%s: a timestamp after each pass", what)
 	}
 
-	dec, err := vb.PrepareDecodeTyped(ctx, f, dt, vk.BufferRange{Buf: body, Offset: offs[1]}, uint64(len(want)), n,
-		shift, nil, cs, vk.BufferRange{Buf: out, Offset: offs[2]})
+	dec, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: f, DType: dt, Body: vk.BufferRange{Buf: body, Offset: offs[1]}, BodyLen: uint64(len(want)), N: n,
+		Shift: shift, Codebook: nil, Checksums: cs, Dst: vk.BufferRange{Buf: out, Offset: offs[2]},
+	})
 	require.NoError(t, err, what)
 	defer dec.Close()
 	before := dev.Stats()
@@ -211,13 +215,17 @@ func residentMutations(t *testing.T, vb *Backend, f uint8, dt layout.DType, body
 		want, werr := refDecode(t, f, dt, bad, n, shift, cs)
 		var gerr error
 		if uint64(len(bad)) < lo || uint64(len(bad)) > hi {
-			_, gerr = vb.PrepareDecodeTyped(ctx, f, dt, vk.BufferRange{Buf: in, Offset: 20}, uint64(len(bad)), n, shift,
-				nil, cs, vk.BufferRange{Buf: out})
+			_, gerr = vb.PrepareDecode(ctx, DecodeSpec{
+				Format: f, DType: dt, Body: vk.BufferRange{Buf: in, Offset: 20}, BodyLen: uint64(len(bad)), N: n,
+				Shift: shift, Codebook: nil, Checksums: cs, Dst: vk.BufferRange{Buf: out},
+			})
 		} else {
 			op := ops[len(bad)]
 			if op == nil {
-				op, err = vb.PrepareDecodeTyped(ctx, f, dt, vk.BufferRange{Buf: in, Offset: 20}, uint64(len(bad)), n,
-					shift, nil, cs, vk.BufferRange{Buf: out})
+				op, err = vb.PrepareDecode(ctx, DecodeSpec{
+					Format: f, DType: dt, Body: vk.BufferRange{Buf: in, Offset: 20}, BodyLen: uint64(len(bad)),
+					N: n, Shift: shift, Codebook: nil, Checksums: cs, Dst: vk.BufferRange{Buf: out},
+				})
 				require.NoError(t, err)
 				ops[len(bad)] = op
 			}
@@ -308,48 +316,77 @@ func TestTypedOpsRefuse(t *testing.T) {
 		run  func() error
 	}{
 		{"xw over BF16", codec.ErrInvalidInput, func() error {
-			_, err := vb.PrepareEncodeFormat(ctx, layout.FormatXW3, whole, 4096, 12, nil, true, whole)
+			_, err := vb.PrepareEncode(ctx, EncodeSpec{
+				Format: layout.FormatXW3, Src: whole, N: 4096, Shift: 12, Codebook: nil, Checksums: true,
+				Dst: whole,
+			})
 			return err
 		}},
 		{"tbe3 over F16", codec.ErrUnsupported, func() error {
-			_, err := vb.PrepareEncodeTyped(ctx, layout.FormatTBE3, layout.DTypeF16, whole, 4096, 12, nil, true, whole)
+			_, err := vb.PrepareEncode(ctx, EncodeSpec{
+				Format: layout.FormatTBE3, DType: layout.DTypeF16, Src: whole, N: 4096, Shift: 12, Codebook: nil,
+				Checksums: true, Dst: whole,
+			})
 			return err
 		}},
 		{"xw source offset", codec.ErrInvalidInput, func() error {
-			_, err := vb.PrepareEncodeTyped(ctx, layout.FormatXW3, layout.DTypeF8E5M2, at(4), 4096, 12, nil, true, whole)
+			_, err := vb.PrepareEncode(ctx, EncodeSpec{
+				Format: layout.FormatXW3, DType: layout.DTypeF8E5M2, Src: at(4), N: 4096, Shift: 12, Codebook: nil,
+				Checksums: true, Dst: whole,
+			})
 			return err
 		}},
 		{"tbe3 body offset", codec.ErrInvalidInput, func() error {
 			lo := layout.TBE3{N: 4096, Shift: 12}.MinBodySize()
-			_, err := vb.PrepareDecodeTyped(ctx, layout.FormatTBE3, layout.DTypeBF16, at(2), lo, 4096, 12, nil, true, whole)
+			_, err := vb.PrepareDecode(ctx, DecodeSpec{
+				Format: layout.FormatTBE3, DType: layout.DTypeBF16, Body: at(2), BodyLen: lo, N: 4096, Shift: 12,
+				Codebook: nil, Checksums: true, Dst: whole,
+			})
 			return err
 		}},
 		{"xw destination too small", codec.ErrInvalidInput, func() error {
-			_, err := vb.PrepareEncodeTyped(ctx, layout.FormatXW2, layout.DTypeF32, whole, 1<<18, 12, nil, true, at(1<<19))
+			_, err := vb.PrepareEncode(ctx, EncodeSpec{
+				Format: layout.FormatXW2, DType: layout.DTypeF32, Src: whole, N: 1 << 18, Shift: 12, Codebook: nil,
+				Checksums: true, Dst: at(1 << 19),
+			})
 			return err
 		}},
 		{"xw body past the buffer", codec.ErrInvalidInput, func() error {
 			x, _ := layout.NewXW(layout.FormatXW4, layout.DTypeF16, 1<<18, 12)
-			_, err := vb.PrepareDecodeTyped(ctx, layout.FormatXW4, layout.DTypeF16, at(1<<20-4096), x.MinBodySize(), 1<<18, 12,
-				nil, true, whole)
+			_, err := vb.PrepareDecode(ctx, DecodeSpec{
+				Format: layout.FormatXW4, DType: layout.DTypeF16, Body: at(1<<20 - 4096), BodyLen: x.MinBodySize(),
+				N: 1 << 18, Shift: 12, Codebook: nil, Checksums: true, Dst: whole,
+			})
 			return err
 		}},
 		{"xw body length", codec.ErrCorrupt, func() error {
-			_, err := vb.PrepareDecodeTyped(ctx, layout.FormatXW3, layout.DTypeF8E4M3, whole, 6, 4096, 12, nil, true, whole)
+			_, err := vb.PrepareDecode(ctx, DecodeSpec{
+				Format: layout.FormatXW3, DType: layout.DTypeF8E4M3, Body: whole, BodyLen: 6, N: 4096, Shift: 12,
+				Codebook: nil, Checksums: true, Dst: whole,
+			})
 			return err
 		}},
 		{"auto over F16 destination too small", codec.ErrInvalidInput, func() error {
-			_, err := vb.PrepareEncodeTyped(ctx, layout.FormatAuto, layout.DTypeF16, whole, 1<<18, 12, nil, true, at(1<<19))
+			_, err := vb.PrepareEncode(ctx, EncodeSpec{
+				Format: layout.FormatAuto, DType: layout.DTypeF16, Src: whole, N: 1 << 18, Shift: 12, Codebook: nil,
+				Checksums: true, Dst: at(1 << 19),
+			})
 			return err
 		}},
 		{"auto over F8_E4M3 destination offset", codec.ErrInvalidInput, func() error {
 			f, _ := codec.LookupFormat(layout.FormatAuto)
 			lo, _ := f.BodyBounds(4096, layout.DTypeF8E4M3, 12)
-			_, err := vb.PrepareDecodeTyped(ctx, layout.FormatAuto, layout.DTypeF8E4M3, whole, lo, 4096, 12, nil, true, at(8))
+			_, err := vb.PrepareDecode(ctx, DecodeSpec{
+				Format: layout.FormatAuto, DType: layout.DTypeF8E4M3, Body: whole, BodyLen: lo, N: 4096, Shift: 12,
+				Codebook: nil, Checksums: true, Dst: at(8),
+			})
 			return err
 		}},
 		{"empty tensor", codec.ErrInvalidInput, func() error {
-			_, err := vb.PrepareEncodeTyped(ctx, layout.FormatXW3, layout.DTypeF16, whole, 0, 12, nil, true, whole)
+			_, err := vb.PrepareEncode(ctx, EncodeSpec{
+				Format: layout.FormatXW3, DType: layout.DTypeF16, Src: whole, N: 0, Shift: 12, Codebook: nil,
+				Checksums: true, Dst: whole,
+			})
 			return err
 		}},
 	} {
@@ -366,12 +403,18 @@ func TestTypedOpsRefuse(t *testing.T) {
 		}{{layout.FormatTBE3, layout.DTypeBF16}, {layout.FormatXW3, layout.DTypeF8E5M2}, {layout.FormatXW2, layout.DTypeF16},
 			{layout.FormatAuto, layout.DTypeF16}, {layout.FormatAuto, layout.DTypeF8E4M3}} {
 			n := uint64(len(src) / f.dt.Size())
-			enc, err := vb.PrepareEncodeTyped(ctx, f.id, f.dt, whole, n, 10, nil, true, at(1<<18))
+			enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+				Format: f.id, DType: f.dt, Src: whole, N: n, Shift: 10, Codebook: nil, Checksums: true,
+				Dst: at(1 << 18),
+			})
 			require.NoError(t, err)
 			size, err := enc.Run(ctx)
 			require.NoError(t, err)
 			enc.Close()
-			dec, err := vb.PrepareDecodeTyped(ctx, f.id, f.dt, at(1<<18), size, n, 10, nil, true, at(1<<19))
+			dec, err := vb.PrepareDecode(ctx, DecodeSpec{
+				Format: f.id, DType: f.dt, Body: at(1 << 18), BodyLen: size, N: n, Shift: 10, Codebook: nil,
+				Checksums: true, Dst: at(1 << 19),
+			})
 			require.NoError(t, err)
 			require.NoError(t, dec.Run(ctx))
 			dec.Close()
@@ -441,8 +484,10 @@ func TestAutoXWMutatedOnDevice(t *testing.T) {
 			out, err := dev.NewBuffer(layout.Align4(n*uint64(c.dt.Size()))+64, vk.DeviceLocal)
 			require.NoError(t, err)
 			require.NoError(t, dev.Upload(ctx, in, 20, bad))
-			op, err := vb.PrepareDecodeTyped(ctx, c.f, c.dt, vk.BufferRange{Buf: in, Offset: 20}, uint64(len(bad)), n,
-				c.shift, nil, true, vk.BufferRange{Buf: out, Offset: 48})
+			op, err := vb.PrepareDecode(ctx, DecodeSpec{
+				Format: c.f, DType: c.dt, Body: vk.BufferRange{Buf: in, Offset: 20}, BodyLen: uint64(len(bad)),
+				N: n, Shift: c.shift, Codebook: nil, Checksums: true, Dst: vk.BufferRange{Buf: out, Offset: 48},
+			})
 			require.NoError(t, err)
 			require.NoError(t, op.Run(ctx), "%v chunk 0 as %s", c.dt, cand.Name)
 			got := make([]byte, len(c.src))

@@ -1,6 +1,6 @@
-// Package vkcodec is the Vulkan backend of vkzip: the SplitZip-4 kernels of package shaders driven through
-// package vk. This file (no cgo) holds the host-side arithmetic the kernels need — CRC shift tables and constants,
-// push-constant values, segmenting of tensors larger than one buffer binding — so it is testable everywhere.
+// Host-side arithmetic the kernels need (no cgo, so it is testable everywhere): CRC shift tables and constants,
+// and the per-tensor push-constant values.
+
 package vkcodec
 
 import (

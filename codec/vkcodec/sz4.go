@@ -3,58 +3,67 @@ package vkcodec
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/internal/vktune"
-	"github.com/vkzip/vkzip/vk"
+	"github.com/vkzip/vkzip/shaders"
 )
 
-// segment is a run of chunks [first, first+count) whose per-chunk regions fit one binding each.
-type segment struct {
-	first, count uint64
-	src          staged // values (encode input)
-	codes, lows  staged // the segment's pieces of the two dense streams
-	scratch      loc    // escapes / raw spill, per chunk (encode)
-	dst          staged // decoded values (decode output)
-	// What the kernels bind: set from the staged regions (host calls) or from caller buffers (device calls).
-	vSrc, vCodes, vLows, vDst view
+// SplitZip-4 on Vulkan (docs/FORMAT.md): encode in two passes (sz4_encode: dense pieces, escapes to scratch,
+// per-chunk partial CRC; sz4_place: side offsets from pass 1's block sums, side pieces, CRCs), decode in one
+// (sz4_decode). A tensor larger than one binding runs as segments of whole chunks, each stream's piece one binding.
+
+func init() { register(layout.FormatSplitZip4, sz4Codec{}) }
+
+type sz4Codec struct{}
+
+func (sz4Codec) runtimeSideLen() {}
+
+// kernelDefaults: the SplitZip-4 decoder is fastest with 4-bit CRC tables (the 4 KiB of 16-entry tables leave it
+// more shared memory) and 4 slots per thread loaded together (on an H200 1721 GB/s against 1693 at 2; 8 took 58
+// registers and gave 1498); its other kernels take the defaults (the encoder took 63 registers at 4 for no gain).
+func (sz4Codec) kernelDefaults(kernel string) (crcBits, unroll int) {
+	if kernel == kSZ4Decode.Name || kernel == kSZ4Pieces.Name {
+		return 4, 4
+	}
+	return 0, 0
 }
 
-// view is a binding range plus the offset of the data within it: bindings must start at aligned offsets, data in
-// a caller's buffer need not.
-type view struct {
-	l    loc
-	base uint64 // bytes from the binding's start to the data
+// sharedBytes: the CRC tables, code tables, the escape flags of 2^16/8 slots and per-thread sums of the encoder;
+// the tables, the staged escapes and sums of the decoder.
+func (sz4Codec) sharedBytes(b *Backend, wg uint32) uint32 {
+	encode := 4 * (b.crcTables(kSZ4Encode.Name) + 512 + 256 + 3*wg)
+	decode := 4 * (b.crcTables(kSZ4Decode.Name) + 512 + uint32(b.t.EscCap) + 2*wg)
+	return max(encode, decode)
 }
 
-func viewOf(l loc) view { return view{l: l} }
-
-// viewAt binds size bytes at off of buf, starting the binding at the aligned offset below.
-func viewAt(buf *vk.Buffer, off, size uint64) view {
-	a := off &^ (regionAlign - 1)
-	return view{l: loc{buf: buf, off: a, size: max(size+off-a, 16)}, base: off - a}
+// sz4Seg is a run of chunks [first, first+count) whose per-chunk regions fit one binding each.
+type sz4Seg struct {
+	first, count      uint64
+	vals, codes, lows view // values (encode source, decode destination) and the segment's pieces of the streams
+	heads             view // zf12: the segment's header piece
+	scratch           loc  // encode: escapes / raw spill, per chunk
 }
 
-// tensorPlan is the device layout of one tensor body.
-type tensorPlan struct {
-	g      layout.SZ4
-	tc     tensorConsts
-	wg     uint32
-	segs   []segment
-	table  staged
-	side   staged
-	vTable view
-	vSide  view
-	work   staged // encode: block sums, prefixes, side total
-	status staged // decode: status words
-	nb     uint64 // 64-chunk blocks
+// chunkedPlan is the device layout of one SplitZip-4 or zf12 tensor (zf12 adds a header stream).
+type chunkedPlan struct {
+	t           *tensor
+	g           layout.SZ4 // the code/low stream arithmetic, which zf12 shares
+	tc          tensorConsts
+	wg          uint32
+	segs        []sz4Seg
+	table, side view
+	sideLen     uint32 // decode: bytes of side section, or layout.SideLenRuntime
+	work        loc    // encode: block sums, prefixes, side total
+	nb          uint64 // 64-chunk blocks
+	status      loc
+	statusBase  uint32
 }
 
-// streamRange is a segment's byte range of the code or low stream: whole chunk pieces, the last one to the padded
-// end of the stream.
+// codeRange, lowRange and valueRange are a segment's byte ranges of the code and low streams (whole chunk pieces,
+// the last one to the padded end of the stream) and its range of values.
 func codeRange(g layout.SZ4, first, count uint64) (lo, hi uint64) {
 	lo = first << g.Shift / 2
 	if first+count == g.Chunks() {
@@ -71,124 +80,106 @@ func lowRange(g layout.SZ4, first, count uint64) (lo, hi uint64) {
 	return lo, (first + count) << g.Shift
 }
 
-// valueRange is a segment's range of values.
 func valueRange(g layout.SZ4, first, count uint64) (lo, hi uint64) {
 	return first << g.Shift, min((first+count)<<g.Shift, g.N)
 }
 
-func (b *Backend) plan(s *session, n uint64, shift uint, encode bool) (*tensorPlan, error) {
-	p := &tensorPlan{g: layout.SZ4{N: n, Shift: shift}, tc: newTensorConsts(n, shift), wg: b.wgFor(shift, layout.SZ4{N: n, Shift: shift}.Chunks())}
-	C := p.g.Chunks()
-	p.nb = (C + 63) / 64
-	per := b.segChunks(shift)
-	var err error
+// segments calls seg for each run of chunks of g that fits one binding per stream piece.
+func (b *Backend) segments(g layout.SZ4, seg func(first, count uint64)) {
+	C, per := g.Chunks(), b.segChunks(g.Shift)
 	for first := uint64(0); first < C; first += per {
-		sg := segment{first: first, count: min(per, C-first)}
-		cl, ch := codeRange(p.g, sg.first, sg.count)
-		ll, lh := lowRange(p.g, sg.first, sg.count)
-		vl, vh := valueRange(p.g, sg.first, sg.count)
-		if encode {
-			if sg.src, err = s.allocIn(b, 2*(vh-vl)); err != nil {
-				return nil, err
-			}
-			if sg.codes, err = s.allocOut(b, ch-cl); err != nil {
-				return nil, err
-			}
-			if sg.lows, err = s.allocOut(b, lh-ll); err != nil {
-				return nil, err
-			}
-			if sg.scratch, err = s.dev.alloc(sg.count << shift / 2); err != nil {
-				return nil, err
-			}
-		} else {
-			if sg.codes, err = s.allocIn(b, ch-cl); err != nil {
-				return nil, err
-			}
-			if sg.lows, err = s.allocIn(b, lh-ll); err != nil {
-				return nil, err
-			}
-			if sg.dst, err = s.allocOut(b, 2*(vh-vl)); err != nil {
-				return nil, err
-			}
+		seg(first, min(per, C-first))
+	}
+}
+
+// segChunks is how many chunks of 2^shift values one segment holds: every per-segment region (the largest is the
+// 2n-byte values of a chunk) must fit one binding.
+func (b *Backend) segChunks(shift uint) uint64 {
+	return max(b.slabMax/(2<<shift), 1)
+}
+
+// planChunked lays out a SplitZip-4 or zf12 tensor whose table and side section start at tableOff and sideOff of
+// the body (heads: the header stream's piece of chunks, at headOff; 0 for SplitZip-4).
+func (b *Backend) planChunked(t *tensor, r *regions, tableOff, sideOff, headOff, head uint64) *chunkedPlan {
+	g := layout.SZ4{N: t.n, Shift: t.shift}
+	p := &chunkedPlan{t: t, g: g, tc: newTensorConsts(t.n, t.shift), wg: b.wgFor(t.shift, g.Chunks()*t.together),
+		nb: (g.Chunks() + 63) / 64, work: r.work.dev, status: r.status, statusBase: r.statusBase}
+	b.segments(g, func(first, count uint64) {
+		sg := sz4Seg{first: first, count: count}
+		cl, ch := codeRange(g, first, count)
+		ll, lh := lowRange(g, first, count)
+		vl, vh := valueRange(g, first, count)
+		sg.vals = r.valsAt(2*vl, layout.Align4(2*(vh-vl)))
+		sg.codes = r.bodyAt(cl, ch-cl)
+		sg.lows = r.bodyAt(g.CodeBytes()+ll, lh-ll)
+		if head != 0 {
+			sg.heads = r.bodyAt(headOff+first*head, count*head)
+		}
+		if r.encode {
+			sg.scratch = r.scratch(count << t.shift / 2)
 		}
 		p.segs = append(p.segs, sg)
+	})
+	p.table = r.bodyAt(tableOff, layout.ChunkEntrySize*g.Chunks())
+	side := t.bodyLen - sideOff
+	p.sideLen = uint32(side)
+	if t.runtimeSide {
+		p.sideLen = layout.SideLenRuntime
 	}
-	tableBytes := layout.ChunkEntrySize * C
-	sideMax := p.g.MaxBodySize() - p.g.SideOffset()
-	if encode {
-		if p.table, err = s.allocOut(b, tableBytes); err != nil {
-			return nil, err
-		}
-		if p.side, err = s.allocOut(b, max(sideMax, 4)); err != nil {
-			return nil, err
-		}
-		p.work, err = s.allocOut(b, 4*(2*p.nb+1))
-	} else {
-		if p.table, err = s.allocIn(b, tableBytes); err != nil {
-			return nil, err
-		}
-		if p.side, err = s.allocIn(b, max(sideMax, 4)); err != nil {
-			return nil, err
-		}
-		p.status, err = s.allocOut(b, 32)
+	if r.encode {
+		side = maxBodyOf(t) - sideOff
 	}
-	for i := range p.segs {
-		sg := &p.segs[i]
-		sg.vSrc, sg.vCodes, sg.vLows, sg.vDst = viewOf(sg.src.dev), viewOf(sg.codes.dev), viewOf(sg.lows.dev), viewOf(sg.dst.dev)
-	}
-	p.vTable, p.vSide = viewOf(p.table.dev), viewOf(p.side.dev)
-	return p, err
+	p.side = r.bodyAt(sideOff, side)
+	return p
 }
 
-// encodeSZ4 encodes SplitZip-4 bodies from host memory in one queue submission: inputs are staged, the two passes
-// (sz4_encode, sz4_place) run for every job, and the outputs come back through staging.
-func (b *Backend) encodeSZ4(ctx context.Context, jobs []codec.EncodeJob) error {
-	for i := range jobs {
-		j := &jobs[i]
-		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
-			return err
-		}
-	}
-	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) {
-		return jobs[i].N, planBytes(layout.SZ4{N: jobs[i].N, Shift: jobs[i].Shift}, b.segChunks(jobs[i].Shift), true)
-	}, func(from, to int) error { return b.encodeBatch(ctx, jobs[from:to]) })
+func maxBodyOf(t *tensor) uint64 {
+	f, _ := codec.LookupFormat(t.format)
+	return f.MaxBodyOf(t.n, t.dt, t.shift)
 }
 
-// inBatches splits jobs into consecutive runs whose device memory fits the budget, one submission each, and
-// stops between runs when ctx is done; job(i) gives job i's value count and the device memory its plan takes. A
-// single job over the budget is refused.
-func (b *Backend) inBatches(ctx context.Context, n int, job func(i int) (values, bytes uint64),
-	run func(from, to int) error) error {
-	budget := b.o.MemoryBudget
-	for from := 0; from < n; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		to, used := from, uint64(0)
-		for to < n {
-			v, need := job(to)
-			if budget > 0 && need > budget {
-				return &codec.Error{Class: codec.ErrTooLarge, Chunk: -1, Detail: fmt.Sprintf(
-					"a tensor of %d values needs %d bytes of device memory, over the %d-byte budget", v, need, budget)}
-			}
-			if budget > 0 && to > from && used+need > budget {
-				break
-			}
-			used += need
-			to++
-		}
-		if err := run(from, to); err != nil {
-			return err
-		}
-		from = to
+// checkBF16 refuses a dtype other than BF16 for a BF16-only format, and a tensor past the device's bindings.
+func (b *Backend) checkBF16(t *tensor, sideMax, tableBytes uint64) error {
+	if t.dt != layout.DTypeBF16 {
+		return &codec.Error{Class: codec.ErrUnsupported, Chunk: -1,
+			Detail: fmt.Sprintf("vulkan backend: no %s over %v", codec.FormatName(t.format), t.dt)}
+	}
+	if sideMax > b.slabMax {
+		return errTooBig(sideMax, b.slabMax)
+	}
+	if tableBytes > b.slabMax {
+		return errTooBig(tableBytes, b.slabMax)
 	}
 	return nil
 }
 
-// planBytes is the device memory plan() takes for one tensor (staging on discrete devices comes on top, in host
-// memory).
+func (sz4Codec) check(b *Backend, t *tensor) error {
+	g := layout.SZ4{N: t.n, Shift: t.shift}
+	if t.cb == nil {
+		return invalid("splitzip4 needs a codebook")
+	}
+	return b.checkBF16(t, g.MaxBodySize()-g.SideOffset(), layout.ChunkEntrySize*g.Chunks())
+}
+
+// sideShape is the shape of a body whose side section, after the chunk table, is sized by sz4_scan's total.
+func sideShape(minBody, maxBody, sideOff, chunks uint64) shape {
+	nb := (chunks + 63) / 64
+	return shape{minBody: minBody, maxBody: maxBody, sideOff: sideOff, totalWord: 2 * nb, workBytes: 4 * (2*nb + 1)}
+}
+
+func (sz4Codec) shape(t *tensor) shape {
+	g := layout.SZ4{N: t.n, Shift: t.shift}
+	return sideShape(g.MinBodySize(), g.MaxBodySize(), g.SideOffset(), g.Chunks())
+}
+
+func (sz4Codec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
+	return planBytes(layout.SZ4{N: t.n, Shift: t.shift}, b.segChunks(t.shift), encode)
+}
+
+// planBytes is the device memory a SplitZip-4 plan takes for one tensor, in segments of per chunks (staging on
+// discrete devices comes on top, in host memory). It bounds zf12's and TBE-3's too, whose streams are no larger.
 func planBytes(g layout.SZ4, per uint64, encode bool) uint64 {
-	a := func(n uint64) uint64 { return (max((n+15)&^15, 16) + regionAlign - 1) &^ (regionAlign - 1) }
+	a := func(n uint64) uint64 { return alignRegion(max((n+15)&^15, 16)) }
 	var total uint64
 	C := g.Chunks()
 	for first := uint64(0); first < C; first += per {
@@ -210,166 +201,107 @@ func planBytes(g layout.SZ4, per uint64, encode bool) uint64 {
 	return total
 }
 
-// encodeBatch encodes jobs in one submission.
-func (b *Backend) encodeBatch(ctx context.Context, jobs []codec.EncodeJob) error {
-	for i := range jobs {
-		j := &jobs[i]
-		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
-			return err
-		}
-		g := layout.SZ4{N: j.N, Shift: j.Shift}
-		if uint64(len(j.Src)) < 2*j.N || uint64(cap(j.Dst)) < g.MaxBodySize() {
-			return &codec.Error{Class: codec.ErrInvalidInput, Chunk: -1, Detail: "source or destination too small"}
-		}
-	}
-	s, err := b.getSession()
-	if err != nil {
-		return err
-	}
-	defer b.putSession(s)
-	s.reset()
-	plans := make([]*tensorPlan, len(jobs))
-	for i := range jobs {
-		if plans[i], err = b.plan(s, jobs[i].N, jobs[i].Shift, true); err != nil {
-			return err
-		}
-		for _, sg := range plans[i].segs {
-			vl, vh := valueRange(plans[i].g, sg.first, sg.count)
-			stageValues(sg.src.host.bytes(), jobs[i].Src, vl, vh)
-		}
-	}
-	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return err
-	}
-	for i, p := range plans {
-		cmd.FillBuffer(p.work.dev.buf, p.work.dev.off, p.work.dev.size, 0)
-		for _, sg := range p.segs {
-			b.copyUp(cmd, sg.src)
-		}
-		_ = i
-	}
-	if err := b.recordEncodePasses(s, len(plans),
-		func(i int) error { return b.recordEncodeA(ctx, s, &jobs[i], plans[i]) },
-		func(i int) error { return b.recordPlace(ctx, s, &jobs[i], plans[i]) }); err != nil {
-		return err
-	}
-	for _, p := range plans {
-		for _, sg := range p.segs {
-			b.copyDown(cmd, sg.codes)
-			b.copyDown(cmd, sg.lows)
-		}
-		b.copyDownTable(cmd, p.table, p.side, p.work)
-	}
-	cmd.BarrierToHost()
-	if err := b.run(ctx, cmd); err != nil {
-		return err
-	}
-	for i, p := range plans {
-		j := &jobs[i]
-		out := j.Dst[:cap(j.Dst)]
-		for _, sg := range p.segs {
-			cl, ch := codeRange(p.g, sg.first, sg.count)
-			copy(out[cl:ch], sg.codes.host.bytes())
-			ll, lh := lowRange(p.g, sg.first, sg.count)
-			copy(out[p.g.CodeBytes()+ll:p.g.CodeBytes()+lh], sg.lows.host.bytes())
-		}
-		if err := placeTable(j, out, p.g.TableOffset(), p.g.SideOffset(), p.table, p.side, p.work, p.nb,
-			p.side.dev.size, "vulkan encode"); err != nil {
-			return err
-		}
-	}
-	return nil
+func (sz4Codec) checkBody(body []byte, t *tensor) error {
+	return codec.CheckSZ4Table(body, t.n, t.shift)
 }
 
-func (b *Backend) run(ctx context.Context, cmd *vk.Commands) error {
-	if err := cmd.End(); err != nil {
-		return err
-	}
-	return b.submit(ctx, cmd)
+func (sz4Codec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
+	g := layout.SZ4{N: t.n, Shift: t.shift}
+	p := b.planChunked(t, r, g.TableOffset(), g.SideOffset(), 0, 0)
+	return &plan{passes: []func(*recorder) error{p.recordSZ4Encode, p.recordSZ4Place}}, nil
 }
 
-// mapVK turns device loss into the codec's typed error.
-func mapVK(err error) error {
-	if err == nil {
-		return nil
-	}
-	if isDeviceLost(err) {
-		return &codec.Error{Class: codec.ErrDeviceLost, Chunk: -1, Detail: err.Error()}
-	}
-	return err
+func (sz4Codec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
+	g := layout.SZ4{N: t.n, Shift: t.shift}
+	p := b.planChunked(t, r, g.TableOffset(), g.SideOffset(), 0, 0)
+	return &plan{passes: []func(*recorder) error{p.recordSZ4Decode}}, nil
 }
 
-// chunkKernel is the pipeline of a chunk kernel for a tensor plan, and the CRC constants it binds.
-func (b *Backend) chunkKernel(ctx context.Context, name string, p *tensorPlan) (*vk.Pipeline, loc, error) {
-	pipe, err := b.pipeline(name, p.wg, p.g.Shift)
-	if err != nil {
-		return nil, loc{}, err
+// codebookWords is a codebook as the kernels' uvec4 push member.
+func codebookWords(cb *codec.Codebook) (w [4]uint32) {
+	if cb == nil {
+		return w
 	}
-	consts, err := b.constsFor(ctx, name, p.wg, p.g.Shift)
-	if err != nil {
-		return nil, loc{}, err
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(cb[4*i:])
 	}
-	return pipe, consts, nil
+	return w
 }
 
-func (b *Backend) recordEncodeA(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
-	pipe, cs, err := b.chunkKernel(ctx, "sz4_encode", p)
+// chunkKernel is the key of a chunk kernel for plan p and the CRC constants it binds.
+func (p *chunkedPlan) chunkKernel(rec *recorder, k *shaders.Kernel, wg uint32) (kernelKey, loc, error) {
+	kk := rec.b.chunkKey(k, wg, p.g.Shift)
+	cs, err := rec.consts(kk, p.g.Shift)
+	return kk, cs, err
+}
+
+func (p *chunkedPlan) recordSZ4Encode(rec *recorder) error {
+	kk, cs, err := p.chunkKernel(rec, kSZ4Encode, p.wg)
 	if err != nil {
 		return err
 	}
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, sg.vSrc.l, sg.vCodes.l, sg.vLows.l, p.vTable.l, sg.scratch, cs, p.work.dev)
-		if err != nil {
+		pc := shaders.SZ4EncodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
+			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
+			ShLowFull: p.tc.shLowFull, ShLowLast: p.tc.shLowLast, Checksums: b2u(p.t.checksums),
+			SrcBase: uint32(sg.vals.base / 16), CodeBase: sg.codes.words(), LowBase: sg.lows.words(),
+			TableBase: p.table.words()}
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.codes.l, sg.lows.l,
+			p.table.l, sg.scratch, cs, p.work); err != nil {
 			return err
 		}
-		var pw pushWriter
-		pw.codebook(j.Codebook).u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, p.tc.invC,
-			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, b2u(j.Checksums), uint32(sg.vSrc.base/16),
-			uint32(sg.vCodes.base/4), uint32(sg.vLows.base/4), uint32(p.vTable.base/4))
-		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil
 }
 
-func (b *Backend) recordScan(s *session, p *tensorPlan) error {
-	wg := min(uint32(b.t.WorkGroup), 1<<layout.MaxChunkShift/8)
-	pipe, err := b.pipeline("sz4_scan", wg, 0)
-	if err != nil {
-		return err
-	}
-	bd, err := s.bind(b, pipe, p.work.dev)
-	if err != nil {
-		return err
-	}
-	var pw pushWriter
-	s.cmd.Dispatch(pipe, bd, pw.u32(uint32(p.nb)).b, 1, 1, 1)
-	return nil
-}
-
-// recordPlace records SplitZip-4's placement pass (sz4_place: offsets from pass 1's side sums, side pieces, CRCs),
-// one workgroup of placeWG invocations per chunk.
-func (b *Backend) recordPlace(ctx context.Context, s *session, j *codec.EncodeJob, p *tensorPlan) error {
-	wg := b.placeWG()
-	pipe, err := b.pipeline("sz4_place", wg, p.g.Shift)
-	if err != nil {
-		return err
-	}
-	cs, err := b.constsFor(ctx, "sz4_place", wg, p.g.Shift)
+// recordSZ4Place records SplitZip-4's placement pass (offsets from pass 1's side sums, side pieces, CRCs), one
+// workgroup of placeWG invocations per chunk.
+func (p *chunkedPlan) recordSZ4Place(rec *recorder) error {
+	kk, cs, err := p.chunkKernel(rec, kSZ4Place, rec.b.placeWG())
 	if err != nil {
 		return err
 	}
 	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, p.vTable.l, sg.scratch, p.vSide.l, cs, p.work.dev)
-		if err != nil {
+		pc := shaders.SZ4PlacePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
+			LastLen: p.tc.lastLen, NB: uint32(p.nb), KdFull: p.tc.kdFull, KdLast: p.tc.kdLast,
+			Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words()}
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), p.table.l, sg.scratch, p.side.l, cs,
+			p.work); err != nil {
 			return err
 		}
-		var pw pushWriter
-		pw.u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, uint32(p.nb), p.tc.kdFull,
-			p.tc.kdLast, b2u(j.Checksums), uint32(p.vTable.base/4), uint32(p.vSide.base/4))
-		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
 	}
 	return nil
+}
+
+func (p *chunkedPlan) recordSZ4Decode(rec *recorder) error {
+	kk, cs, err := p.chunkKernel(rec, kSZ4Decode, p.wg)
+	if err != nil {
+		return err
+	}
+	kk = kk.with("ESC_CAP", uint32(rec.b.t.EscCap)).with("DEBUG_BOUNDS", b2u(rec.b.t.DebugBounds))
+	for _, sg := range p.segs {
+		pc := shaders.SZ4DecodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
+			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
+			ShLowFull: p.tc.shLowFull, ShLowLast: p.tc.shLowLast, KdFull: p.tc.kdFull, KdLast: p.tc.kdLast,
+			Checksums: b2u(p.t.checksums), SideLen: p.sideLen, StatusBase: p.statusBase,
+			CodeBase: sg.codes.words(), LowBase: sg.lows.words(), TableBase: p.table.words(),
+			SideBase: p.side.words(), DstBase: uint32(sg.vals.base / 16)}
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.codes.l, sg.lows.l, p.table.l,
+			p.side.l, sg.vals.l, cs, p.status); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanPass is sz4_scan's prefix sum of the side sizes over the work words of nb 64-chunk blocks: the middle pass of
+// the encoders that do not sum them in their placement (zf12, TBE-3, xw, huff, auto).
+func scanPass(work loc, nb uint64) func(*recorder) error {
+	return func(rec *recorder) error {
+		pc := shaders.SZ4ScanPush{NB: uint32(nb)}
+		return rec.dispatch(keyOf(kSZ4Scan, min(uint32(rec.b.t.WorkGroup), 1<<layout.MaxChunkShift/8)),
+			shaders.PushBytes(&pc), 1, work)
+	}
 }
 
 // placeWG is the placement pass's workgroup: 32 invocations (a chunk's side piece is a few words; 64 and 128 were
@@ -378,166 +310,8 @@ func (b *Backend) placeWG() uint32 {
 	return max(floorPow2(min(vktune.Or(b.t.SZ4PlaceWG, 32), 1024)), b.minWorkGroup())
 }
 
-// decodeSZ4 decodes SplitZip-4 bodies in one queue submission. Chunk tables are checked on the host first (the
-// kernel checks them again, as it must for bodies that never pass through host memory); per-job verdicts come back
-// as status words.
-func (b *Backend) decodeSZ4(ctx context.Context, jobs []codec.DecodeJob) error {
-	for i := range jobs {
-		j := &jobs[i]
-		j.Err = nil
-		if err := b.checkSZ4(j.Format, j.N, j.Shift); err != nil {
-			return err
-		}
-		if uint64(len(j.Dst)) != 2*j.N {
-			return &codec.Error{Class: codec.ErrInvalidInput, Chunk: -1, Detail: "destination size"}
-		}
-		if err := codec.CheckSZ4Table(j.Body, j.N, j.Shift); err != nil {
-			j.Err = tensorErr(err, j.Name)
-		}
-	}
-	return b.inBatches(ctx, len(jobs), func(i int) (uint64, uint64) {
-		return jobs[i].N, planBytes(layout.SZ4{N: jobs[i].N, Shift: jobs[i].Shift}, b.segChunks(jobs[i].Shift), false)
-	}, func(from, to int) error { return b.decodeBatch(ctx, jobs[from:to]) })
-}
-
-// decodeBatch decodes jobs (tables already checked) in one submission.
-func (b *Backend) decodeBatch(ctx context.Context, jobs []codec.DecodeJob) error {
-	s, err := b.getSession()
-	if err != nil {
-		return err
-	}
-	defer b.putSession(s)
-	s.reset()
-	plans := make([]*tensorPlan, len(jobs))
-	for i := range jobs {
-		j := &jobs[i]
-		if j.Err != nil {
-			continue
-		}
-		p, err := b.plan(s, j.N, j.Shift, false)
-		if err != nil {
-			return err
-		}
-		plans[i] = p
-		for _, sg := range p.segs {
-			cl, ch := codeRange(p.g, sg.first, sg.count)
-			copy(sg.codes.host.bytes(), j.Body[cl:ch])
-			ll, lh := lowRange(p.g, sg.first, sg.count)
-			copy(sg.lows.host.bytes(), j.Body[p.g.CodeBytes()+ll:p.g.CodeBytes()+lh])
-		}
-		stageTable(p.table, p.side, j.Body, p.g.TableOffset(), p.g.SideOffset())
-	}
-	cmd := s.cmd
-	if err := cmd.Begin(); err != nil {
-		return err
-	}
-	for _, p := range plans {
-		if p == nil {
-			continue
-		}
-		resetStatus(cmd, p.status.dev)
-		for _, sg := range p.segs {
-			b.copyUp(cmd, sg.codes)
-			b.copyUp(cmd, sg.lows)
-		}
-		b.copyUpTable(cmd, p.table, p.side)
-	}
-	cmd.Barrier()
-	for i, p := range plans {
-		if p == nil {
-			continue
-		}
-		if err := b.recordDecode(ctx, s, &jobs[i], p, uint32(len(jobs[i].Body)-int(p.g.SideOffset()))); err != nil {
-			return err
-		}
-	}
-	cmd.Barrier()
-	for _, p := range plans {
-		if p == nil {
-			continue
-		}
-		for _, sg := range p.segs {
-			b.copyDown(cmd, sg.dst)
-		}
-		b.copyDown(cmd, p.status)
-	}
-	cmd.BarrierToHost()
-	if err := b.run(ctx, cmd); err != nil {
-		return err
-	}
-	for i, p := range plans {
-		if p == nil {
-			continue
-		}
-		j := &jobs[i]
-		for _, sg := range p.segs {
-			vl, vh := valueRange(p.g, sg.first, sg.count)
-			copy(j.Dst[2*vl:2*vh], sg.dst.host.bytes())
-		}
-		j.Err = statusErr(p.status.host.bytes(), j.Name)
-	}
-	return nil
-}
-
-func (b *Backend) recordDecode(ctx context.Context, s *session, j *codec.DecodeJob, p *tensorPlan, sideLen uint32) error {
-	return b.recordDecodeAt(ctx, s, j, p, sideLen, 0)
-}
-
-// recordDecodeAt records the decode of plan p with its status block at word statusBase of p.status; sideLen may be
-// layout.SideLenRuntime (the kernel reads it from the status block).
-func (b *Backend) recordDecodeAt(ctx context.Context, s *session, j *codec.DecodeJob, p *tensorPlan, sideLen,
-	statusBase uint32) error {
-	pipe, cs, err := b.chunkKernel(ctx, "sz4_decode", p)
-	if err != nil {
-		return err
-	}
-	for _, sg := range p.segs {
-		bd, err := s.bind(b, pipe, sg.vCodes.l, sg.vLows.l, p.vTable.l, p.vSide.l, sg.vDst.l, cs, p.status.dev)
-		if err != nil {
-			return err
-		}
-		var pw pushWriter
-		pw.codebook(j.Codebook).u32(p.tc.chunks, uint32(sg.first), uint32(sg.count), p.tc.lastLen, p.tc.invC,
-			p.tc.invL, p.tc.shLowFull, p.tc.shLowLast, p.tc.kdFull, p.tc.kdLast, b2u(j.Checksums), sideLen, statusBase,
-			uint32(sg.vCodes.base/4), uint32(sg.vLows.base/4), uint32(p.vTable.base/4), uint32(p.vSide.base/4),
-			uint32(sg.vDst.base/16))
-		s.cmd.Dispatch(pipe, bd, pw.b, uint32(min(sg.count, uint64(b.groups))), 1, 1)
-	}
-	return nil
-}
-
-// statusErr maps a decode status block (flags, lowest chunk per class) to the reference's error class.
-func statusErr(st []byte, name string) error {
-	flags := binary.LittleEndian.Uint32(st)
-	chunk := func(i int) int64 { return int64(binary.LittleEndian.Uint32(st[4*i:])) }
-	switch {
-	case flags&layout.StatusCorrupt != 0:
-		return &codec.Error{Class: codec.ErrCorrupt, Tensor: name, Chunk: chunk(1), Detail: "chunk table inconsistent (GPU check)"}
-	case flags&layout.StatusChecksum != 0:
-		return &codec.Error{Class: codec.ErrChecksum, Tensor: name, Chunk: chunk(2), Detail: "CRC-32C mismatch (GPU check)"}
-	case flags&layout.StatusNonCanonical != 0:
-		return &codec.Error{Class: codec.ErrNonCanonical, Tensor: name, Chunk: chunk(3), Detail: "stream not canonical (GPU check)"}
-	}
-	return nil
-}
-
-func tensorErr(err error, name string) error {
-	if e, ok := err.(*codec.Error); ok && e.Tensor == "" {
-		c := *e
-		c.Tensor = name
-		return &c
-	}
-	return err
-}
-
-func b2u(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func isDeviceLost(err error) bool { return errors.Is(err, vk.ErrDeviceLost) }
+// words is a view's offset from its binding's start, in 32-bit words (views start at multiples of 4 bytes).
+func (v view) words() uint32 { return uint32(v.base / 4) }
 
 // Warm makes sure callers sessions exist, each with memory for encoding and decoding a tensor of values values at
 // the default chunk size, so that concurrent callers find their staging and device buffers allocated (allocating
@@ -574,6 +348,8 @@ func (b *Backend) Warm(ctx context.Context, callers int, values uint64) error {
 			b.putSession(s)
 		}
 	}()
+	t := tensor{format: layout.FormatSplitZip4, dt: layout.DTypeBF16, n: values, shift: shift, cb: &cb,
+		bodyLen: g.MaxBodySize(), together: 1}
 	for range callers {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -587,11 +363,65 @@ func (b *Backend) Warm(ctx context.Context, callers int, values uint64) error {
 		// planning each after a reset.
 		for _, enc := range []bool{true, false} {
 			s.reset()
-			if _, err := b.plan(s, values, shift, enc); err != nil {
+			if _, err := b.planHost(sz4Codec{}, s, &t, enc, nil); err != nil {
 				return err
 			}
 		}
 		s.reset()
+	}
+	return nil
+}
+
+// sz4CandLayout is a SplitZip-4 candidate's scratch body: the format's whole body.
+func sz4CandLayout(n uint64, shift uint) candLayout {
+	g := layout.SZ4{N: n, Shift: shift}
+	c, cv := g.Chunks(), g.ChunkValues()
+	return candLayout{id: layout.FormatSplitZip4, streams: [3]uint64{0, g.CodeBytes(), ^uint64(0)},
+		full: [3]uint64{cv / 2, cv, 0}, last: [3]uint64{g.CodeBytes() - (c-1)*cv/2, g.LowBytes() - (c-1)*cv, 0},
+		table: g.TableOffset(), side: g.SideOffset(), max: g.MaxBodySize()}
+}
+
+func (sz4Codec) candLayout(t *tensor) candLayout { return sz4CandLayout(t.n, t.shift) }
+
+func (f sz4Codec) candEncode(b *Backend, t *tensor, r *regions, _ candLayout) *plan {
+	p, _ := f.encode(b, t, r)
+	return p
+}
+
+func (sz4Codec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
+	return chunkPieces(rec, t, a, kSZ4Pieces, 4)
+}
+
+// zf12_decode_pieces takes sz4_decode_pieces' push block member by member (the conversion compiles only while
+// they agree), so chunkPieces writes one for both.
+var _ = shaders.ZF12DecodePiecesPush(shaders.SZ4DecodePiecesPush{})
+
+// chunkPieces records a SplitZip-4 or zf12 pieces decoder (k, whose streams are its first streams bindings, all
+// of them the auto body) per segment.
+func chunkPieces(rec *recorder, t *tensor, a *autoPieces, k *shaders.Kernel, streams int) error {
+	b := rec.b
+	g := layout.SZ4{N: t.n, Shift: t.shift}
+	C, tc := g.Chunks(), newTensorConsts(t.n, t.shift)
+	kk := b.chunkKey(k, b.wgFor(t.shift, C), t.shift).withIf("ESC_CAP", uint32(b.t.EscCap)).
+		with("DEBUG_BOUNDS", b2u(b.t.DebugBounds))
+	cs, err := rec.consts(kk, t.shift)
+	if err != nil {
+		return err
+	}
+	for _, sg := range a.segs {
+		binds := make([]loc, 0, streams+3)
+		for range streams {
+			binds = append(binds, a.body.l)
+		}
+		binds = append(binds, sg.dst.l, cs, a.status)
+		pc := shaders.SZ4DecodePiecesPush{CB: codebookWords(a.cb), Chunks: tc.chunks, SegFirst: uint32(sg.first),
+			SegChunks: uint32(sg.count), LastLen: tc.lastLen, InvC: tc.invC, InvL: tc.invL, ShLowFull: tc.shLowFull,
+			ShLowLast: tc.shLowLast, KdFull: tc.kdFull, KdLast: tc.kdLast, Checksums: b2u(a.checksums),
+			PiecesLen: a.piecesLen(C), AutoBase: a.autoBase(), PieceBase: a.pieceBase(C), Cands: a.mask,
+			Validate: b2u(a.validate), DstBase: uint32(sg.dst.base / 16)}
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(sg.count), binds...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -15,14 +15,6 @@ import (
 	"github.com/vkzip/vkzip/internal/vktune"
 )
 
-func tbe3Ref(t *testing.T, src []byte, shift uint, checksums bool) []byte {
-	t.Helper()
-	n := uint64(len(src) / 2)
-	body, err := codec.EncodeTBE3(make([]byte, layout.TBE3{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
-	require.NoError(t, err)
-	return body
-}
-
 func tbe3Job(src []byte, shift uint, checksums bool) codec.EncodeJob {
 	n := uint64(len(src) / 2)
 	return codec.EncodeJob{Format: layout.FormatTBE3, Src: src, N: n, Shift: shift, Checksums: checksums,
@@ -33,7 +25,7 @@ func tbe3Decode(t *testing.T, vb *Backend, body []byte, n uint64, shift uint, ch
 	t.Helper()
 	jobs := []codec.DecodeJob{{Name: "x", Format: layout.FormatTBE3, Body: body, N: n, Shift: shift,
 		Checksums: checksums, Dst: make([]byte, 2*n)}}
-	require.NoError(t, vb.DecodeTBE3(context.Background(), jobs))
+	require.NoError(t, vb.Decode(context.Background(), jobs))
 	return jobs[0].Dst, jobs[0].Err
 }
 
@@ -71,7 +63,7 @@ func TestTBE3EncodeMatchesReference(t *testing.T) {
 	check := func(src []byte, shift uint, cs bool, what string) {
 		want := tbe3Ref(t, src, shift, cs)
 		jobs := []codec.EncodeJob{tbe3Job(src, shift, cs)}
-		require.NoError(t, vb.EncodeTBE3(context.Background(), jobs))
+		require.NoError(t, vb.Encode(context.Background(), jobs))
 		got := jobs[0].Out
 		require.Equal(t, len(want), len(got), what)
 		require.True(t, string(want) == string(got), "%s: bytes differ at %d", what, firstDiff(want, got))
@@ -131,14 +123,14 @@ func TestTBE3Batch(t *testing.T) {
 		srcs = append(srcs, src)
 		enc = append(enc, tbe3Job(src, uint(10+2*i), i%2 == 0))
 	}
-	require.NoError(t, vb.EncodeTBE3(context.Background(), enc))
+	require.NoError(t, vb.Encode(context.Background(), enc))
 	var dec []codec.DecodeJob
 	for i := range enc {
 		require.Equal(t, tbe3Ref(t, srcs[i], enc[i].Shift, enc[i].Checksums), enc[i].Out, "job %d", i)
 		dec = append(dec, codec.DecodeJob{Format: layout.FormatTBE3, Body: enc[i].Out, N: enc[i].N, Shift: enc[i].Shift,
 			Checksums: enc[i].Checksums, Dst: make([]byte, 2*enc[i].N)})
 	}
-	require.NoError(t, vb.DecodeTBE3(context.Background(), dec))
+	require.NoError(t, vb.Decode(context.Background(), dec))
 	for i := range dec {
 		require.NoError(t, dec[i].Err)
 		require.Equal(t, srcs[i], dec[i].Dst, "job %d", i)
@@ -197,7 +189,7 @@ func TestTBE3Variants(t *testing.T) {
 				for _, n := range []int{1<<shift + 5, 3 << shift} {
 					src := kvLike(r, n, 0.01)
 					jobs := []codec.EncodeJob{tbe3Job(src, shift, true)}
-					require.NoError(t, vb.EncodeTBE3(context.Background(), jobs))
+					require.NoError(t, vb.Encode(context.Background(), jobs))
 					want := tbe3Ref(t, src, shift, true)
 					require.True(t, string(want) == string(jobs[0].Out), "shift %d n %d: differs at %d", shift, n,
 						firstDiff(want, jobs[0].Out))
@@ -226,13 +218,13 @@ func BenchmarkTBE3(b *testing.B) {
 	b.Run("encode", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		for i := 0; i < b.N; i++ {
-			if err := vb.EncodeTBE3(context.Background(), jobs); err != nil {
+			if err := vb.Encode(context.Background(), jobs); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(len(src))/float64(len(jobs[0].Out)), "ratio")
 	})
-	if err := vb.EncodeTBE3(context.Background(), jobs); err != nil {
+	if err := vb.Encode(context.Background(), jobs); err != nil {
 		b.Fatal(err)
 	}
 	dec := []codec.DecodeJob{{Format: layout.FormatTBE3, Body: jobs[0].Out, N: n, Shift: g.Shift, Checksums: true,
@@ -240,7 +232,7 @@ func BenchmarkTBE3(b *testing.B) {
 	b.Run("decode", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		for i := 0; i < b.N; i++ {
-			if err := vb.DecodeTBE3(context.Background(), dec); err != nil || dec[0].Err != nil {
+			if err := vb.Decode(context.Background(), dec); err != nil || dec[0].Err != nil {
 				b.Fatal(err, dec[0].Err)
 			}
 		}
@@ -272,7 +264,7 @@ func TestTBE3KernelChecksTable(t *testing.T) {
 			werr := codec.DecodeTBE3(want, bad, n, 10, cs)
 			jobs := []codec.DecodeJob{{Format: layout.FormatTBE3, Body: bad, N: n, Shift: 10, Checksums: cs,
 				Dst: make([]byte, 2*n)}}
-			require.NoError(t, vb.decodeTBE3Batch(context.Background(), jobs))
+			require.NoError(t, vb.decodeBatch(context.Background(), tbe3Codec{}, jobs, []tensor{decodeTensor(&jobs[0])}))
 			gerr := jobs[0].Err
 			if errors.Is(werr, codec.ErrCorrupt) {
 				require.ErrorIs(t, gerr, codec.ErrCorrupt, "reference: %v", werr)

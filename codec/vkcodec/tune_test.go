@@ -135,14 +135,12 @@ func TestEnvIgnored(t *testing.T) {
 	def := openTest(t, Options{})
 	want := tunePayloads(t, def)
 	defK := NewHuffKernels(def)
-	defer defK.Close()
 	for _, k := range tuneKnobs {
 		t.Setenv(k.env, k.val)
 	}
 	vb := openTest(t, Options{})
 	got := tunePayloads(t, vb)
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	for _, kn := range tuneKnobs {
 		assert.Equal(t, kn.get(def, defK), kn.get(vb, k), "%s=%s changed the backend's configuration", kn.env, kn.val)
 	}
@@ -160,14 +158,12 @@ func TestTuneChangesPipelines(t *testing.T) {
 	def := openTest(t, Options{})
 	want := tunePayloads(t, def)
 	defK := NewHuffKernels(def)
-	defer defK.Close()
 	var p vktune.Params
 	for _, kn := range tuneKnobs {
 		kn.set(&p)
 	}
 	vb := openTest(t, Options{Tune: &p})
 	k := NewHuffKernels(vb)
-	defer k.Close()
 	shown := 0
 	for _, kn := range tuneKnobs {
 		d, g := kn.get(def, defK), kn.get(vb, k)

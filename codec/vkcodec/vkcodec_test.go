@@ -122,17 +122,7 @@ func TestCorruptionClasses(t *testing.T) {
 					Codebook: &testCB, Checksums: cs, Dst: make([]byte, 10000)}}
 			}
 			cj, gj := mk(), mk()
-			require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
-			require.NoError(t, vb.Decode(context.Background(), gj))
-			if cj[0].Err == nil {
-				require.NoError(t, gj[0].Err)
-				require.Equal(t, cj[0].Dst, gj[0].Dst)
-				continue
-			}
-			require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
-			for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
-				require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
-			}
+			requireSameDecode(t, vb, cj, gj)
 		}
 	}
 }
@@ -164,8 +154,7 @@ func TestSharedMemoryFit(t *testing.T) {
 	require.NoError(t, b.fitSharedMemory(48<<10))
 	require.Equal(t, 256, b.t.WorkGroup)
 	require.NoError(t, b.fitSharedMemory(24<<10)) // shrinks the escape buffers and the workgroup to fit
-	e, d := b.sharedBytes(uint32(b.t.WorkGroup))
-	require.LessOrEqual(t, max(e, d), uint32(24<<10))
+	require.LessOrEqual(t, b.sharedBytes(uint32(b.t.WorkGroup)), uint32(24<<10))
 	b.info.Name = "tiny"
 	require.ErrorIs(t, b.fitSharedMemory(16<<10), codec.ErrNoDevice) // byte tables alone take 20 KiB
 	// 5-bit tables take 4.4 KiB: the same device runs the kernels.
@@ -199,6 +188,14 @@ func TestUnrollDefaults(t *testing.T) {
 	b.t.Unroll = 1
 	require.Equal(t, 1, b.unroll("sz4_decode"))
 	require.Equal(t, 1, b.unroll("sz4_encode"))
+	// The CRC table widths the formats measured fastest (kernelTuner), 8 where none did.
+	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 8, "sz4_place": 8,
+		"zf12_encode": 5, "zf12_decode_pieces": 5, "tbe3_decode": 5, "huff_place": 5, "huff_check": 5,
+		"huff_encode": 8, "auto_gather": 8} {
+		require.Equal(t, want, b.crcBits(k), k)
+	}
+	b.t.CRCBits = 6
+	require.Equal(t, 6, b.crcBits("sz4_decode"))
 }
 
 // TestWarm checks that Warm allocates everything concurrent callers need: after Warm(2, n), two concurrent
@@ -235,4 +232,43 @@ func TestWarm(t *testing.T) {
 	// Without Warm a third concurrent caller would have had to allocate: Warm with 3 does.
 	require.NoError(t, vb.Warm(context.Background(), 3, n))
 	require.Greater(t, vb.VK().LiveObjects(), live)
+}
+
+// requireSameDecode decodes one body with the reference (cj) and with the backend (gj): both decode it to the same
+// values, or both refuse it with the same error classes.
+func requireSameDecode(t *testing.T, vb *Backend, cj, gj []codec.DecodeJob) {
+	t.Helper()
+	require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
+	require.NoError(t, vb.Decode(context.Background(), gj))
+	if cj[0].Err == nil {
+		require.NoError(t, gj[0].Err)
+		require.Equal(t, cj[0].Dst, gj[0].Dst)
+		return
+	}
+	require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
+	for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
+		require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
+	}
+}
+
+// huffRef is the reference codec's huff body of src.
+func huffRef(t *testing.T, src []byte, shift uint, checksums bool) []byte {
+	return refBody(t, codec.EncodeHuff, layout.Huff{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
+		checksums)
+}
+
+// tbe3Ref is the reference codec's TBE-3 body of src.
+func tbe3Ref(t *testing.T, src []byte, shift uint, checksums bool) []byte {
+	return refBody(t, codec.EncodeTBE3, layout.TBE3{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
+		checksums)
+}
+
+// refBody is the body a reference encoder (codec.EncodeTBE3, codec.EncodeHuff) makes of the BF16 values src in a
+// buffer of maxBody bytes.
+func refBody(t *testing.T, encode func(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, error),
+	maxBody uint64, src []byte, shift uint, checksums bool) []byte {
+	t.Helper()
+	body, err := encode(make([]byte, maxBody), src, uint64(len(src)/2), shift, checksums)
+	require.NoError(t, err)
+	return body
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/vkzip/vkzip/codec/layout"
 )
 
-// BenchmarkXWKernels times whole Encode and Decode calls of the exponent-window kernels (xw3, 2^20 KV-like values,
+// BenchmarkXWHost times whole Encode and Decode calls of the exponent-window kernels (xw3, 2^20 KV-like values,
 // default chunks), staging included.
-func BenchmarkXWKernels(b *testing.B) {
-	k := NewXWKernels(openTest(b, Options{}))
-	defer k.Close()
+func BenchmarkXWHost(b *testing.B) {
+	k := newXWKernels(openTest(b, Options{}))
 	r := rand.New(rand.NewPCG(1, 1))
 	ctx := context.Background()
 	const n = 1 << 20

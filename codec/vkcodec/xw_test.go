@@ -62,7 +62,7 @@ func cpuEncodeXW(t *testing.T, p xwPair, src []byte, shift uint, cs bool) []byte
 	return body
 }
 
-func checkXWBoth(t *testing.T, k *XWKernels, p xwPair, src []byte, shift uint, cs bool, what string) []byte {
+func checkXWBoth(t *testing.T, k xwKernels, p xwPair, src []byte, shift uint, cs bool, what string) []byte {
 	t.Helper()
 	n := uint64(len(src) / p.dt.Size())
 	cpu := cpuEncodeXW(t, p, src, shift, cs)
@@ -78,9 +78,8 @@ func checkXWBoth(t *testing.T, k *XWKernels, p xwPair, src []byte, shift uint, c
 	return cpu
 }
 
-func TestXWKernelsMatchReference(t *testing.T) {
-	k := NewXWKernels(openTest(t, Options{}))
-	defer k.Close()
+func TestXWHostMatchReference(t *testing.T) {
+	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, p := range xwTestPairs() {
 		for _, shift := range []uint{10, 12} {
@@ -99,18 +98,16 @@ func TestXWKernelsMatchReference(t *testing.T) {
 
 // Default chunks (2^16 values, one workgroup of up to 256 invocations looping over 2,048 groups) and a tensor
 // of several of them.
-func TestXWKernelsLargeChunks(t *testing.T) {
-	k := NewXWKernels(openTest(t, Options{}))
-	defer k.Close()
+func TestXWHostLargeChunks(t *testing.T) {
+	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, p := range xwTestPairs() {
 		checkXWBoth(t, k, p, xwValues(r, p.dt, 2<<16+1000, 1.5), 16, true, p.String())
 	}
 }
 
-func TestXWKernelsEveryBitPattern(t *testing.T) {
-	k := NewXWKernels(openTest(t, Options{}))
-	defer k.Close()
+func TestXWHostEveryBitPattern(t *testing.T) {
+	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, p := range xwTestPairs() {
 		var src []byte
@@ -146,9 +143,8 @@ func TestXWKernelsEveryBitPattern(t *testing.T) {
 // Damaged bodies: random bit flips (with checksums on they must fail the same chunk's CRC; with them off most
 // decode to other values or break canonical form) and flips of table bits. The GPU's verdict must be the
 // reference's: same class, same chunk, and the same values when both accept.
-func TestXWKernelsSameVerdicts(t *testing.T) {
-	k := NewXWKernels(openTest(t, Options{}))
-	defer k.Close()
+func TestXWHostSameVerdicts(t *testing.T) {
+	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(27, 28))
 	ctx := context.Background()
 	cpu := codec.NewCPUBackend(1)
@@ -197,9 +193,8 @@ func TestXWKernelsSameVerdicts(t *testing.T) {
 }
 
 // Bodies the reference rejects as non-canonical for each rule the kernel checks on its own: the GPU must agree.
-func TestXWKernelsNonCanonical(t *testing.T) {
-	k := NewXWKernels(openTest(t, Options{}))
-	defer k.Close()
+func TestXWHostNonCanonical(t *testing.T) {
+	k := newXWKernels(openTest(t, Options{}))
 	r := rand.New(rand.NewPCG(29, 30))
 	ctx := context.Background()
 	for _, p := range xwTestPairs() {
@@ -261,9 +256,8 @@ func TestXWKernelsNonCanonical(t *testing.T) {
 }
 
 // Empty tensors have empty bodies, as in the reference; bad arguments are refused, not dispatched.
-func TestXWKernelsEdges(t *testing.T) {
-	k := NewXWKernels(openTest(t, Options{}))
-	defer k.Close()
+func TestXWHostEdges(t *testing.T) {
+	k := newXWKernels(openTest(t, Options{}))
 	ctx := context.Background()
 	body, err := k.Encode(ctx, layout.FormatXW3, layout.DTypeF16, nil, 0, 10, true)
 	require.NoError(t, err)
@@ -283,4 +277,31 @@ func TestXWKernelsEdges(t *testing.T) {
 	require.ErrorIs(t, err, codec.ErrInvalidInput)
 	_, err = k.Decode(ctx, layout.FormatXW3, layout.DTypeF16, make([]byte, 8), 4, 10, true, make([]byte, 3))
 	require.ErrorIs(t, err, codec.ErrInvalidInput)
+}
+
+// xwKernels runs the exponent-window formats through the backend's host-memory jobs, one tensor a call, returning
+// the body (Encode) or the body's verdict apart from the call's error (Decode).
+type xwKernels struct{ b *Backend }
+
+func newXWKernels(b *Backend) xwKernels { return xwKernels{b} }
+
+func (k xwKernels) Encode(ctx context.Context, f uint8, dt layout.DType, src []byte, n uint64, shift uint,
+	cs bool) ([]byte, error) {
+	j := []codec.EncodeJob{{Format: f, DType: dt, Src: src, N: n, Shift: shift, Checksums: cs}}
+	if max, err := codec.XWMaxBodySize(f, dt, n, shift); err == nil {
+		j[0].Dst = make([]byte, max)
+	}
+	if err := k.b.Encode(ctx, j); err != nil {
+		return nil, err
+	}
+	return j[0].Out, nil
+}
+
+func (k xwKernels) Decode(ctx context.Context, f uint8, dt layout.DType, body []byte, n uint64, shift uint, cs bool,
+	dst []byte) (bodyErr, err error) {
+	j := []codec.DecodeJob{{Format: f, DType: dt, Body: body, N: n, Shift: shift, Checksums: cs, Dst: dst}}
+	if err := k.b.Decode(ctx, j); err != nil {
+		return nil, err
+	}
+	return j[0].Err, nil
 }

@@ -3,9 +3,7 @@ package vkcodec
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -75,17 +73,7 @@ func TestZF12CorruptionClasses(t *testing.T) {
 				bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
 			}
 			cj, gj := zf12DecodeJob(bad, n, 10, cs), zf12DecodeJob(bad, n, 10, cs)
-			require.NoError(t, codec.NewCPUBackend(1).Decode(context.Background(), cj))
-			require.NoError(t, vb.Decode(context.Background(), gj))
-			if cj[0].Err == nil {
-				require.NoError(t, gj[0].Err)
-				require.Equal(t, cj[0].Dst, gj[0].Dst)
-				continue
-			}
-			require.Error(t, gj[0].Err, "reference: %v", cj[0].Err)
-			for _, cls := range []error{codec.ErrCorrupt, codec.ErrChecksum, codec.ErrNonCanonical} {
-				require.Equal(t, errors.Is(cj[0].Err, cls), errors.Is(gj[0].Err, cls), "cpu %v / gpu %v", cj[0].Err, gj[0].Err)
-			}
+			requireSameDecode(t, vb, cj, gj)
 		}
 	}
 }
@@ -134,25 +122,13 @@ func TestMixedFormatsOneCall(t *testing.T) {
 
 // mutateZF12 damages a zf12 body: bit flips, random bytes, zeroed ranges, table words, header bytes, side words.
 func mutateZF12(r *rand.Rand, body []byte, g layout.ZF12) []byte {
-	b := append([]byte{}, body...)
-	switch r.IntN(6) {
-	case 0:
-		for i := 0; i < 1+r.IntN(3); i++ {
-			b[r.IntN(len(b))] ^= 1 << r.IntN(8)
-		}
-	case 1:
-		b[r.IntN(len(b))] = byte(r.Uint32())
-	case 2:
-		i := r.IntN(len(b))
-		clear(b[i:min(len(b), i+1+r.IntN(64))])
-	case 3:
-		c := r.Uint64N(g.Chunks())
-		w := g.TableOffset() + c*layout.ChunkEntrySize + uint64(4*r.IntN(3))
-		binary.LittleEndian.PutUint32(b[w:], r.Uint32()>>(r.IntN(32)))
+	kind := r.IntN(6)
+	b := mutateBody(r, body, kind, g.TableOffset(), g.Chunks())
+	switch kind {
 	case 4:
 		h := g.HeaderOffset() + r.Uint64N(g.TableOffset()-g.HeaderOffset())
 		b[h] = []byte{0xFF, 0, 0x80, b[h] + 1, b[h] - 1, byte(r.Uint32())}[r.IntN(6)]
-	default:
+	case 5:
 		if side := uint64(len(b)) - g.SideOffset(); side >= 8 {
 			i := g.SideOffset() + 4*r.Uint64N(side/4)
 			binary.LittleEndian.PutUint32(b[i:], r.Uint32())
@@ -169,10 +145,7 @@ func TestZF12MutatedOnDevice(t *testing.T) {
 	vb := openTest(t, Options{})
 	dev := vb.VK()
 	ctx := context.Background()
-	count := envInt("VKZIP_MUTATIONS", 1000)
-	if soak() && os.Getenv("VKZIP_MUTATIONS") == "" {
-		count = 10000
-	}
+	count := mutationCount()
 	r := rand.New(rand.NewPCG(12, 9))
 	classes := map[string]int{}
 	for _, esc := range []float64{0.0005, 0.01} { // some raw blocks, and nearly all
@@ -196,29 +169,18 @@ func TestZF12MutatedOnDevice(t *testing.T) {
 			}
 			op := ops[len(bad)]
 			if op == nil {
-				op, err = vb.PrepareDecodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: in}, uint64(len(bad)), g.N,
-					10, nil, false, vk.BufferRange{Buf: out})
+				op, err = vb.PrepareDecode(ctx, DecodeSpec{
+					Format: layout.FormatZF12, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(bad)), N: g.N,
+					Shift: 10, Codebook: nil, Checksums: false, Dst: vk.BufferRange{Buf: out},
+				})
 				require.NoError(t, err)
 				defer op.Close()
 				ops[len(bad)] = op
 			}
-			require.NoError(t, dev.Upload(ctx, in, 0, bad))
-			gerr := op.Run(ctx)
-			cj := zf12DecodeJob(bad, n, 10, false)
-			require.NoError(t, codec.NewCPUBackend(1).Decode(ctx, cj))
-			require.Equal(t, classOf(cj[0].Err), classOf(gerr), "mutation %d: reference %v, kernel %v", i, cj[0].Err, gerr)
-			if gerr == nil {
-				got := make([]byte, 2*g.N)
-				require.NoError(t, dev.Download(ctx, got, out, 0))
-				require.Equal(t, cj[0].Dst, got, "mutation %d decodes differently", i)
-			}
-			classes[classOf(gerr)]++
+			runMutation(t, dev, op, in, out, zf12DecodeJob(bad, n, 10, false), i, classes)
 		}
 	}
-	require.False(t, dev.Lost())
-	t.Logf("%d mutations through the kernel: %v", count, classes)
-	require.Greater(t, classes[codec.ErrNonCanonical.Error()], 0, "some mutations must reach the kernel's canonical checks")
-	require.Greater(t, classes[codec.ErrCorrupt.Error()], 0)
+	requireMutationClasses(t, dev, count, classes)
 }
 
 // TestZF12BoundsClampedInDebug points a side offset far past the side section in a debug build of the decoder,
@@ -242,8 +204,10 @@ func TestZF12BoundsClampedInDebug(t *testing.T) {
 	require.NoError(t, err)
 	defer out.Close()
 	require.NoError(t, dev.Upload(ctx, in, 0, body))
-	op, err := vb.PrepareDecodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: in}, uint64(len(body)), g.N, 10, nil,
-		false, vk.BufferRange{Buf: out})
+	op, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatZF12, Body: vk.BufferRange{Buf: in}, BodyLen: uint64(len(body)), N: g.N, Shift: 10,
+		Codebook: nil, Checksums: false, Dst: vk.BufferRange{Buf: out},
+	})
 	require.NoError(t, err)
 	defer op.Close()
 	require.ErrorIs(t, op.Run(ctx), codec.ErrCorrupt)
@@ -271,8 +235,10 @@ func TestZF12DeviceOps(t *testing.T) {
 	require.NoError(t, err)
 	defer out.Close()
 	require.NoError(t, dev.Upload(ctx, in, 48, src))
-	enc, err := vb.PrepareEncodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: in, Offset: 48}, g.N, 14, nil, true,
-		vk.BufferRange{Buf: body, Offset: 20})
+	enc, err := vb.PrepareEncode(ctx, EncodeSpec{
+		Format: layout.FormatZF12, Src: vk.BufferRange{Buf: in, Offset: 48}, N: g.N, Shift: 14, Codebook: nil,
+		Checksums: true, Dst: vk.BufferRange{Buf: body, Offset: 20},
+	})
 	require.NoError(t, err)
 	defer enc.Close()
 	size, err := enc.Run(ctx)
@@ -281,14 +247,19 @@ func TestZF12DeviceOps(t *testing.T) {
 	got := make([]byte, size)
 	require.NoError(t, dev.Download(ctx, got, body, 20))
 	require.True(t, string(ref[0].Out) == string(got), "differs at %d", firstDiff(ref[0].Out, got))
-	dec, err := vb.PrepareDecodeFormat(ctx, layout.FormatZF12, vk.BufferRange{Buf: body, Offset: 20}, size, g.N, 14, nil,
-		true, vk.BufferRange{Buf: out, Offset: 32})
+	dec, err := vb.PrepareDecode(ctx, DecodeSpec{
+		Format: layout.FormatZF12, Body: vk.BufferRange{Buf: body, Offset: 20}, BodyLen: size, N: g.N, Shift: 14,
+		Codebook: nil, Checksums: true, Dst: vk.BufferRange{Buf: out, Offset: 32},
+	})
 	require.NoError(t, err)
 	defer dec.Close()
 	require.NoError(t, dec.Run(ctx))
 	back := make([]byte, len(src))
 	require.NoError(t, dev.Download(ctx, back, out, 32))
 	require.True(t, string(src) == string(back))
-	_, err = vb.PrepareEncodeFormat(ctx, 77, vk.BufferRange{Buf: in}, 1, 10, nil, true, vk.BufferRange{Buf: body})
+	_, err = vb.PrepareEncode(ctx, EncodeSpec{
+		Format: 77, Src: vk.BufferRange{Buf: in}, N: 1, Shift: 10, Codebook: nil, Checksums: true,
+		Dst: vk.BufferRange{Buf: body},
+	})
 	require.ErrorIs(t, err, codec.ErrUnsupported)
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/vkzip/vkzip/vk"
 )
 
-// Resident is a codec.Backend over a Vulkan backend's device-resident operations (PrepareEncodeTyped,
-// PrepareDecodeTyped):
+// Resident is a codec.Backend over a Vulkan backend's device-resident operations (PrepareEncode,
+// PrepareDecode):
 // the path of a serving stack whose tensors already live in device memory. Its decoder never lets the host read
 // a body, so the kernel alone must answer for every invalid body, chunk-table errors included (the ordinary
 // Decode checks tables on the host first). Buffers sit at offsets that are not binding-aligned, as a caller's may.
@@ -107,8 +107,11 @@ func (r *Resident) Encode(ctx context.Context, jobs []codec.EncodeJob) error {
 			if err := dev.Upload(ctx, out, 0, poisonedCopy(nil, 0, out.Size())); err != nil {
 				return err
 			}
-			op, err := r.B.PrepareEncodeTyped(ctx, j.Format, dt, vk.BufferRange{Buf: in, Offset: resSrcOff}, j.N,
-				j.Shift, j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resBodyOff})
+			op, err := r.B.PrepareEncode(ctx, vkcodec.EncodeSpec{
+				Format: j.Format, DType: dt, Src: vk.BufferRange{Buf: in, Offset: resSrcOff}, N: j.N,
+				Shift: j.Shift, Codebook: j.Codebook, Checksums: j.Checksums,
+				Dst: vk.BufferRange{Buf: out, Offset: resBodyOff},
+			})
 			if err != nil {
 				return err
 			}
@@ -173,8 +176,11 @@ func (r *Resident) Decode(ctx context.Context, jobs []codec.DecodeJob) error {
 			if err := dev.Upload(ctx, body, 0, poisonedCopy(j.Body, resBodyOff, body.Size())); err != nil {
 				return err
 			}
-			op, err := r.B.PrepareDecodeTyped(ctx, j.Format, dt, vk.BufferRange{Buf: body, Offset: resBodyOff},
-				uint64(len(j.Body)), j.N, j.Shift, j.Codebook, j.Checksums, vk.BufferRange{Buf: out, Offset: resDstOff})
+			op, err := r.B.PrepareDecode(ctx, vkcodec.DecodeSpec{
+				Format: j.Format, DType: dt, Body: vk.BufferRange{Buf: body, Offset: resBodyOff},
+				BodyLen: uint64(len(j.Body)), N: j.N, Shift: j.Shift, Codebook: j.Codebook, Checksums: j.Checksums,
+				Dst: vk.BufferRange{Buf: out, Offset: resDstOff},
+			})
 			if err != nil {
 				return err
 			}

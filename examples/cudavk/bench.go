@@ -238,7 +238,10 @@ func (bb *bench) setup(ctx context.Context) error {
 	if err := bb.c.CopyFromHostUncounted(bb.inPtr, o.Data); err != nil {
 		return err
 	}
-	if bb.enc, err = bb.b.PrepareEncode(ctx, srcRange, n, o.Shift, o.Codebook, o.Checksums, vk.BufferRange{Buf: bb.body}); err != nil {
+	if bb.enc, err = bb.b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+		Format: layout.FormatSplitZip4, Src: srcRange, N: n, Shift: o.Shift, Codebook: &o.Codebook,
+		Checksums: o.Checksums, Dst: vk.BufferRange{Buf: bb.body},
+	}); err != nil {
 		return err
 	}
 	bb.decs = map[uint64]*vkcodec.DecodeOp{}
@@ -253,8 +256,10 @@ func (bb *bench) decOp(ctx context.Context, bodyLen uint64) (*vkcodec.DecodeOp, 
 	if bb.dst != nil {
 		dst = bb.dst.Range()
 	}
-	op, err := bb.b.PrepareDecode(ctx, vk.BufferRange{Buf: bb.body}, bodyLen, bb.n, bb.o.Shift, bb.o.Codebook,
-		bb.o.Checksums, dst)
+	op, err := bb.b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+		Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: bb.body}, BodyLen: bodyLen, N: bb.n,
+		Shift: bb.o.Shift, Codebook: &bb.o.Codebook, Checksums: bb.o.Checksums, Dst: dst,
+	})
 	if err != nil {
 		return nil, err
 	}

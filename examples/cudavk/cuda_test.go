@@ -227,7 +227,10 @@ func TestCUDASemaphoreChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	enc, err := e.b.PrepareEncode(ctx, src.Range(), n, 16, cb, true, vk.BufferRange{Buf: body})
+	enc, err := e.b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+		Format: layout.FormatSplitZip4, Src: src.Range(), N: n, Shift: 16, Codebook: &cb, Checksums: true,
+		Dst: vk.BufferRange{Buf: body},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +261,10 @@ func TestCUDASemaphoreChain(t *testing.T) {
 	bodyLen, err := run.Wait(ctx)
 	must(err)
 	encoded := time.Since(t0)
-	dec, err := e.b.PrepareDecode(ctx, vk.BufferRange{Buf: body}, bodyLen, n, 16, cb, true, dst.Range())
+	dec, err := e.b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+		Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: body}, BodyLen: bodyLen, N: n, Shift: 16,
+		Codebook: &cb, Checksums: true, Dst: dst.Range(),
+	})
 	must(err)
 	defer dec.Close()
 	drun, err := cudabridge.StartDecode(ctx, dec, nil, []vk.SemaphoreValue{sem.At(3)})

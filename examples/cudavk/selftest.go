@@ -13,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
 	"github.com/vkzip/vkzip/cudabridge"
@@ -314,8 +315,10 @@ func (st *selfTest) encOp(ctx context.Context, n uint64) (*vkcodec.EncodeOp, err
 	if op := st.encs[n]; op != nil {
 		return op, nil
 	}
-	op, err := st.b.PrepareEncode(ctx, vk.BufferRange{Buf: st.src}, n, st.o.Shift, synth.KVCodebook(), st.o.Checksums,
-		vk.BufferRange{Buf: st.body})
+	op, err := st.b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+		Format: layout.FormatSplitZip4, Src: vk.BufferRange{Buf: st.src}, N: n, Shift: st.o.Shift,
+		Codebook: kvCodebook(), Checksums: st.o.Checksums, Dst: vk.BufferRange{Buf: st.body},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -371,8 +374,10 @@ func (st *selfTest) roundShared(ctx context.Context, msg cudabridge.Control) Rou
 	}
 	r.EncodeMs = float64(time.Since(t0).Microseconds()) / 1e3
 	r.BodyLen = bodyLen
-	dec, err := st.b.PrepareDecode(ctx, vk.BufferRange{Buf: st.body}, bodyLen, n, st.o.Shift, synth.KVCodebook(),
-		st.o.Checksums, vk.BufferRange{Buf: st.dst})
+	dec, err := st.b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+		Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: st.body}, BodyLen: bodyLen, N: n,
+		Shift: st.o.Shift, Codebook: kvCodebook(), Checksums: st.o.Checksums, Dst: vk.BufferRange{Buf: st.dst},
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -435,8 +440,10 @@ func (st *selfTest) roundHost(ctx context.Context, msg cudabridge.Control) (Roun
 		return fail(err)
 	}
 	cudabridge.CountHostStaged(uint64(len(data)))
-	enc, err := st.b.PrepareEncode(ctx, vk.BufferRange{Buf: st.hsrc}, n, st.o.Shift, synth.KVCodebook(), st.o.Checksums,
-		vk.BufferRange{Buf: st.hbody})
+	enc, err := st.b.PrepareEncode(ctx, vkcodec.EncodeSpec{
+		Format: layout.FormatSplitZip4, Src: vk.BufferRange{Buf: st.hsrc}, N: n, Shift: st.o.Shift,
+		Codebook: kvCodebook(), Checksums: st.o.Checksums, Dst: vk.BufferRange{Buf: st.hbody},
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -448,8 +455,10 @@ func (st *selfTest) roundHost(ctx context.Context, msg cudabridge.Control) (Roun
 	r.EncodeMs = float64(time.Since(t0).Microseconds()) / 1e3
 	r.BodyLen = bodyLen
 	t1 := time.Now()
-	dec, err := st.b.PrepareDecode(ctx, vk.BufferRange{Buf: st.hbody}, bodyLen, n, st.o.Shift, synth.KVCodebook(),
-		st.o.Checksums, vk.BufferRange{Buf: st.hdst})
+	dec, err := st.b.PrepareDecode(ctx, vkcodec.DecodeSpec{
+		Format: layout.FormatSplitZip4, Body: vk.BufferRange{Buf: st.hbody}, BodyLen: bodyLen, N: n,
+		Shift: st.o.Shift, Codebook: kvCodebook(), Checksums: st.o.Checksums, Dst: vk.BufferRange{Buf: st.hdst},
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -491,4 +500,10 @@ func (st *selfTest) close() {
 			s.Close()
 		}
 	}
+}
+
+// kvCodebook is the synthetic KV data's codebook, for the SplitZip-4 operations of the self-test.
+func kvCodebook() *codec.Codebook {
+	cb := synth.KVCodebook()
+	return &cb
 }

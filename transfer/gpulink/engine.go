@@ -101,7 +101,10 @@ func newVKEngine(ctx context.Context, b0, b1 *vkcodec.Backend, bufs buffers, mv 
 	for k := 0; k < K; k++ {
 		src := vk.BufferRange{Buf: bufs.in0, Offset: uint64(k) * chunk}
 		dst := vk.BufferRange{Buf: bufs.body0[k%e.S]}
-		if e.enc[k], err = b0.PrepareEncode(ctx, src, e.values(k), shift, cb, checksums, dst); err != nil {
+		if e.enc[k], err = b0.PrepareEncode(ctx, vkcodec.EncodeSpec{
+			Format: layout.FormatSplitZip4, Src: src, N: e.values(k), Shift: shift, Codebook: &cb,
+			Checksums: checksums, Dst: dst,
+		}); err != nil {
 			e.close()
 			return nil, fmt.Errorf("preparing the encode of chunk %d: %w", k, err)
 		}
@@ -180,7 +183,10 @@ func (e *vkEngine) decodeOp(k int, n uint64) (*vkcodec.DecodeOp, error) {
 	t := time.Now()
 	body := vk.BufferRange{Buf: e.bufs.body1[k%e.S]}
 	dst := vk.BufferRange{Buf: e.bufs.out1, Offset: uint64(k) * e.chunk}
-	op, err := e.b1.PrepareDecode(context.Background(), body, n, e.values(k), e.shift, e.cb, e.checksums, dst)
+	op, err := e.b1.PrepareDecode(context.Background(), vkcodec.DecodeSpec{
+		Format: layout.FormatSplitZip4, Body: body, BodyLen: n, N: e.values(k), Shift: e.shift, Codebook: &e.cb,
+		Checksums: e.checksums, Dst: dst,
+	})
 	e.st.prepare += time.Since(t)
 	e.st.prepares++
 	if err != nil {
