@@ -32,3 +32,4 @@ bool autoPiece(uint self, uint c, bool last, out uint info, out uint off, out ui
     }
     return fmt == self;
 }
+

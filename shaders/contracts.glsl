@@ -104,380 +104,181 @@ layout(constant_id = 1) const uint DECODE = 0; // 0: values to body; 1: body to 
 #endif
 
 #if defined(KERNEL_SZ4_ENCODE)
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; // segment's values, 8 per uvec4
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
-layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; // segment's code stream
-layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; // segment's low stream
-layout(std430, binding = 2) writeonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 3) buffer Table { uint table[]; }; // the whole chunk table
-layout(std430, binding = 4) writeonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 6) buffer Work { uint blockSum[]; }; // per 64 chunks, zeroed by the host
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; layout(std430, binding = 2) writeonly buffer LowsV { uvec2 lowsv[]; }; layout(std430, binding = 3) buffer Table { uint table[]; }; layout(std430, binding = 4) writeonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 6) buffer Work { uint blockSum[]; };
 #endif
 
 #if defined(KERNEL_SZ4_SCAN)
-layout(std430, binding = 0) buffer Work { uint work[]; }; // [0,nb) sums, [nb,2nb) prefixes, [2nb] total
+layout(std430, binding = 0) buffer Work { uint work[]; };
 #endif
 
 #if defined(KERNEL_SZ4_PLACE)
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; // the whole side section
-layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 4) buffer Work { uint work[]; }; // [0,nb) block side sums (pass 1), [2nb] the total
+layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 4) buffer Work { uint work[]; };
 #endif
 
 #if defined(KERNEL_SZ4_DECODE) || defined(KERNEL_SZ4_DECODE_PIECES)
-layout(std430, binding = 0) readonly buffer Codes { uint codes[]; }; // segment's code stream
-layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; // segment's low stream
-layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 2) readonly buffer Table { uint table[]; }; // the whole chunk table
-layout(std430, binding = 3) readonly buffer Side { uint side[]; }; // the whole side section (≥ 1 word)
-layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; }; // segment's output
-layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; };
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 6) buffer Status { uint status[]; }; // per job: flags, lowest chunk per class, clamps
+layout(std430, binding = 0) readonly buffer Codes { uint codes[]; }; layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; }; layout(std430, binding = 2) readonly buffer Table { uint table[]; }; layout(std430, binding = 3) readonly buffer Side { uint side[]; }; layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; }; layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; }; layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 6) buffer Status { uint status[]; };
 #endif
 
 #if defined(KERNEL_ZF12_ENCODE)
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; // segment's values, 8 per uvec4
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
-layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; // segment's code stream
-layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; // segment's low stream
-layout(std430, binding = 2) writeonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 3) writeonly buffer Heads { uint heads[]; }; // segment's header stream
-layout(std430, binding = 4) buffer Table { uint table[]; }; // the whole chunk table
-layout(std430, binding = 5) writeonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 6) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 7) buffer Work { uint blockSum[]; }; // per 64 chunks, zeroed by the host
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; layout(std430, binding = 2) writeonly buffer LowsV { uvec2 lowsv[]; }; layout(std430, binding = 3) writeonly buffer Heads { uint heads[]; }; layout(std430, binding = 4) buffer Table { uint table[]; }; layout(std430, binding = 5) writeonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 6) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 7) buffer Work { uint blockSum[]; };
 #endif
 
 #if defined(KERNEL_ZF12_PLACE)
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; // the whole side section
-layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 4) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
-layout(std430, binding = 5) readonly buffer Heads { uint heads[]; }; // segment's header stream
+layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 4) readonly buffer Work { uint work[]; }; layout(std430, binding = 5) readonly buffer Heads { uint heads[]; };
 #endif
 
 #if defined(KERNEL_ZF12_DECODE) || defined(KERNEL_ZF12_DECODE_PIECES)
-layout(std430, binding = 0) readonly buffer Codes { uint codes[]; }; // segment's code stream
-layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; // segment's low stream
-layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 2) readonly buffer Heads { uint heads[]; }; // segment's header stream
-layout(std430, binding = 3) readonly buffer Table { uint table[]; }; // the whole chunk table
-layout(std430, binding = 4) readonly buffer Side { uint side[]; }; // the whole side section (≥ 1 word)
-layout(std430, binding = 5) writeonly buffer DstV { uvec4 dstv[]; }; // segment's output
-layout(std430, binding = 5) writeonly buffer DstW { uint dstw[]; };
-layout(std430, binding = 6) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 7) buffer Status { uint status[]; }; // per job: flags, lowest chunk per class, clamps
+layout(std430, binding = 0) readonly buffer Codes { uint codes[]; }; layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; }; layout(std430, binding = 2) readonly buffer Heads { uint heads[]; }; layout(std430, binding = 3) readonly buffer Table { uint table[]; }; layout(std430, binding = 4) readonly buffer Side { uint side[]; }; layout(std430, binding = 5) writeonly buffer DstV { uvec4 dstv[]; }; layout(std430, binding = 5) writeonly buffer DstW { uint dstw[]; }; layout(std430, binding = 6) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 7) buffer Status { uint status[]; };
 #endif
 
 #if defined(KERNEL_AUTO_PICK)
-layout(std430, binding = 0) buffer Work { uint work[]; }; // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) format id
-layout(std430, binding = 1) readonly buffer Body { uint body[]; }; // the candidate's whole body
-layout(std430, binding = 2) readonly buffer CWork { uint cwork[]; }; // its prefix-sum words: side total
+layout(std430, binding = 0) buffer Work { uint work[]; }; layout(std430, binding = 1) readonly buffer Body { uint body[]; }; layout(std430, binding = 2) readonly buffer CWork { uint cwork[]; };
 #endif
 
 #if defined(KERNEL_AUTO_GATHER)
-layout(std430, binding = 0) writeonly buffer Out { uint outw[]; }; // the auto body
-layout(std430, binding = 1) readonly buffer Body { uint body[]; }; // the candidate's whole body
-layout(std430, binding = 2) readonly buffer Work { uint work[]; }; // sizes, offsets, total, choice (auto_pick)
-layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
+layout(std430, binding = 0) writeonly buffer Out { uint outw[]; }; layout(std430, binding = 1) readonly buffer Body { uint body[]; }; layout(std430, binding = 2) readonly buffer Work { uint work[]; }; layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
 #endif
 
 #if defined(KERNEL_COPY)
-layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
-layout(std430, binding = 1) writeonly buffer Dst { uvec4 dst[]; };
+layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; }; layout(std430, binding = 1) writeonly buffer Dst { uvec4 dst[]; };
 #endif
 
 #if defined(KERNEL_TBE3_ENCODE)
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; // segment's values, 8 per uvec4
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
-layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; // segment's plane stream
-layout(std430, binding = 2) writeonly buffer SMV { uvec4 smv[]; }; // segment's SM stream
-layout(std430, binding = 2) writeonly buffer SMW { uint smw[]; };
-layout(std430, binding = 3) buffer Table { uint table[]; }; // the whole chunk table
-layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 5) buffer Work { uint blockSum[]; }; // per 64 chunks, zeroed by the host
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) writeonly buffer SMV { uvec4 smv[]; }; layout(std430, binding = 2) writeonly buffer SMW { uint smw[]; }; layout(std430, binding = 3) buffer Table { uint table[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 5) buffer Work { uint blockSum[]; };
 #endif
 
 #if defined(KERNEL_TBE3_PLACE)
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; // segment's values
-layout(std430, binding = 1) readonly buffer Planes { uint planes[]; }; // segment's plane stream (pass 1's output)
-layout(std430, binding = 2) buffer Table { uint table[]; };
-layout(std430, binding = 3) coherent buffer Side { uint side[]; }; // the whole side section
-layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 5) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
+layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) buffer Table { uint table[]; }; layout(std430, binding = 3) coherent buffer Side { uint side[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 5) readonly buffer Work { uint work[]; };
 #endif
 
 #if defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES)
-layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; // segment's plane stream
-layout(std430, binding = 1) readonly buffer SMV { uvec4 smv[]; }; // segment's SM stream
-layout(std430, binding = 1) readonly buffer SMW { uint smw[]; };
-layout(std430, binding = 2) readonly buffer Table { uint table[]; }; // the whole chunk table
-layout(std430, binding = 3) readonly buffer Side { uint side[]; }; // the whole side section (≥ 1 word)
-layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; }; // segment's output
-layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; };
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 6) buffer Status { uint status[]; }; // flags, lowest chunk per class
+layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 1) readonly buffer SMV { uvec4 smv[]; }; layout(std430, binding = 1) readonly buffer SMW { uint smw[]; }; layout(std430, binding = 2) readonly buffer Table { uint table[]; }; layout(std430, binding = 3) readonly buffer Side { uint side[]; }; layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; }; layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; }; layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 6) buffer Status { uint status[]; };
 #endif
 
 #if defined(KERNEL_XW_ENCODE)
-layout(std430, binding = 0) readonly buffer Src { uint src[]; }; // the tensor's values
-layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; };
-layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; // byte stream (≥ 1 word)
-layout(std430, binding = 3) writeonly buffer Table { uint table[]; };
-layout(std430, binding = 4) coherent buffer Scratch { uint scratch[]; }; // HP·GPC words per chunk
-layout(std430, binding = 5) buffer Work { uint blockSum[]; }; // per 64 chunks, zeroed
+layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; layout(std430, binding = 3) writeonly buffer Table { uint table[]; }; layout(std430, binding = 4) coherent buffer Scratch { uint scratch[]; }; layout(std430, binding = 5) buffer Work { uint blockSum[]; };
 #endif
 
 #if defined(KERNEL_XW_PLACE)
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; };
-layout(std430, binding = 2) writeonly buffer Side { uint side[]; };
-layout(std430, binding = 3) readonly buffer Planes { uint planes[]; };
-layout(std430, binding = 4) readonly buffer Lows { uint lows[]; };
-layout(std430, binding = 5) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
+layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 4) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 5) readonly buffer Work { uint work[]; };
 #endif
 
 #if defined(KERNEL_XW_DECODE) || defined(KERNEL_XW_DECODE_PIECES)
-layout(std430, binding = 0) readonly buffer Planes { uint planes[]; };
-layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; // ≥ 1 word
-layout(std430, binding = 2) readonly buffer Table { uint table[]; };
-layout(std430, binding = 3) readonly buffer Side { uint side[]; }; // ≥ 1 word
-layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; };
-layout(std430, binding = 5) buffer Status { uint status[]; }; // flags, lowest chunk per class
+layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 2) readonly buffer Table { uint table[]; }; layout(std430, binding = 3) readonly buffer Side { uint side[]; }; layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 5) buffer Status { uint status[]; };
 #endif
 
 #if defined(KERNEL_HUFF_ENCODE)
-layout(std430, binding = 0) readonly buffer Src { uint src[]; }; // the tensor's values
-layout(std430, binding = 1) writeonly buffer Lows { uint lows[]; };
-layout(std430, binding = 2) writeonly buffer Table { uint table[]; };
-layout(std430, binding = 3) writeonly buffer Scratch { uint scratch[]; }; // N/4 words per chunk
-layout(std430, binding = 4) buffer Work { uint blockSum[]; }; // per 64 chunks, zeroed
+layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, binding = 1) writeonly buffer Lows { uint lows[]; }; layout(std430, binding = 2) writeonly buffer Table { uint table[]; }; layout(std430, binding = 3) writeonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 4) buffer Work { uint blockSum[]; };
 #endif
 
 #if defined(KERNEL_HUFF_PLACE)
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; };
-layout(std430, binding = 2) writeonly buffer Pieces { uint pieces[]; };
-layout(std430, binding = 3) readonly buffer Lows { uint lows[]; };
-layout(std430, binding = 4) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
+layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Pieces { uint pieces[]; }; layout(std430, binding = 3) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 4) readonly buffer Work { uint work[]; }; layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
 #endif
 
 #if defined(KERNEL_HUFF_DECODE) || defined(KERNEL_HUFF_DECODE_I64)
-layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; // ≥ 1 word
-layout(std430, binding = 0) readonly buffer LowsV { uvec4 lowsv[]; };
-layout(std430, binding = 1) readonly buffer Table { uint table[]; };
-layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; // ≥ 1 word
-layout(std430, binding = 3) writeonly buffer Dst { uint dst[]; };
-layout(std430, binding = 3) writeonly buffer DstV { uvec4 dstv[]; };
-layout(std430, binding = 4) buffer Status { uint status[]; };
+layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 0) readonly buffer LowsV { uvec4 lowsv[]; }; layout(std430, binding = 1) readonly buffer Table { uint table[]; }; layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; layout(std430, binding = 3) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 3) writeonly buffer DstV { uvec4 dstv[]; }; layout(std430, binding = 4) buffer Status { uint status[]; };
 #endif
 
 #if defined(KERNEL_STORED)
-layout(std430, binding = 0) readonly buffer Src { uint src[]; }; // values (encode) or body (decode)
-layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; }; // body (encode) or values (decode)
-layout(std430, binding = 2) buffer Status { uint status[]; }; // decode: flags (STATUS_*), as the other kernels
+layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 2) buffer Status { uint status[]; };
 #endif
 
 #if defined(KERNEL_HUFF_CHECK)
-layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; // ≥ 1 word
-layout(std430, binding = 1) readonly buffer Table { uint table[]; };
-layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; // ≥ 1 word
-layout(std430, binding = 3) buffer Status { uint status[]; };
-layout(std430, binding = 4) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
+layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer Table { uint table[]; }; layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; layout(std430, binding = 3) buffer Status { uint status[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
 #endif
 
 #if defined(KERNEL_SZ4_ENCODE)
-layout(push_constant) uniform PC {
-    uvec4 cb; uint chunks; uint segFirst; uint segChunks;
-    uint lastLen; uint invC; uint invL; uint shLowFull;
-    uint shLowLast; uint checksums; uint srcBase; uint codeBase;
-    uint lowBase; uint tableBase;
-} pc;
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint segChunks; uint lastLen; uint invC; uint invL; uint shLowFull; uint shLowLast; uint checksums; uint srcBase; uint codeBase; uint lowBase; uint tableBase; } pc;
 #endif
 
 #if defined(KERNEL_SZ4_SCAN)
-layout(push_constant) uniform PC {
-    uint nb;
-} pc;
+layout(push_constant) uniform PC { uint nb; } pc;
 #endif
 
 #if defined(KERNEL_SZ4_PLACE)
-layout(push_constant) uniform PC {
-    uint chunks; uint segFirst; uint segChunks; uint lastLen;
-    uint nb; uint kdFull; uint kdLast; uint checksums;
-    uint tableBase; uint sideBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint nb; uint kdFull; uint kdLast; uint checksums; uint tableBase; uint sideBase; } pc;
 #endif
 
 #if defined(KERNEL_SZ4_DECODE)
-layout(push_constant) uniform PC {
-    uvec4 cb; uint chunks; uint segFirst; uint segChunks;
-    uint lastLen; uint invC; uint invL; uint shLowFull;
-    uint shLowLast; uint kdFull; uint kdLast; uint checksums;
-    uint sideLen; uint statusBase; uint codeBase; uint lowBase;
-    uint tableBase; uint sideBase; uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint segChunks; uint lastLen; uint invC; uint invL; uint shLowFull; uint shLowLast; uint kdFull; uint kdLast; uint checksums; uint sideLen; uint statusBase; uint codeBase; uint lowBase; uint tableBase; uint sideBase; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_SZ4_DECODE_PIECES) || defined(KERNEL_ZF12_DECODE_PIECES)
-layout(push_constant) uniform PC {
-    uvec4 cb; uint chunks; uint segFirst; uint segChunks;
-    uint lastLen; uint invC; uint invL; uint shLowFull;
-    uint shLowLast; uint kdFull; uint kdLast; uint checksums;
-    uint piecesLen; uint statusBase; uint autoBase; uint pieceBase;
-    uint cands; uint validate; uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint segChunks; uint lastLen; uint invC; uint invL; uint shLowFull; uint shLowLast; uint kdFull; uint kdLast; uint checksums; uint piecesLen; uint statusBase; uint autoBase; uint pieceBase; uint cands; uint validate; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_ZF12_ENCODE)
-layout(push_constant) uniform PC {
-    uint chunks; uint segFirst; uint segChunks; uint lastLen;
-    uint invC; uint invL; uint shLowFull; uint shLowLast;
-    uint checksums; uint srcBase; uint codeBase; uint lowBase;
-    uint headBase; uint tableBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint invC; uint invL; uint shLowFull; uint shLowLast; uint checksums; uint srcBase; uint codeBase; uint lowBase; uint headBase; uint tableBase; } pc;
 #endif
 
 #if defined(KERNEL_ZF12_PLACE)
-layout(push_constant) uniform PC {
-    uint chunks; uint segFirst; uint segChunks; uint lastLen;
-    uint nb; uint kdFull; uint kdLast; uint checksums;
-    uint tableBase; uint sideBase; uint headBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint nb; uint kdFull; uint kdLast; uint checksums; uint tableBase; uint sideBase; uint headBase; } pc;
 #endif
 
 #if defined(KERNEL_ZF12_DECODE)
-layout(push_constant) uniform PC {
-    uint chunks; uint segFirst; uint segChunks; uint lastLen;
-    uint invC; uint invL; uint shLowFull; uint shLowLast;
-    uint kdFull; uint kdLast; uint checksums; uint sideLen;
-    uint statusBase; uint codeBase; uint lowBase; uint headBase;
-    uint tableBase; uint sideBase; uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint invC; uint invL; uint shLowFull; uint shLowLast; uint kdFull; uint kdLast; uint checksums; uint sideLen; uint statusBase; uint codeBase; uint lowBase; uint headBase; uint tableBase; uint sideBase; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_AUTO_PICK)
-layout(push_constant) uniform PC {
-    uvec4 d; uint chunks; uint id; uint first;
-    uint base;
-} pc;
+layout(push_constant) uniform PC { uvec4 d; uint chunks; uint id; uint first; uint base; } pc;
 #endif
 
 #if defined(KERNEL_AUTO_GATHER)
-layout(push_constant) uniform PC {
-    uvec4 streams; uvec4 full; uvec4 lastP; uint chunks;
-    uint checksums; uint outBase; uint base; uint id;
-} pc;
+layout(push_constant) uniform PC { uvec4 streams; uvec4 full; uvec4 lastP; uint chunks; uint checksums; uint outBase; uint base; uint id; } pc;
 #endif
 
 #if defined(KERNEL_COPY)
-layout(push_constant) uniform PC {
-    uint count;
-} pc;
+layout(push_constant) uniform PC { uint count; } pc;
 #endif
 
 #if defined(KERNEL_TBE3_ENCODE)
-layout(push_constant) uniform PC {
-    uint chunks; uint segFirst; uint segChunks; uint lastLen;
-    uint checksums; uint srcBase; uint planeBase; uint smBase;
-    uint tableBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint checksums; uint srcBase; uint planeBase; uint smBase; uint tableBase; } pc;
 #endif
 
 #if defined(KERNEL_TBE3_PLACE)
-layout(push_constant) uniform PC {
-    uint chunks; uint segFirst; uint segChunks; uint lastLen;
-    uint nb; uint checksums; uint srcBase; uint planeBase;
-    uint tableBase; uint sideBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint nb; uint checksums; uint srcBase; uint planeBase; uint tableBase; uint sideBase; } pc;
 #endif
 
 #if defined(KERNEL_TBE3_DECODE)
-layout(push_constant) uniform PC {
-    uint chunks; uint segFirst; uint segChunks; uint lastLen;
-    uint checksums; uint sideLen; uint statusBase; uint planeBase;
-    uint smBase; uint tableBase; uint sideBase; uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint checksums; uint sideLen; uint statusBase; uint planeBase; uint smBase; uint tableBase; uint sideBase; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_TBE3_DECODE_PIECES)
-layout(push_constant) uniform PC {
-    uvec4 cb; uint chunks; uint segFirst; uint segChunks;
-    uint lastLen; uint checksums; uint piecesLen; uint statusBase;
-    uint autoBase; uint pieceBase; uint cands; uint validate;
-    uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint segChunks; uint lastLen; uint checksums; uint piecesLen; uint statusBase; uint autoBase; uint pieceBase; uint cands; uint validate; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_XW_ENCODE)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint srcWords; uint lowWords;
-    uint srcBase; uint planeBase; uint lowBase; uint tableBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint srcWords; uint lowWords; uint srcBase; uint planeBase; uint lowBase; uint tableBase; } pc;
 #endif
 
 #if defined(KERNEL_XW_PLACE)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint nb; uint checksums;
-    uint lowWords; uint planeWords; uint tableBase; uint sideBase;
-    uint planeBase; uint lowBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint nb; uint checksums; uint lowWords; uint planeWords; uint tableBase; uint sideBase; uint planeBase; uint lowBase; } pc;
 #endif
 
 #if defined(KERNEL_XW_DECODE)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint checksums; uint sideLen;
-    uint planeWords; uint lowWords; uint dstWords; uint planeBase;
-    uint lowBase; uint tableBase; uint sideBase; uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; uint sideLen; uint planeWords; uint lowWords; uint dstWords; uint planeBase; uint lowBase; uint tableBase; uint sideBase; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_XW_DECODE_PIECES)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint checksums; uint piecesLen;
-    uint dstWords; uint autoBase; uint pieceBase; uint cands;
-    uint validate; uint self; uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; uint piecesLen; uint dstWords; uint autoBase; uint pieceBase; uint cands; uint validate; uint self; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_HUFF_ENCODE)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint srcWords; uint lowWords;
-    uint srcBase; uint lowBase; uint tableBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint srcWords; uint lowWords; uint srcBase; uint lowBase; uint tableBase; } pc;
 #endif
 
 #if defined(KERNEL_HUFF_PLACE)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint nb; uint checksums;
-    uint lowWords; uint tableBase; uint pieceBase; uint lowBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint nb; uint checksums; uint lowWords; uint tableBase; uint pieceBase; uint lowBase; } pc;
 #endif
 
 #if defined(KERNEL_HUFF_DECODE) || defined(KERNEL_HUFF_DECODE_I64)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint checksums; uint pieceLen;
-    uint lowWords; uint dstWords; uint lowBase; uint tableBase;
-    uint pieceBase; uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; uint pieceLen; uint lowWords; uint dstWords; uint lowBase; uint tableBase; uint pieceBase; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_STORED)
-layout(push_constant) uniform PC {
-    uint words; uint bytes; uint checksums; uint srcBase;
-    uint dstBase;
-} pc;
+layout(push_constant) uniform PC { uint words; uint bytes; uint checksums; uint srcBase; uint dstBase; } pc;
 #endif
 
 #if defined(KERNEL_HUFF_CHECK)
-layout(push_constant) uniform PC {
-    uint chunks; uint lastLen; uint pieceLen; uint lowWords;
-    uint lowBase; uint tableBase; uint pieceBase;
-} pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint pieceLen; uint lowWords; uint lowBase; uint tableBase; uint pieceBase; } pc;
 #endif

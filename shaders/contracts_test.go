@@ -56,8 +56,7 @@ func TestContractsWellFormed(t *testing.T) {
 		require.Equal(t, reflect.Struct, k.Push.Kind())
 		require.NotZero(t, k.PushSize())
 		require.Zero(t, k.PushSize()%4)
-		for i := 0; i < k.Push.NumField(); i++ {
-			f := k.Push.Field(i)
+		for _, f := range pushFields(k.Push) {
 			require.NotEmpty(t, f.Tag.Get("glsl"), "%s.%s has no glsl tag", k.Push.Name(), f.Name)
 			switch {
 			case f.Type.Kind() == reflect.Uint32:
@@ -81,7 +80,7 @@ func TestSpecIDPanicsOnUnknownName(t *testing.T) {
 }
 
 func TestPushBytes(t *testing.T) {
-	p := SZ4EncodePush{CB: [4]uint32{1, 2, 3, 4}, Chunks: 0x11223344, TableBase: 0xAABBCCDD}
+	p := SZ4EncodePush{CB: [4]uint32{1, 2, 3, 4}, ChunkCRC: ChunkCRC{Chunks: 0x11223344}, TableBase: 0xAABBCCDD}
 	b := PushBytes(&p)
 	require.Len(t, b, int(Lookup("sz4_encode").PushSize()))
 	require.Equal(t, uint32(3), binary.LittleEndian.Uint32(b[8:]))

@@ -77,7 +77,8 @@ func (k *Kernel) specGLSL() (string, error) {
 	return b.String(), nil
 }
 
-// bindingsGLSL declares the storage buffers, a block per view.
+// bindingsGLSL declares the storage buffers, a block per view, all on one line (the bindings' documentation is in
+// contracts.go, their one source).
 func (k *Kernel) bindingsGLSL() (string, error) {
 	var b strings.Builder
 	for i, bd := range k.Bindings {
@@ -93,18 +94,20 @@ func (k *Kernel) bindingsGLSL() (string, error) {
 		if bd.Coherent {
 			q = "coherent " + q
 		}
-		for j, v := range bd.views() {
-			doc := ""
-			if j == 0 {
-				doc = comment(bd.Doc)
+		for _, v := range bd.views() {
+			if b.Len() > 0 {
+				b.WriteString(" ")
 			}
-			fmt.Fprintf(&b, "layout(std430, binding = %d) %sbuffer %s { %s %s[]; };%s\n", i, q, v.Block, v.Elem, v.Array, doc)
+			fmt.Fprintf(&b, "layout(std430, binding = %d) %sbuffer %s { %s %s[]; };", i, q, v.Block, v.Elem, v.Array)
 		}
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
 	}
 	return b.String(), nil
 }
 
-// pushGLSL declares the push-constant block pc, four members a line ("" if the kernel has none).
+// pushGLSL declares the push-constant block pc on one line ("" if the kernel has none).
 func (k *Kernel) pushGLSL() (string, error) {
 	if k.Push == nil {
 		return "", nil
@@ -115,13 +118,10 @@ func (k *Kernel) pushGLSL() (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("layout(push_constant) uniform PC {")
-	for i, m := range members {
-		if i%4 == 0 {
-			b.WriteString("\n   ")
-		}
+	for _, m := range members {
 		fmt.Fprintf(&b, " %s %s;", m.typ, m.name)
 	}
-	b.WriteString("\n} pc;\n")
+	b.WriteString(" } pc;\n")
 	return b.String(), nil
 }
 
@@ -147,8 +147,7 @@ func (k *Kernel) pushMembers() ([]pushMember, error) {
 		return nil, fmt.Errorf("kernel %s: push type %s is not a struct", k.Name, t)
 	}
 	var ms []pushMember
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+	for _, f := range pushFields(t) {
 		name := f.Tag.Get("glsl")
 		if name == "" {
 			return nil, fmt.Errorf("kernel %s: %s.%s has no glsl tag", k.Name, t.Name(), f.Name)
@@ -177,6 +176,24 @@ func (k *Kernel) pushMembers() ([]pushMember, error) {
 		ms = append(ms, m)
 	}
 	return ms, nil
+}
+
+// pushFields lists a push struct's members in memory order, the fields of an embedded struct (a group of members
+// several kernels share) in its place, each with its offset from the start of t.
+func pushFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for _, g := range pushFields(f.Type) {
+				g.Offset += f.Offset
+				out = append(out, g)
+			}
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // comment returns doc as a trailing GLSL comment, or nothing.

@@ -3,22 +3,29 @@ package shaders
 // The push-constant blocks of the kernels, member by member in the kernels' order; the glsl tag names each member
 // in GLSL. [4]uint32 is a uvec4 (16-byte aligned).
 
+// ChunkCRC is the head the chunk coders' push blocks share (the encoders of splitzip4 and zf12, and within
+// ChunkSeg their decoders): the tensor's chunks, the segment dispatched, and the constants that finish a chunk's
+// CRC over its code and low pieces.
+type ChunkCRC struct {
+	Chunks    uint32 `glsl:"chunks"`    // chunks in the tensor
+	SegFirst  uint32 `glsl:"segFirst"`  // first chunk of the bound segment
+	SegChunks uint32 `glsl:"segChunks"` // chunks in the segment
+	LastLen   uint32 `glsl:"lastLen"`   // values in the tensor's last chunk
+	InvC      uint32 `glsl:"invC"`      // x^(-8 zC): zero bytes the last chunk's code piece lacks for a full piece
+	InvL      uint32 `glsl:"invL"`      // the same for its low piece
+	ShLowFull uint32 `glsl:"shLowFull"` // x^(8 n): shifts a full chunk's code-piece CRC over its low piece
+	ShLowLast uint32 `glsl:"shLowLast"` // x^(8 align4(lastLen)) for the last chunk
+}
+
 // SZ4EncodePush is sz4_encode's push-constant block.
 type SZ4EncodePush struct {
-	CB        [4]uint32 `glsl:"cb"`        // codebook, 16 exponents
-	Chunks    uint32    `glsl:"chunks"`    // chunks in the tensor
-	SegFirst  uint32    `glsl:"segFirst"`  // first chunk of the bound segment
-	SegChunks uint32    `glsl:"segChunks"` // chunks in the segment
-	LastLen   uint32    `glsl:"lastLen"`   // values in the tensor's last chunk
-	InvC      uint32    `glsl:"invC"`      // x^(-8 zC): zero bytes the last chunk's code piece lacks for a full piece
-	InvL      uint32    `glsl:"invL"`      // the same for its low piece
-	ShLowFull uint32    `glsl:"shLowFull"` // x^(8 n): shifts a full chunk's code-piece CRC over its low piece
-	ShLowLast uint32    `glsl:"shLowLast"` // x^(8 align4(lastLen)) for the last chunk
-	Checksums uint32    `glsl:"checksums"`
-	SrcBase   uint32    `glsl:"srcBase"`  // binding 0 starts this many uvec4s before the segment's first value
-	CodeBase  uint32    `glsl:"codeBase"` // word offsets of the segment (codes, lows) and of the table within their bindings
-	LowBase   uint32    `glsl:"lowBase"`
-	TableBase uint32    `glsl:"tableBase"`
+	CB [4]uint32 `glsl:"cb"` // codebook, 16 exponents
+	ChunkCRC
+	Checksums uint32 `glsl:"checksums"`
+	SrcBase   uint32 `glsl:"srcBase"`  // binding 0 starts this many uvec4s before the segment's first value
+	CodeBase  uint32 `glsl:"codeBase"` // word offsets of the segment (codes, lows) and of the table within their bindings
+	LowBase   uint32 `glsl:"lowBase"`
+	TableBase uint32 `glsl:"tableBase"`
 }
 
 // SZ4ScanPush is sz4_scan's push-constant block.
@@ -40,62 +47,45 @@ type SZ4PlacePush struct {
 	SideBase  uint32 `glsl:"sideBase"`
 }
 
+// ChunkSeg is the head the chunk decoders' push blocks share (sz4_decode, zf12_decode, and the piece decoders
+// sz4_decode_pieces and zf12_decode_pieces after their codebook): the tensor's chunks and the segment dispatched,
+// the CRC shift constants of a full and of the last chunk, and whether chunks carry checksums.
+type ChunkSeg struct {
+	ChunkCRC
+	KdFull    uint32 `glsl:"kdFull"`
+	KdLast    uint32 `glsl:"kdLast"`
+	Checksums uint32 `glsl:"checksums"`
+}
+
 // SZ4DecodePush is sz4_decode's push-constant block.
 type SZ4DecodePush struct {
-	CB         [4]uint32 `glsl:"cb"`
-	Chunks     uint32    `glsl:"chunks"`
-	SegFirst   uint32    `glsl:"segFirst"`
-	SegChunks  uint32    `glsl:"segChunks"`
-	LastLen    uint32    `glsl:"lastLen"`
-	InvC       uint32    `glsl:"invC"`
-	InvL       uint32    `glsl:"invL"`
-	ShLowFull  uint32    `glsl:"shLowFull"`
-	ShLowLast  uint32    `glsl:"shLowLast"`
-	KdFull     uint32    `glsl:"kdFull"`
-	KdLast     uint32    `glsl:"kdLast"`
-	Checksums  uint32    `glsl:"checksums"`
-	SideLen    uint32    `glsl:"sideLen"`    // bytes in the side section, or SIDE_LEN_RUNTIME: status word STATUS_SIDE_LEN holds it
-	StatusBase uint32    `glsl:"statusBase"` // this job's first status word
-	CodeBase   uint32    `glsl:"codeBase"`   // word offsets of the segment's code and low pieces, the table and the side section
-	LowBase    uint32    `glsl:"lowBase"`
-	TableBase  uint32    `glsl:"tableBase"`
-	SideBase   uint32    `glsl:"sideBase"`
-	DstBase    uint32    `glsl:"dstBase"` // uvec4 offset of the segment's output
+	CB [4]uint32 `glsl:"cb"` // the container codebook
+	ChunkSeg
+	SideLen    uint32 `glsl:"sideLen"`    // bytes in the side section, or SIDE_LEN_RUNTIME: status word STATUS_SIDE_LEN holds it
+	StatusBase uint32 `glsl:"statusBase"` // this job's first status word
+	CodeBase   uint32 `glsl:"codeBase"`   // word offsets of the segment's code and low pieces, the table and the side section
+	LowBase    uint32 `glsl:"lowBase"`
+	TableBase  uint32 `glsl:"tableBase"`
+	SideBase   uint32 `glsl:"sideBase"`
+	DstBase    uint32 `glsl:"dstBase"` // uvec4 offset of the segment's output
 }
 
 // SZ4DecodePiecesPush is the push-constant block of sz4_decode_pieces and zf12_decode_pieces.
 type SZ4DecodePiecesPush struct {
-	CB         [4]uint32 `glsl:"cb"` // the container codebook (zf12 does not use it)
-	Chunks     uint32    `glsl:"chunks"`
-	SegFirst   uint32    `glsl:"segFirst"`
-	SegChunks  uint32    `glsl:"segChunks"`
-	LastLen    uint32    `glsl:"lastLen"`
-	InvC       uint32    `glsl:"invC"`
-	InvL       uint32    `glsl:"invL"`
-	ShLowFull  uint32    `glsl:"shLowFull"`
-	ShLowLast  uint32    `glsl:"shLowLast"`
-	KdFull     uint32    `glsl:"kdFull"`
-	KdLast     uint32    `glsl:"kdLast"`
-	Checksums  uint32    `glsl:"checksums"`
-	PiecesLen  uint32    `glsl:"piecesLen"`  // bytes of the auto body's pieces
-	StatusBase uint32    `glsl:"statusBase"` // this job's first status word
-	AutoBase   uint32    `glsl:"autoBase"`   // word offset of the auto chunk table in its binding (table)
-	PieceBase  uint32    `glsl:"pieceBase"`  // word offset of the first piece in the piece bindings (all but table)
-	Cands      uint32    `glsl:"cands"`      // bit f set: format f is one of auto's candidates for the dtype
-	Validate   uint32    `glsl:"validate"`   // 1: this dispatch also rejects chunks of no candidate format
-	DstBase    uint32    `glsl:"dstBase"`    // uvec4 offset of the segment's output
+	CB [4]uint32 `glsl:"cb"` // the container codebook (zf12_decode_pieces does not use it)
+	ChunkSeg
+	PiecesLen  uint32 `glsl:"piecesLen"`  // bytes of the auto body's pieces
+	StatusBase uint32 `glsl:"statusBase"` // this job's first status word
+	AutoBase   uint32 `glsl:"autoBase"`   // word offset of the auto chunk table in its binding (table)
+	PieceBase  uint32 `glsl:"pieceBase"`  // word offset of the first piece in the piece bindings (all but table)
+	Cands      uint32 `glsl:"cands"`      // bit f set: format f is one of auto's candidates for the dtype
+	Validate   uint32 `glsl:"validate"`   // 1: this dispatch also rejects chunks of no candidate format
+	DstBase    uint32 `glsl:"dstBase"`    // uvec4 offset of the segment's output
 }
 
 // ZF12EncodePush is zf12_encode's push-constant block.
 type ZF12EncodePush struct {
-	Chunks    uint32 `glsl:"chunks"`    // chunks in the tensor
-	SegFirst  uint32 `glsl:"segFirst"`  // first chunk of the bound segment
-	SegChunks uint32 `glsl:"segChunks"` // chunks in the segment
-	LastLen   uint32 `glsl:"lastLen"`   // values in the tensor's last chunk
-	InvC      uint32 `glsl:"invC"`      // x^(-8 zC): zero bytes the last chunk's code piece lacks for a full piece
-	InvL      uint32 `glsl:"invL"`      // the same for its low piece
-	ShLowFull uint32 `glsl:"shLowFull"` // x^(8 n): shifts a full chunk's code-piece CRC over its low piece
-	ShLowLast uint32 `glsl:"shLowLast"` // x^(8 align4(lastLen)) for the last chunk
+	ChunkCRC
 	Checksums uint32 `glsl:"checksums"`
 	SrcBase   uint32 `glsl:"srcBase"`  // binding 0 starts this many uvec4s before the segment's first value
 	CodeBase  uint32 `glsl:"codeBase"` // word offsets of the segment's pieces and of the table within their bindings
@@ -121,17 +111,7 @@ type ZF12PlacePush struct {
 
 // ZF12DecodePush is zf12_decode's push-constant block.
 type ZF12DecodePush struct {
-	Chunks     uint32 `glsl:"chunks"`
-	SegFirst   uint32 `glsl:"segFirst"`
-	SegChunks  uint32 `glsl:"segChunks"`
-	LastLen    uint32 `glsl:"lastLen"`
-	InvC       uint32 `glsl:"invC"`
-	InvL       uint32 `glsl:"invL"`
-	ShLowFull  uint32 `glsl:"shLowFull"`
-	ShLowLast  uint32 `glsl:"shLowLast"`
-	KdFull     uint32 `glsl:"kdFull"`
-	KdLast     uint32 `glsl:"kdLast"`
-	Checksums  uint32 `glsl:"checksums"`
+	ChunkSeg
 	SideLen    uint32 `glsl:"sideLen"`    // bytes in the side section
 	StatusBase uint32 `glsl:"statusBase"` // this job's first status word
 	CodeBase   uint32 `glsl:"codeBase"`   // word offsets of the segment's pieces, the table and the side section

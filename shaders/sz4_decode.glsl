@@ -16,39 +16,24 @@ const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
 const uint SERIAL_MAX = 64u;
 
-// Where a chunk's pieces are: at offsets computed from the chunk index in a body of this format, or (PIECES, an
-// auto body, docs/FORMAT.md §11) in the chunk's piece, a one-chunk body at the offset its auto table entry gives.
-#if PIECES
-uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
-#define TAB_BASE tabW
-#define NEXT_OFF gSideLen
-#define FIRST_CHUNK true
-#define SIDE_LEN gSideLen
-#define SIDE_BASE gSideW
-#define LOW_ALIGNED (lowW & 1u) == 0u
-#define CODE_BASE codeW
-#define LOWV_BASE lowW / 2u
-#define LOW_BASE lowW
-#else
-#define TAB_BASE pc.tableBase + c * CHUNK_ENTRY_WORDS
+#include "slot_streams.glsl"
+#if !PIECES
 // A prepared block decode learns each run's side length from its status words, written by the host before the run.
 uint gSideLen;
 #define NEXT_OFF last ? gSideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF]
-#define FIRST_CHUNK c == 0u
 #define SIDE_LEN gSideLen
-#define SIDE_BASE pc.sideBase
-#define LOW_ALIGNED (pc.lowBase & 1u) == 0u
-#define CODE_BASE pc.codeBase + lc * SLOTS
-#define LOWV_BASE pc.lowBase / 2u + lc * (N / 8u)
-#define LOW_BASE pc.lowBase + lc * (N / 4u)
 #endif
 
 #include "common.glsl"
 #if PIECES
 #include "auto_pieces.glsl"
 #endif
+#include "decode_slots.glsl"
 #define CRC_SHARED_HOT
 #include "crc_tables.glsl"
+#if PIECES
+#include "auto_piece_crc.glsl"
+#endif
 
 shared uint pairExp[256]; // code byte -> exponent bits of its two values
 shared uint lut[256];     // exponent -> 1 if the codebook has it
@@ -114,15 +99,7 @@ void main() {
         uint tabW = lowW + llB / 4u;
         gSideW = tabW + CHUNK_ENTRY_WORDS;
         gSideLen = pieceB - fixedB;
-        if (t == 0u) {
-            uint stored = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
-            if (pc.checksums != 0u) {
-                uint reg = shiftBy(TAB_M4, 0xFFFFFFFFu ^ aInfo);
-                if ((shiftBy(TAB_M4, reg ^ aOff) ^ 0xFFFFFFFFu) != stored) report(STATUS_CHECKSUM, c);
-            } else if (stored != 0u) {
-                report(STATUS_NONCANONICAL, c);
-            }
-        }
+        autoPieceCRC(c, aInfo, aOff);
 #endif
         uint info = table[TAB_BASE + ENTRY_INFO];
         uint off = table[TAB_BASE + ENTRY_SIDE_OFF];
@@ -163,19 +140,7 @@ void main() {
         for (uint j0 = 0u; j0 < ITERS; j0 += U) {
           // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them.
           uvec3 in3[U];
-          [[unroll]] for (uint u = 0u; u < U; u++) {
-            uint s = (j0 + u) * WG + t;
-            uint v0 = 8u * s;
-            in3[u] = uvec3(0u);
-            if (v0 + 8u <= m && LOW_ALIGNED) {
-                in3[u].x = codes[CODE_BASE + s];
-                in3[u].yz = lowsv[LOWV_BASE + s];
-            } else if (v0 < m) {
-                in3[u].x = codes[CODE_BASE + s];
-                in3[u].y = lows[LOW_BASE + 2u * s];
-                if (v0 + 4u < m) in3[u].z = lows[LOW_BASE + 2u * s + 1u];
-            }
-          }
+          [[unroll]] for (uint u = 0u; u < U; u++) in3[u] = loadSlot((j0 + u) * WG + t, m, CODE_BASE, LOW_BASE, LOWV_BASE, LOW_ALIGNED);
           [[unroll]] for (uint u = 0u; u < U; u++) {
             uint j = j0 + u;
             uint s = j * WG + t;

@@ -35,6 +35,9 @@ uint gSideLen, gSideW, gTabW; // the chunk's piece: side section bytes, first si
 #include "auto_pieces.glsl"
 #endif
 #include "crc_tables.glsl"
+#if PIECES
+#include "auto_piece_crc.glsl"
+#endif
 #include "tbe3_common.glsl"
 
 shared uint hist[256];  // exponents of the chunk's decoded values
@@ -87,15 +90,7 @@ void main() {
         gTabW = smW + smWords;
         gSideW = gTabW + CHUNK_ENTRY_WORDS;
         gSideLen = pieceB - fixedB;
-        if (t == 0u) {
-            uint stored = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
-            if (pc.checksums != 0u) {
-                uint reg = shiftBy(TAB_M4, 0xFFFFFFFFu ^ aInfo);
-                if ((shiftBy(TAB_M4, reg ^ aOff) ^ 0xFFFFFFFFu) != stored) report(STATUS_CHECKSUM, c);
-            } else if (stored != 0u) {
-                report(STATUS_NONCANONICAL, c);
-            }
-        }
+        autoPieceCRC(c, aInfo, aOff);
 #else
         uint pBase = pc.planeBase + lc * PIECE_WORDS;
         uint smW = pc.smBase + lc * (N / 4u);     // first SM word

@@ -19,30 +19,12 @@ const uint HWORDS = (BLOCKS + 3u) / 4u;
 const uint BSLOTS = ZF12_BLOCK / 8u;
 const uint SERIAL_MAX = 64u;
 
-// Where a chunk's pieces are: at offsets computed from the chunk index in a body of this format, or (PIECES, an
-// auto body, docs/FORMAT.md §11) in the chunk's piece, a one-chunk body at the offset its auto table entry gives.
+#include "slot_streams.glsl"
 #if PIECES
-uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
-#define TAB_BASE tabW
-#define NEXT_OFF gSideLen
-#define FIRST_CHUNK true
-#define SIDE_LEN gSideLen
-#define SIDE_BASE gSideW
-#define LOW_ALIGNED (lowW & 1u) == 0u
-#define CODE_BASE codeW
-#define LOWV_BASE lowW / 2u
-#define LOW_BASE lowW
 #define HEAD_BASE headW
 #else
-#define TAB_BASE pc.tableBase + c * CHUNK_ENTRY_WORDS
 #define NEXT_OFF last ? pc.sideLen : table[pc.tableBase + (c + 1u) * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF]
-#define FIRST_CHUNK c == 0u
 #define SIDE_LEN pc.sideLen
-#define SIDE_BASE pc.sideBase
-#define LOW_ALIGNED (pc.lowBase & 1u) == 0u
-#define CODE_BASE pc.codeBase + lc * SLOTS
-#define LOWV_BASE pc.lowBase / 2u + lc * (N / 8u)
-#define LOW_BASE pc.lowBase + lc * (N / 4u)
 #define HEAD_BASE pc.headBase + lc * HWORDS
 #endif
 
@@ -50,7 +32,11 @@ uint gSideLen, gSideW; // the chunk's piece: side section bytes, first side word
 #if PIECES
 #include "auto_pieces.glsl"
 #endif
+#include "decode_slots.glsl"
 #include "crc_tables.glsl"
+#if PIECES
+#include "auto_piece_crc.glsl"
+#endif
 
 shared uint hdr[BLOCKS];    // header bytes of the chunk's blocks
 shared uint before[BLOCKS]; // raw blocks before each block
@@ -113,15 +99,7 @@ void main() {
         uint tabW = headW + HWORDS;
         gSideW = tabW + CHUNK_ENTRY_WORDS;
         gSideLen = pieceB - fixedB;
-        if (t == 0u) {
-            uint stored = table[pc.autoBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
-            if (pc.checksums != 0u) {
-                uint reg = shiftBy(TAB_M4, 0xFFFFFFFFu ^ aInfo);
-                if ((shiftBy(TAB_M4, reg ^ aOff) ^ 0xFFFFFFFFu) != stored) report(STATUS_CHECKSUM, c);
-            } else if (stored != 0u) {
-                report(STATUS_NONCANONICAL, c);
-            }
-        }
+        autoPieceCRC(c, aInfo, aOff);
 #endif
         uint info = table[TAB_BASE + ENTRY_INFO];
         uint off = table[TAB_BASE + ENTRY_SIDE_OFF];
@@ -178,19 +156,7 @@ void main() {
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         for (uint j0 = 0u; j0 < ITERS; j0 += U) {
           uvec3 in3[U];
-          [[unroll]] for (uint u = 0u; u < U; u++) {
-            uint s = (j0 + u) * WG + t;
-            uint v0 = 8u * s;
-            in3[u] = uvec3(0u);
-            if (v0 + 8u <= m && LOW_ALIGNED) {
-                in3[u].x = codes[CODE_BASE + s];
-                in3[u].yz = lowsv[LOWV_BASE + s];
-            } else if (v0 < m) {
-                in3[u].x = codes[CODE_BASE + s];
-                in3[u].y = lows[LOW_BASE + 2u * s];
-                if (v0 + 4u < m) in3[u].z = lows[LOW_BASE + 2u * s + 1u];
-            }
-          }
+          [[unroll]] for (uint u = 0u; u < U; u++) in3[u] = loadSlot((j0 + u) * WG + t, m, CODE_BASE, LOW_BASE, LOWV_BASE, LOW_ALIGNED);
           [[unroll]] for (uint u = 0u; u < U; u++) {
             uint s = (j0 + u) * WG + t;
             uint v0 = 8u * s;

@@ -241,10 +241,9 @@ func (p *chunkedPlan) recordSZ4Encode(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := shaders.SZ4EncodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
-			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
-			ShLowFull: p.tc.shLowFull, ShLowLast: p.tc.shLowLast, Checksums: b2u(p.t.checksums),
-			SrcBase: uint32(sg.vals.base / 16), CodeBase: sg.codes.words(), LowBase: sg.lows.words(),
+		pc := shaders.SZ4EncodePush{CB: codebookWords(p.t.cb), ChunkCRC: chunkCRC(p.tc, sg.first, sg.count),
+			Checksums: b2u(p.t.checksums),
+			SrcBase:   uint32(sg.vals.base / 16), CodeBase: sg.codes.words(), LowBase: sg.lows.words(),
 			TableBase: p.table.words()}
 		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.codes.l, sg.lows.l,
 			p.table.l, sg.scratch, cs, p.work); err != nil {
@@ -280,10 +279,8 @@ func (p *chunkedPlan) recordSZ4Decode(rec *recorder) error {
 	}
 	kk = kk.with("ESC_CAP", uint32(rec.b.t.EscCap)).with("DEBUG_BOUNDS", b2u(rec.b.t.DebugBounds))
 	for _, sg := range p.segs {
-		pc := shaders.SZ4DecodePush{CB: codebookWords(p.t.cb), Chunks: p.tc.chunks, SegFirst: uint32(sg.first),
-			SegChunks: uint32(sg.count), LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL,
-			ShLowFull: p.tc.shLowFull, ShLowLast: p.tc.shLowLast, KdFull: p.tc.kdFull, KdLast: p.tc.kdLast,
-			Checksums: b2u(p.t.checksums), SideLen: p.sideLen, StatusBase: p.statusBase,
+		pc := shaders.SZ4DecodePush{CB: codebookWords(p.t.cb), ChunkSeg: chunkSeg(p.tc, sg.first, sg.count, p.t.checksums),
+			SideLen: p.sideLen, StatusBase: p.statusBase,
 			CodeBase: sg.codes.words(), LowBase: sg.lows.words(), TableBase: p.table.words(),
 			SideBase: p.side.words(), DstBase: uint32(sg.vals.base / 16)}
 		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.codes.l, sg.lows.l, p.table.l,
@@ -414,9 +411,7 @@ func chunkPieces(rec *recorder, t *tensor, a *autoPieces, k *shaders.Kernel, str
 			binds = append(binds, a.body.l)
 		}
 		binds = append(binds, sg.dst.l, cs, a.status)
-		pc := shaders.SZ4DecodePiecesPush{CB: codebookWords(a.cb), Chunks: tc.chunks, SegFirst: uint32(sg.first),
-			SegChunks: uint32(sg.count), LastLen: tc.lastLen, InvC: tc.invC, InvL: tc.invL, ShLowFull: tc.shLowFull,
-			ShLowLast: tc.shLowLast, KdFull: tc.kdFull, KdLast: tc.kdLast, Checksums: b2u(a.checksums),
+		pc := shaders.SZ4DecodePiecesPush{CB: codebookWords(a.cb), ChunkSeg: chunkSeg(tc, sg.first, sg.count, a.checksums),
 			PiecesLen: a.piecesLen(C), AutoBase: a.autoBase(), PieceBase: a.pieceBase(C), Cands: a.mask,
 			Validate: b2u(a.validate), DstBase: uint32(sg.dst.base / 16)}
 		if err := rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(sg.count), binds...); err != nil {
@@ -424,4 +419,16 @@ func chunkPieces(rec *recorder, t *tensor, a *autoPieces, k *shaders.Kernel, str
 		}
 	}
 	return nil
+}
+
+// chunkCRC is the push-constant head of the chunk coders for the segment of count chunks from first.
+func chunkCRC(tc tensorConsts, first, count uint64) shaders.ChunkCRC {
+	return shaders.ChunkCRC{Chunks: tc.chunks, SegFirst: uint32(first), SegChunks: uint32(count), LastLen: tc.lastLen,
+		InvC: tc.invC, InvL: tc.invL, ShLowFull: tc.shLowFull, ShLowLast: tc.shLowLast}
+}
+
+// chunkSeg is the push-constant head of the chunk decoders for the segment of count chunks from first.
+func chunkSeg(tc tensorConsts, first, count uint64, checksums bool) shaders.ChunkSeg {
+	return shaders.ChunkSeg{ChunkCRC: chunkCRC(tc, first, count), KdFull: tc.kdFull, KdLast: tc.kdLast,
+		Checksums: b2u(checksums)}
 }

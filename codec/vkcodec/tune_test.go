@@ -3,6 +3,7 @@ package vkcodec
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,38 +40,33 @@ var tuneKnobs = []tuneKnob{
 		func(b *Backend, _ *HuffKernels) any { return b.placeWG() }},
 	{"VKZIP_QUEUES", "1", func(p *vktune.Params) { p.Queues = 1 },
 		func(b *Backend, _ *HuffKernels) any { return b.VK().Queues() }},
-	{"VKZIP_HUFF_ENCODE_WG", "64", func(p *vktune.Params) { p.Huff.EncodeWG = 64 },
-		func(_ *Backend, k *HuffKernels) any { return k.EncodeWG }},
-	{"VKZIP_HUFF_PLACE_WG", "64", func(p *vktune.Params) { p.Huff.PlaceWG = 64 },
-		func(_ *Backend, k *HuffKernels) any { return k.PlaceWG }},
-	{"VKZIP_HUFF_DECODE_WG", "64", func(p *vktune.Params) { p.Huff.DecodeWG = 64 },
-		func(_ *Backend, k *HuffKernels) any { return k.DecodeWG }},
-	{"VKZIP_HUFF_DECODE_GROUPS", "3", func(p *vktune.Params) { p.Huff.DecodeGroups = 3 },
-		func(_ *Backend, k *HuffKernels) any { return k.DecodeGroups }},
-	{"VKZIP_HUFF_CHECK_WG", "64", func(p *vktune.Params) { p.Huff.CheckWG = 64 },
-		func(_ *Backend, k *HuffKernels) any { return k.CheckWG }},
-	{"VKZIP_HUFF_CHECK_GROUPS", "2", func(p *vktune.Params) { p.Huff.CheckGroups = 2 },
-		func(_ *Backend, k *HuffKernels) any { return k.CheckGroups }},
-	{"VKZIP_HUFF_CHECK_FIRST", "1", func(p *vktune.Params) { p.Huff.CheckFirst = true },
-		func(_ *Backend, k *HuffKernels) any { return k.CheckFirst }},
-	{"VKZIP_HUFF_BATCH", "4", func(p *vktune.Params) { p.Huff.Batch = 4 },
-		func(_ *Backend, k *HuffKernels) any { return k.Batch }},
-	{"VKZIP_HUFF_CACHE_SHIFT", "12", func(p *vktune.Params) { p.Huff.CacheShift = 12 },
-		func(_ *Backend, k *HuffKernels) any { return k.CacheShift }},
-	{"VKZIP_HUFF_TEAM_SYNC", "0", func(p *vktune.Params) { p.Huff.NoTeamSync = true },
-		func(_ *Backend, k *HuffKernels) any { return k.TeamSync }},
-	{"VKZIP_HUFF_INT64", "0", func(p *vktune.Params) { p.Huff.NoInt64 = true },
-		func(_ *Backend, k *HuffKernels) any { return k.Int64 }},
-	{"VKZIP_HUFF_TABLE", "512", func(p *vktune.Params) { p.Huff.TableEntries = 512 },
-		func(_ *Backend, k *HuffKernels) any { return k.TableEntries }},
-	{"VKZIP_HUFF_L1_BITS", "7", func(p *vktune.Params) { p.Huff.L1Bits = 7 },
-		func(_ *Backend, k *HuffKernels) any { return k.L1Bits }},
-	{"VKZIP_HUFF_ONE_READ", "0", func(p *vktune.Params) { p.Huff.TwoReads = true },
-		func(_ *Backend, k *HuffKernels) any { return k.TwoReads }},
-	{"VKZIP_HUFF_RFILL", "3", func(p *vktune.Params) { p.Huff.RingFill = 3 },
-		func(_ *Backend, k *HuffKernels) any { return k.RingFill }},
-	{"VKZIP_HUFF_LOWPF", "2", func(p *vktune.Params) { p.Huff.LowAhead = 2 },
-		func(_ *Backend, k *HuffKernels) any { return k.LowAhead }},
+}
+
+// huffKnobs are the VKZIP_HUFF_* variables: VKZIP_HUFF_ + env, a non-default value as text and as the vktune.Huff
+// field param takes it, and the HuffKernels field that shows it.
+var huffKnobs = []struct {
+	env, val, param string
+	v               any
+	kernel          string
+}{
+	{"ENCODE_WG", "64", "EncodeWG", uint32(64), "EncodeWG"}, {"PLACE_WG", "64", "PlaceWG", uint32(64), "PlaceWG"},
+	{"DECODE_WG", "64", "DecodeWG", uint32(64), "DecodeWG"}, {"DECODE_GROUPS", "3", "DecodeGroups", uint32(3), "DecodeGroups"},
+	{"CHECK_WG", "64", "CheckWG", uint32(64), "CheckWG"}, {"CHECK_GROUPS", "2", "CheckGroups", uint32(2), "CheckGroups"},
+	{"CHECK_FIRST", "1", "CheckFirst", true, "CheckFirst"}, {"BATCH", "4", "Batch", uint32(4), "Batch"},
+	{"CACHE_SHIFT", "12", "CacheShift", uint32(12), "CacheShift"}, {"TEAM_SYNC", "0", "NoTeamSync", true, "TeamSync"},
+	{"INT64", "0", "NoInt64", true, "Int64"}, {"TABLE", "512", "TableEntries", uint32(512), "TableEntries"},
+	{"L1_BITS", "7", "L1Bits", uint32(7), "L1Bits"}, {"ONE_READ", "0", "TwoReads", true, "TwoReads"},
+	{"RFILL", "3", "RingFill", uint32(3), "RingFill"}, {"LOWPF", "2", "LowAhead", uint32(2), "LowAhead"},
+}
+
+func init() {
+	for _, h := range huffKnobs {
+		tuneKnobs = append(tuneKnobs, tuneKnob{"VKZIP_HUFF_" + h.env, h.val,
+			func(p *vktune.Params) { reflect.ValueOf(&p.Huff).Elem().FieldByName(h.param).Set(reflect.ValueOf(h.v)) },
+			func(_ *Backend, k *HuffKernels) any {
+				return reflect.ValueOf(k).Elem().FieldByName(h.kernel).Interface()
+			}})
+	}
 }
 
 // tuneFormats are the formats whose payloads the tuning tests compare: every GPU format family, xw3 on F8_E5M2.

@@ -65,9 +65,8 @@ func (p *chunkedPlan) recordZF12Encode(rec *recorder) error {
 		return err
 	}
 	for _, sg := range p.segs {
-		pc := shaders.ZF12EncodePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
-			LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL, ShLowFull: p.tc.shLowFull,
-			ShLowLast: p.tc.shLowLast, Checksums: b2u(p.t.checksums), SrcBase: uint32(sg.vals.base / 16),
+		pc := shaders.ZF12EncodePush{ChunkCRC: chunkCRC(p.tc, sg.first, sg.count), Checksums: b2u(p.t.checksums),
+			SrcBase:  uint32(sg.vals.base / 16),
 			CodeBase: sg.codes.words(), LowBase: sg.lows.words(), HeadBase: sg.heads.words(),
 			TableBase: p.table.words()}
 		if err := rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(sg.count), sg.vals.l, sg.codes.l, sg.lows.l,
@@ -103,9 +102,7 @@ func (p *chunkedPlan) recordZF12Decode(rec *recorder) error {
 	}
 	kk = kk.with("DEBUG_BOUNDS", b2u(rec.b.t.DebugBounds))
 	for _, sg := range p.segs {
-		pc := shaders.ZF12DecodePush{Chunks: p.tc.chunks, SegFirst: uint32(sg.first), SegChunks: uint32(sg.count),
-			LastLen: p.tc.lastLen, InvC: p.tc.invC, InvL: p.tc.invL, ShLowFull: p.tc.shLowFull,
-			ShLowLast: p.tc.shLowLast, KdFull: p.tc.kdFull, KdLast: p.tc.kdLast, Checksums: b2u(p.t.checksums),
+		pc := shaders.ZF12DecodePush{ChunkSeg: chunkSeg(p.tc, sg.first, sg.count, p.t.checksums),
 			SideLen: p.sideLen, StatusBase: p.statusBase, CodeBase: sg.codes.words(), LowBase: sg.lows.words(),
 			HeadBase: sg.heads.words(), TableBase: p.table.words(), SideBase: p.side.words(),
 			DstBase: uint32(sg.vals.base / 16)}
