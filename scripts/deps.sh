@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what vkzip's build and tests need on a Debian/Ubuntu machine, only what is missing:
 #   Go (the version go.mod asks for, from the Go module proxy's toolchain zip when no recent Go is present),
-#   gcc (cgo), and for the Vulkan backend and its tests: the Vulkan loader, Mesa lavapipe (a CPU Vulkan driver),
-#   glslc, spirv-tools and the Khronos validation layers.
+#   gcc (cgo, and the C API's test program), python3 with numpy and pytest (the Python package's tests), and for
+#   the Vulkan backend and its tests: the Vulkan loader, Mesa lavapipe (a CPU Vulkan driver), glslc, spirv-tools
+#   and the Khronos validation layers.
 # Usage: scripts/deps.sh [--no-vulkan]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +12,7 @@ want_go=$(awk '/^go /{print $2; exit}' "$root/go.mod")
 sudo_cmd() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
   echo "deps: need root to run: $*" >&2; return 1; fi; }
 
-pkgs="gcc libc6-dev ca-certificates curl unzip"
+pkgs="gcc libc6-dev ca-certificates curl unzip python3 python3-numpy python3-pytest"
 if [ "${1:-}" != "--no-vulkan" ]; then
   pkgs="$pkgs libvulkan1 mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers"
 fi

@@ -66,10 +66,18 @@ lab_one() { # RUN -> one JSON line on stdout (empty when the run failed)
   echo
 }
 
-summary() { # FILE: one line per JSON object, then the medians per (binary, run) when the objects carry "bin"
+summary() { # FILE: one line per bench result, then the medians per (binary, run) when the lines carry "bin"
   python3 - "$1" <<'PY'
 import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = []
+for l in open(sys.argv[1]):
+    if not l.strip():
+        continue
+    d = json.loads(l)  # bench --json: {"results": [...]} (a binary before that: the result itself); ab lines add "bin"
+    for r in d.get("results", [d]):
+        if "bin" in d:
+            r["bin"] = d["bin"]
+        rows.append(r)
 def g(r, k):
     v = r.get(k)
     return 0 if v is None else v
@@ -227,12 +235,12 @@ r["name"] = name
 with open(sys.argv[2] + ".line", "w") as f:
     f.write(json.dumps(r, separators=(",", ":")) + "\n")
 g = r.get
-line = (f"{name}: {g('size_bytes',0)/2**20:.0f} MiB, {g('chunks')} chunks of {g('chunk_bytes',0)/2**20:.0f} MiB, "
+line = (f"{name}: {g('raw_bytes',0)/2**20:.0f} MiB, {g('frames')} frames of {g('frame_bytes',0)/2**20:.0f} MiB, "
         f"{g('inflight')} in flight, ratio {g('ratio',0):.4f}:")
 if g("raw_seconds"):
-    line += f" raw {g('raw_seconds')*1e3:.2f} ms ({g('raw_gb_per_s',0):.0f} GB/s, from {g('raw_from')})"
+    line += f" raw {g('raw_seconds')*1e3:.2f} ms ({g('raw_gbps',0):.0f} GB/s, from {g('raw_from')})"
 if g("compressed_seconds"):
-    line += f", vkzip {g('compressed_seconds')*1e3:.2f} ms ({g('compressed_gb_per_s',0):.0f} GB/s)"
+    line += f", vkzip {g('compressed_seconds')*1e3:.2f} ms ({g('compressed_gbps',0):.0f} GB/s)"
 if g("speedup"):
     line += f", speedup {g('speedup'):.3f}x"
 line += f", bit-exact {g('bit_exact')}"
@@ -240,9 +248,9 @@ print(line)
 vk = sorted((x for x in g("runs", []) if x["mode"] == "vkzip"), key=lambda x: x["seconds"])
 if vk:
     m = vk[(len(vk) - 1) // 2]
-    print(f"    median vkzip run: GPU encode {m.get('encode_gpu_s',0)*1e3:.2f} ms, decode {m.get('decode_gpu_s',0)*1e3:.2f} ms; "
-          f"host blocked on encodes {m.get('host_wait_encode_s',0)*1e3:.2f} ms, decodes {m.get('host_wait_decode_s',0)*1e3:.2f} ms, "
-          f"enqueue {m.get('host_enqueue_s',0)*1e3:.2f} ms, decode prepares {m.get('decode_prepares',0)}")
+    print(f"    median vkzip run: GPU encode {m.get('encode_gpu_seconds',0)*1e3:.2f} ms, decode {m.get('decode_gpu_seconds',0)*1e3:.2f} ms; "
+          f"host blocked on encodes {m.get('host_wait_encode_seconds',0)*1e3:.2f} ms, decodes {m.get('host_wait_decode_seconds',0)*1e3:.2f} ms, "
+          f"enqueue {m.get('host_enqueue_seconds',0)*1e3:.2f} ms, decode prepares {m.get('decode_prepares',0)}")
 env = g("env") or {}
 print("    env:", " ".join(f"{k}={v}" for k, v in sorted(env.items()) if k.startswith("NCCL_P2P")))
 sys.exit(0 if g("bit_exact") else 1)
@@ -269,10 +277,10 @@ nccl_bench() { # name required(1/0) seconds [VAR=value ...] -- flags...
   fi
   rm -f "$j" "$j.line"
 }
-nccl_bench nccl-256MiB 1 120 -- --size 256MiB --chunk 16MiB --inflight 4
-nccl_bench nccl-2GiB 1 180 -- --size 2GiB --chunk 64MiB --inflight 4
-nccl_bench nccl-2GiB-chunk128 0 150 -- --size 2GiB --chunk 128MiB --inflight 3
-nccl_bench nccl-2GiB-copyengine 0 150 NCCL_P2P_USE_CUDA_MEMCPY=1 -- --size 2GiB --chunk 64MiB --inflight 4
+nccl_bench nccl-256MiB 1 120 -- --size 256MiB --frame-size 16MiB --inflight 4
+nccl_bench nccl-2GiB 1 180 -- --size 2GiB --frame-size 64MiB --inflight 4
+nccl_bench nccl-2GiB-chunk128 0 150 -- --size 2GiB --frame-size 128MiB --inflight 3
+nccl_bench nccl-2GiB-copyengine 0 150 NCCL_P2P_USE_CUDA_MEMCPY=1 -- --size 2GiB --frame-size 64MiB --inflight 4
 nccl_bench raw-2GiB-cudamem-direct 0 120 NCCL_P2P_DIRECT_DISABLE=0 -- --size 2GiB --modes raw --raw-from cuda
 grep -E 'vkzip: transfer-bench: (set-up|measured)' "$log" | tail -n 4 | cut -c1-200
 echo "done in ${SECONDS}s; failures: $fails"

@@ -30,6 +30,8 @@ step "fuzz smoke (20,000 inputs per target)"
 scripts/fuzz.sh 20000x
 step "corruption check: 1,000 damaged payloads through the built CLI"
 scripts/corrupt-check.sh
+step "C API (libvkzip.so, capi/test) and Python package (python/tests): cpu and lavapipe"
+scripts/capi-test.sh
 step "conformance suite from an installed binary (CPU + lavapipe at both widths), expectations untouched"
 go build -o /tmp/vkzip-conf ./cmd/vkzip
 (cd /tmp && /tmp/vkzip-conf conformance --quiet --out /tmp/vkzip-conformance.json)

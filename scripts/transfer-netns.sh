@@ -14,7 +14,7 @@
 # missing). It warns when raw reached less than 90% of the shaped rate: the CPU, not the link, limited raw there,
 # and the comparison says little about links of that rate.
 #
-# Environment: RATE (2gbit), SIZE (1GiB), DATA (kvlike; or gauss, escapes=P), GOAL (1.25), CHUNK (4MiB),
+# Environment: RATE (2gbit), SIZE (1GiB), DATA (kvlike; or gauss, escapes=P), GOAL (1.25), CHUNK (4MiB: send --frame-size),
 # BURST (bytes; default 1 ms at RATE, at least 128 KiB), LATENCY (tbf queue, 50ms), SEND_FLAGS and RECV_FLAGS
 # (more flags for vkzip send / recv, e.g. SEND_FLAGS="--codebook cb.json"), VKZIP (a prebuilt binary: skip the
 # build).
@@ -100,9 +100,9 @@ ip -n "$ns_recv" link set "$if_recv" up
 # jget FILE KEY: a scalar from vkzip's indented JSON output.
 jget() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1" | head -n 1; }
 # cpu FILE: "user+sys" CPU seconds of one end.
-cpu() { awk -v u="$(jget "$1" cpu_user_s)" -v s="$(jget "$1" cpu_sys_s)" 'BEGIN { printf "%.2f+%.2f", u, s }'; }
+cpu() { awk -v u="$(jget "$1" cpu_user_seconds)" -v s="$(jget "$1" cpu_sys_seconds)" 'BEGIN { printf "%.2f+%.2f", u, s }'; }
 
-say "$(nproc) CPUs; $SIZE of $DATA; tbf rate $RATE burst $BURST latency $LATENCY on $if_send (sender side); chunk $CHUNK"
+say "$(nproc) CPUs; $SIZE of $DATA; tbf rate $RATE burst $BURST latency $LATENCY on $if_send (sender side); frames of $CHUNK"
 failed=0
 for mode in raw vkzip; do
 	flag=
@@ -115,7 +115,7 @@ for mode in raw vkzip; do
 		>"$work/recv-$mode.json" 2>"$work/recv-$mode.err" &
 	recv_pid=$!
 	# shellcheck disable=SC2086
-	if ! ip netns exec "$ns_send" "$bin" send --connect "$addr_recv:$port" $flag --chunk "$CHUNK" --synth "$DATA" \
+	if ! ip netns exec "$ns_send" "$bin" send --connect "$addr_recv:$port" $flag --frame-size "$CHUNK" --synth "$DATA" \
 		--size "$SIZE" --json $SEND_FLAGS >"$work/send-$mode.json" 2>"$work/send-$mode.err"; then
 		say "$mode: send failed: $(cat "$work/send-$mode.err")"
 		failed=1
@@ -145,14 +145,14 @@ printf '%-6s %9s %9s %8s %14s %14s %7s %14s %14s %8s\n' mode seconds "Gbit/s" "e
 for mode in raw vkzip; do
 	s=$work/send-$mode.json r=$work/recv-$mode.json
 	printf '%-6s %9.3f %9.3f %7.1f%% %14s %14s %7.4f %14s %14s %8s\n' "$mode" "$(jget "$s" seconds)" \
-		"$(jget "$s" gbit_per_s)" "$(awk -v g="$(jget "$s" gbit_per_s)" -v b="$rate_bps" 'BEGIN { print 100 * g * 1e9 / b }')" \
+		"$(jget "$s" gbitps)" "$(awk -v g="$(jget "$s" gbitps)" -v b="$rate_bps" 'BEGIN { print 100 * g * 1e9 / b }')" \
 		"$(jget "$s" payload_bytes)" "$(cat "$work/tc-$mode.bytes")" "$(jget "$s" ratio)" "$(cpu "$s")" "$(cpu "$r")" \
 		"$(jget "$r" verified)"
 done
 
 raw_s=$(awk -v x="$(jget "$work/send-raw.json" seconds)" 'BEGIN { printf "%.3f", x }')
 vkz_s=$(awk -v x="$(jget "$work/send-vkzip.json" seconds)" 'BEGIN { printf "%.3f", x }')
-raw_gbit=$(jget "$work/send-raw.json" gbit_per_s)
+raw_gbit=$(jget "$work/send-raw.json" gbitps)
 speedup=$(awk -v a="$raw_s" -v b="$vkz_s" 'BEGIN { printf "%.3f", a / b }')
 link=$(awk -v g="$raw_gbit" -v b="$rate_bps" 'BEGIN { printf "%.1f", 100 * g * 1e9 / b }')
 for mode in raw vkzip; do

@@ -9,25 +9,9 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
+#define KERNEL_AUTO_GATHER
+#include "contracts.glsl"
 const uint REPL = 1u;
-
-layout(std430, binding = 0) writeonly buffer Out { uint outw[]; };    // the auto body
-layout(std430, binding = 1) readonly buffer Body { uint body[]; };    // the candidate's whole body
-layout(std430, binding = 2) readonly buffer Work { uint work[]; };    // sizes, offsets, total, choice (auto_pick)
-layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
-
-layout(push_constant) uniform PC {
-    uvec4 streams;   // word offsets of up to three dense streams (unused: ~0u), table word offset
-    uvec4 full;      // bytes of a full chunk's piece of each stream, side section word offset
-    uvec4 lastP;     // bytes of the last chunk's piece of each stream
-    uint chunks;
-    uint checksums;
-    uint outBase;    // word offset of the auto body in binding 0
-    uint base;       // word offset of the candidate body in binding 1
-    uint id;         // the candidate's format id: chunks that chose another are left alone
-} pc;
 
 #include "common.glsl"
 #define NO_SHARED_TABLES

@@ -8,20 +8,8 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-
-layout(std430, binding = 0) buffer Work { uint work[]; };              // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) format id
-layout(std430, binding = 1) readonly buffer Body { uint body[]; };     // the candidate's whole body
-layout(std430, binding = 2) readonly buffer CWork { uint cwork[]; };   // its prefix-sum words: side total
-
-layout(push_constant) uniform PC {
-    uvec4 d;         // table word offset, side-total word in its work, dense bytes of a full chunk, of the last
-    uint chunks;
-    uint id;         // the candidate's format id
-    uint first;      // 1: the first candidate (writes every chunk)
-    uint base;       // word offset of the body within its binding
-} pc;
+#define KERNEL_AUTO_PICK
+#include "contracts.glsl"
 
 uint entryWord(uint c, uint w) { return body[pc.base + pc.d.x + c * CHUNK_ENTRY_WORDS + w]; }
 

@@ -3,17 +3,8 @@
 // Profiling shapes (vkzip-lab bench --copy-shape) read R and write W vectors per unit, so a codec's mix of reads and
 // writes can be measured with none of its work; the roofline itself is R = W = 1.
 #extension GL_EXT_control_flow_attributes : require
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint R = 1;          // vectors read per unit
-layout(constant_id = 2) const uint W = 1;          // vectors written per unit
-layout(constant_id = 3) const uint CONTIGUOUS = 0; // 1: a unit's vectors are consecutive; 0: one stream per vector
-layout(constant_id = 4) const uint U = 1;          // units per thread loaded together
-
-layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
-layout(std430, binding = 1) writeonly buffer Dst { uvec4 dst[]; };
-
-layout(push_constant) uniform PC { uint count; } pc; // units
+#define KERNEL_COPY
+#include "contracts.glsl"
 
 void main() {
     uint stride = gl_NumWorkGroups.x * WG;

@@ -4,7 +4,7 @@
 // the register (CRC_TAB words used); then KC[T] = x^(32(T-t)), KL[T] = x^(8(8(T-t)-4)), XPOW[32] = x^(8·2^k) and
 // XINV[32] = x^(-8·2^k). A table of at most 32 entries lies in distinct banks (and in one 128-byte line of the
 // consts buffer), so its lookups never conflict. Each shared-memory entry is replicated REPL times.
-layout(constant_id = 8) const uint CRC_BITS = 5;
+// Needs before inclusion: the kernel's declarations (contracts.glsl: WG, REPL, CRC_BITS, consts[]).
 #include "crc_fields.glsl"
 
 #define TAB_M4   0u

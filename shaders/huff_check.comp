@@ -14,25 +14,9 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_CRC_STRIDE WG
-layout(std430, binding = 4) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
+#define KERNEL_HUFF_CHECK
+#include "contracts.glsl"
 #include "huff_common.glsl"
-
-layout(constant_id = 2) const uint BATCH = 8; // message words loaded together by each invocation
-
-layout(std430, binding = 0) readonly buffer Lows { uint lows[]; };     // ≥ 1 word
-layout(std430, binding = 1) readonly buffer Table { uint table[]; };
-layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; // ≥ 1 word
-layout(std430, binding = 3) buffer Status { uint status[]; };
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;
-    uint pieceLen;  // bytes in the piece section
-    uint lowWords;  // words of the low stream
-    uint lowBase;   // words from each binding's start to its data (device-resident buffers at any offset)
-    uint tableBase;
-    uint pieceBase;
-} pc;
 
 shared uint sCrc;
 

@@ -1,17 +1,11 @@
 // Shared by the huff kernels (docs/FORMAT.md §14): the chunk size, the code construction of §14.3 (a workgroup
 // builds a chunk's code in shared memory, exactly as codec/huff.go does), and CRC-32C helpers.
-
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 32;    // invocations per workgroup (a multiple of 32)
-layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
+// Needs before inclusion: the kernel's declarations (contracts.glsl: WG, SHIFT; with HUFF_CRC_STRIDE, CRC_BITS
+// and consts[]).
 
 const uint N = 1u << SHIFT;
 const uint LANES = HUFF_LANES;
 const uint PMAX = N / LANES; // positions of a full chunk's lanes
-
-#ifndef HUFF_PROF_BITS
-#define HUFF_PROF_BITS 0u // profiling switches of the code construction (huff_encode's PROF); 0 in real use
-#endif
 
 // The code construction's arrays (A_cnt(i) … A_dep(i)): its own, or the first 7 × 256 words of an includer's 1-D
 // shared array HUFF_ARENA of HUFF_ARENA_WORDS ≥ 1792 words (huff_decode lends its decode tables and rings, idle
@@ -240,44 +234,34 @@ void buildLengthsWG() {
         uint n = sN;
         for (uint x = t; x < n; x += WG) {
             uint key = A_dep(x), r = 0u;
-            if ((HUFF_PROF_BITS & 32u) == 0u) {
-                uint y = 0u;
-                for (; y + 4u <= n; y += 4u) { // four reads in flight
-                    r += uint(A_dep(y) < key) + uint(A_dep(y + 1u) < key) + uint(A_dep(y + 2u) < key)
-                        + uint(A_dep(y + 3u) < key);
-                }
-                for (; y < n; y++) r += uint(A_dep(y) < key);
-            } else {
-                r = x; // profiling only: no ranking
+            uint y = 0u;
+            for (; y + 4u <= n; y += 4u) { // four reads in flight
+                r += uint(A_dep(y) < key) + uint(A_dep(y + 1u) < key) + uint(A_dep(y + 2u) < key)
+                    + uint(A_dep(y + 3u) < key);
             }
+            for (; y < n; y++) r += uint(A_dep(y) < key);
             A_keys(r) = key;
         }
         barrier();
-        if ((HUFF_PROF_BITS & 16u) != 0u) {
-            // profiling only: every present symbol 8 bits, no merge
-            for (uint x = t; x < n; x += WG) A_lens(A_keys(x) & 255u) = 8u;
-            if (t == 0u) { sLong = 8u; sLo = 0u; sHi = 255u; }
-        } else {
-            if (t == 0u) {
-                sLong = n > 1u ? mergeQueues(n) : 1u;
-                sLo = 255u;
-                sHi = 0u;
+        if (t == 0u) {
+            sLong = n > 1u ? mergeQueues(n) : 1u;
+            sLo = 255u;
+            sHi = 0u;
+        }
+        barrier();
+        if (sLong <= HUFF_MAX_LEN) { // uniform: read by all after the barrier
+            // Depth of each internal node: its hops to the root, all nodes at once.
+            for (uint k = t; k + 1u < n; k += WG) {
+                uint d = 0u;
+                for (uint x = k; x + 2u < n; x = A_parI(x)) d++;
+                A_dep(k) = d;
             }
             barrier();
-            if (sLong <= HUFF_MAX_LEN) { // uniform: read by all after the barrier
-                // Depth of each internal node: its hops to the root, all nodes at once.
-                for (uint k = t; k + 1u < n; k += WG) {
-                    uint d = 0u;
-                    for (uint x = k; x + 2u < n; x = A_parI(x)) d++;
-                    A_dep(k) = d;
-                }
-                barrier();
-                for (uint x = t; x < n; x += WG) {
-                    uint sym = A_keys(x) & 255u;
-                    A_lens(sym) = n > 1u ? A_dep(A_parL(x)) + 1u : 1u;
-                    atomicMin(sLo, sym);
-                    atomicMax(sHi, sym);
-                }
+            for (uint x = t; x < n; x += WG) {
+                uint sym = A_keys(x) & 255u;
+                A_lens(sym) = n > 1u ? A_dep(A_parL(x)) + 1u : 1u;
+                atomicMin(sLo, sym);
+                atomicMax(sHi, sym);
             }
         }
         barrier();
@@ -332,7 +316,6 @@ uint laneValues(uint m, uint l) { return l >= m ? 0u : (m - l + LANES - 1u) / LA
 // word, the final XOR is the caller's. Four byte tables are the fastest on an H200: 32-entry tables lie in distinct
 // banks and never conflict, but their 7 lookups cost more than 4 conflicting ones (bench/RESULTS.md).
 #ifdef HUFF_CRC_STRIDE
-layout(constant_id = 8) const uint CRC_BITS = 8;
 #include "crc_fields.glsl"
 const uint CONSTS_KC = 5u * 1024u, CONSTS_XPOW = 5u * 1024u + 2u * HUFF_CRC_STRIDE;
 

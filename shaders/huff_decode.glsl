@@ -31,10 +31,23 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_ARENA dtab
+// The kernel's declarations come from its contract (shaders/contracts.go, generated into contracts.glsl).
+// Its specialization constants:
+// TEAM_SYNC 1: every team is one subgroup (the host sets it for devices whose subgroups are exactly 32 invocations,
+// required full), so the barriers that order a team's own shared memory (its tables, rings and staging: all but
+// the chunk loop's start and the raw chunks' check) sync the subgroup only, and the chunks of a workgroup do not wait
+// for each other at every block. 0: workgroup barriers throughout, teams by invocation index.
+// L1MIN: the fewest first-level index bits a chunk's decode tables take (see dtab); 9 gives every chunk the widest.
+// ONE_READ 1: a code takes one table read, its level chosen by x < B; 0: both levels read and the first chooses.
+// The decode chains are bound by instructions per code, not by the reads' latency: one read, a clamp and a select
+// fewer per code took the H200 from 700 to 766 GB/s, while a uniform branch (subgroupAny) around the second read
+// cost a third, and tables of several codes per entry (fewer reads per code, more instructions) a sixth.
+// RFILL: the words each lane loads into its ring per block (1–4; see the ring).
+// LOWPF: how many blocks ahead the low words are loaded (1–3).
 // TABN: the 16-bit entries of a chunk's decode tables (dtab): 1024, 512 or 256. Smaller tables leave room in shared
 // memory for more chunks per SM; chunks whose tables do not fit (at 256: codes longer than 6 bits over more than 192
 // of the 2048 values of x, where KV chunks have 20–40) are decoded through their canonical ranges (WIDE), slower.
-layout(constant_id = 7) const uint TABN = 1024;
+#include "contracts.glsl"
 // Per chunk in flight its two table rows and its lanes' rings (CHW words), at least the 7 rows of the code
 // construction, which borrows them once the workgroup's chunks are decoded.
 #if HUFF_INT16
@@ -46,50 +59,7 @@ layout(constant_id = 7) const uint TABN = 1024;
 #define HUFF_ARENA_WORDS ((WG / 32u) * CHW > 1792u ? (WG / 32u) * CHW : 1792u)
 #include "huff_common.glsl"
 
-layout(constant_id = 3) const uint PROF = 0;   // profiling only (wrong results): 2 no lane decoding,
-                                               // 4 no output stores, 8 no end-of-chunk checks, 16 no table lookup
-                                               // (3-bit codes), 32 no staging writes, 64 no ring reads, 128 no
-                                               // lane word loads in the block loop; 0 in real
-                                               // use
-
-layout(std430, binding = 0) readonly buffer Lows { uint lows[]; };   // ≥ 1 word
-layout(std430, binding = 0) readonly buffer LowsV { uvec4 lowsv[]; };
-layout(std430, binding = 1) readonly buffer Table { uint table[]; };
-layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; // ≥ 1 word
-layout(std430, binding = 3) writeonly buffer Dst { uint dst[]; };
-layout(std430, binding = 3) writeonly buffer DstV { uvec4 dstv[]; };
-layout(std430, binding = 4) buffer Status { uint status[]; };
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;
-    uint checksums;
-    uint pieceLen;  // bytes in the piece section
-    uint lowWords;
-    uint dstWords;  // words of the output (ceil(N/2))
-    uint lowBase;   // words from each binding's start to its data (device-resident buffers at any offset)
-    uint tableBase;
-    uint pieceBase;
-    uint dstBase;
-} pc;
-
 const uint TEAM = LANES;     // invocations per chunk, one lane each
-// TEAM_SYNC 1: every team is one subgroup (the host sets it for devices whose subgroups are exactly 32 invocations,
-// required full), so the barriers that order a team's own shared memory (its tables, rings and staging: all but
-// the chunk loop's start and the raw chunks' check) sync the subgroup only, and the chunks of a workgroup do not wait
-// for each other at every block. 0: workgroup barriers throughout, teams by invocation index.
-layout(constant_id = 4) const uint TEAM_SYNC = 0;
-// L1MIN: the fewest first-level index bits a chunk's decode tables take (see dtab); 9 gives every chunk the widest.
-layout(constant_id = 5) const uint L1MIN = 6;
-// ONE_READ 1: a code takes one table read, its level chosen by x < B; 0: both levels read and the first chooses.
-// The decode chains are bound by instructions per code, not by the reads' latency: one read, a clamp and a select
-// fewer per code took the H200 from 700 to 766 GB/s, while a uniform branch (subgroupAny) around the second read
-// cost a third, and tables of several codes per entry (fewer reads per code, more instructions) a sixth.
-layout(constant_id = 6) const uint ONE_READ = 1;
-// RFILL: the words each lane loads into its ring per block (1–4; see the ring).
-layout(constant_id = 10) const uint RFILL = 2; // (8 is CRC_BITS, set for every kernel)
-// LOWPF: how many blocks ahead the low words are loaded (1–3).
-layout(constant_id = 11) const uint LOWPF = 1;
 const uint K = WG / TEAM;    // chunks per workgroup
 const uint LONG = 0xFF00u;   // first-level entry of an index whose code is longer than W bits (dtab)
 const uint BP = 16u;         // positions per block: 512 values, 16 per invocation
@@ -202,7 +172,6 @@ uint window(uint c0, uint c1, uint sh) {
 // lowest), x being their first 11 bits read first bit highest; M = 2^W − 1 and CAP = TABN − 1 − 2^W (dtab). Without
 // clamp, x − B must lie in the second level (a complete code).
 uint lookup(uint bits, uint x, uint B, uint TR, uint M, uint CAP, bool clamp) {
-    if ((PROF & 16u) != 0u) return (x & 255u) | (3u << 8);
     if (ONE_READ != 0u) {
         // x < B exactly where the first level holds the code: one read, its index chosen by a compare.
         uint y = clamp ? min(x - B, CAP) : x - B;
@@ -264,7 +233,7 @@ void advance(inout uint c0, inout uint c1, inout uint nx, inout uint sh, inout u
     c1 = cr ? nx : c1;
     sh -= cr ? 32u : 0u;
     k2 += cr ? 1u : 0u;
-    nx = (PROF & 64u) == 0u ? RING(k2 & 15u) : ~sh;
+    nx = RING(k2 & 15u);
 }
 
 // decodeStep decodes the next code of a lane: its symbol. The lane's window is c0, c1 (its words k2−2, k2−1, sh
@@ -420,7 +389,7 @@ void main() {
             status[4] = 1u;
         }
         bool ncCRC = !skip && pc.checksums == 0u && stored != 0u;
-        bool dec = !skip && !raw && (PROF & 2u) == 0u;
+        bool dec = !skip && !raw;
         // The lane's first 16 words, in flight while the decode table is built.
         uint RB = RA + i * RS;
         uvec4 r0 = dec ? laneQuad(off + rel, 0u, nw) : uvec4(0u), r1 = dec ? laneQuad(off + rel, 4u, nw) : uvec4(0u);
@@ -484,7 +453,7 @@ void main() {
         }
         // The chain's window in registers (decodeStep).
         uint c0 = 0u, c1 = 0u, nx = 0u, sh = 0u, k2 = 2u;
-        if (dec && (PROF & 64u) == 0u) {
+        if (dec) {
             c0 = RING(0u);
             c1 = RING(1u);
             nx = RING(2u);
@@ -504,7 +473,7 @@ void main() {
                 uint lead = f - k2, rw[4];
                 [[unroll]] for (uint s = 0u; s < RFILL; s++) {
                     uint w = f + 1u + s;
-                    rw[s] = (PROF & 128u) == 0u && lead + s < 15u && w < nw ? pieces[lb + w] : 0u;
+                    rw[s] = lead + s < 15u && w < nw ? pieces[lb + w] : 0u;
                 }
                 // The serial decode chain, four codes to a staging word. A full block (every lane of every full
                 // chunk, unless its code has a single symbol) is unrolled: no position checks, constant shifts,
@@ -515,14 +484,14 @@ void main() {
                     [[unroll]] for (uint g = 0u; g < BP / 4u; g++) {
                         uint a = decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB);
                         a |= decodePair(c0, c1, nx, sh, k2, B, TR, M, CAP, RB) << 16;
-                        if ((PROF & 32u) == 0u) stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
+                        stg[team * 36u + 9u * g + (i >> 2)][i & 3u] = a;
                     }
                 } else {
                     uint a = 0u;
                     [[dont_unroll]] for (uint q = 0u; q < lim; q++) {
                         a |= decodeStep(c0, c1, nx, sh, k2, bad, B, TR, M, CAP, RB, true, wide)
                             << (8u * (q & 3u));
-                        if ((PROF & 32u) == 0u && ((q & 3u) == 3u || q + 1u == lim)) {
+                        if ((q & 3u) == 3u || q + 1u == lim) {
                             stg[team * 36u + 9u * (q >> 2) + (i >> 2)][i & 3u] = a;
                             a = 0u;
                         }
@@ -578,15 +547,13 @@ void main() {
                     }
                 }
                 uint di = (v0 + vb) / 2u;
-                if ((PROF & 4u) == 0u || o0.x == 0x12345678u) {
-                    if ((pc.dstBase & 3u) == 0u && di + 7u < pc.dstWords) {
-                        dstv[(pc.dstBase + di) / 4u] = o0;
-                        dstv[(pc.dstBase + di) / 4u + 1u] = o1;
-                    } else {
-                        [[unroll]] for (uint r = 0u; r < 4u; r++) {
-                            if (di + r < pc.dstWords) dst[pc.dstBase + di + r] = o0[r];
-                            if (di + 4u + r < pc.dstWords) dst[pc.dstBase + di + 4u + r] = o1[r];
-                        }
+                if ((pc.dstBase & 3u) == 0u && di + 7u < pc.dstWords) {
+                    dstv[(pc.dstBase + di) / 4u] = o0;
+                    dstv[(pc.dstBase + di) / 4u + 1u] = o1;
+                } else {
+                    [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                        if (di + r < pc.dstWords) dst[pc.dstBase + di + r] = o0[r];
+                        if (di + 4u + r < pc.dstWords) dst[pc.dstBase + di + 4u + r] = o1[r];
                     }
                 }
             }
@@ -602,7 +569,7 @@ void main() {
             else if ((pos + 31u) / 32u != nw) bad |= 2u;
             else if ((pos & 31u) != 0u && (pieceWord(off + rel + pos / 32u) >> (pos & 31u)) != 0u) bad |= 2u;
         }
-        if (!skip && i == 0u && (PROF & 8u) == 0u) {
+        if (!skip && i == 0u) {
             if (ncCRC) bad |= 2u;
             // Low-stream padding of the last chunk.
             if (last && m % 4u != 0u && (lowWord(v0 / 4u + m / 4u) >> (8u * (m % 4u))) != 0u) bad |= 2u;

@@ -15,10 +15,8 @@
 
 #include "layout.glsl"
 #include "common.glsl"
-layout(constant_id = 3) const uint PROF = 0;  // profiling only (wrong bodies): 256 no histogram, 512 no code
-                                              // construction, 1024 no lane codes, 4096 no Huffman merge,
-                                              // 8192 no ranking; 0 in real use
-#define HUFF_PROF_BITS (PROF >> 8)
+#define KERNEL_HUFF_ENCODE
+#include "contracts.glsl"
 // Shared memory bounds the workgroups an SM holds (about 100 KiB per SM on the H200), so the phases share one arena
 // (huff_common's A_* arrays, 1792 words or more): while the source is read, the histogram's 8 copies of 16-bit
 // counters at words [256, 1288), copy t % 8 at word 129·(t % 8) from there (the copies of a count in different banks);
@@ -32,24 +30,6 @@ layout(constant_id = 3) const uint PROF = 0;  // profiling only (wrong bodies): 
 #define HUFF_ARENA arena
 #define HUFF_ARENA_WORDS (512u + 2u * WG > 1792u ? 512u + 2u * WG : 1792u)
 #include "huff_common.glsl"
-
-layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // the tensor's values
-layout(std430, binding = 1) writeonly buffer Lows { uint lows[]; };
-layout(std430, binding = 2) writeonly buffer Table { uint table[]; };
-layout(std430, binding = 3) writeonly buffer Scratch { uint scratch[]; }; // N/4 words per chunk
-layout(std430, binding = 4) buffer Work { uint blockSum[]; };     // per 64 chunks, zeroed
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;  // values in the last chunk
-    uint srcWords; // words of the source that hold values
-    uint lowWords; // words of the low stream
-    uint srcBase;  // words from each binding's start to its data (device-resident buffers at any offset)
-    uint lowBase;
-    uint tableBase;
-} pc;
-
-layout(constant_id = 2) const uint BATCH = 8; // source words loaded together by each invocation
 
 const uint SEGS = WG / LANES;
 const uint PS0 = ((PMAX + SEGS - 1u) / SEGS + 7u) & ~7u; // a multiple of 8: full segments go eight at a time
@@ -74,7 +54,6 @@ const uint PROVW = (PS * HUFF_MAX_LEN + 31u) / 32u; // words of a segment's code
 
 // Chunks of up to 2^CACHE_SHIFT values keep their exponents in shared memory (16 KiB at 2^14); larger ones read them
 // from the source again: at 2^15 a 32 KiB cache halves the workgroups an SM holds and costs more than it saves.
-layout(constant_id = 4) const uint CACHE_SHIFT = 14;
 const bool CACHE = SHIFT <= CACHE_SHIFT;
 shared uint ex[CACHE ? N / 4u : 1u]; // the chunk's exponents, 4 per word
 // SEG_BITS(t): a segment's bits; then its first bit within its lane. HEAD_W(t): a segment's bits in the first word of
@@ -120,7 +99,7 @@ void main() {
                     uint e = (v >> 7) & 255u;
                     lw |= (((v >> 8) & 0x80u) | (v & 0x7Fu)) << (8u * u);
                     ew |= e << (8u * u);
-                    if ((PROF & 256u) == 0u) atomicAdd(HIST(hr + e / 2u), 1u << (16u * (e & 1u)));
+                    atomicAdd(HIST(hr + e / 2u), 1u << (16u * (e & 1u)));
                 }
                 uint wi = v0 / 4u + q;
                 if (wi < pc.lowWords) lows[pc.lowBase + wi] = lw;
@@ -131,25 +110,12 @@ void main() {
         for (uint e = t; e < 256u; e += WG) {
             uint n = 0u;
             for (uint r = 0u; r < 8u; r++) n += (HIST(r * 129u + e / 2u) >> (16u * (e & 1u))) & 0xFFFFu;
-            A_cnt(e) = (PROF & 256u) == 0u ? n : (e >= 112u && e < 128u ? 1u : 0u);
+            A_cnt(e) = n;
         }
         barrier();
-        if ((PROF & 512u) == 0u) {
-            bool built = false;
-            if ((PROF & (8192u | 4096u)) == 0u) built = probeRounds();
-            if (!built) buildLengthsWG();
-            canonicalWG();
-        } else {
-            for (uint e = t; e < 256u; e += WG) {
-                bool in16 = e >= 112u && e < 128u;
-                A_lens(e) = in16 ? 4u : 0u;
-                rc[e] = in16 ? (bitfieldReverse(e & 15u) >> 28) | (4u << 16) : 0u;
-            }
-            if (t == 0u) {
-                sLo = 112u;
-                sHi = 127u;
-            }
-        }
+        bool built = probeRounds();
+        if (!built) buildLengthsWG();
+        canonicalWG();
         barrier();
         uint cntL = laneValues(m, l);
         uint p0 = min(sg * PS, cntL), p1 = min(p0 + PS, cntL);
@@ -158,7 +124,7 @@ void main() {
         // (A separate sizing pass over the codes cost more than the move.)
         uint prov[PROVW];
         uint acc = 0u, nb = 0u, wi = 0u;
-        uint pe = (PROF & 1024u) == 0u ? p1 : p0;
+        uint pe = p1;
         if (pe - p0 == PS) {
             // A full segment, unrolled: no position checks.
             [[unroll]] for (uint p = p0; p < p0 + PS; p += 4u) {
@@ -180,7 +146,7 @@ void main() {
             }
         }
         if (nb > 0u) prov[wi] = acc;
-        uint bits = (PROF & 1024u) == 0u ? 32u * wi + nb : 4u * (p1 - p0);
+        uint bits = 32u * wi + nb;
         SEG_BITS(t) = bits;
         barrier();
         if (t < LANES) {

@@ -10,27 +10,9 @@
 #include "layout.glsl"
 #include "common.glsl"
 #define HUFF_CRC_STRIDE WG
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; // CRC tables (huff_common.glsl)
+#define KERNEL_HUFF_PLACE
+#include "contracts.glsl"
 #include "huff_common.glsl"
-
-layout(constant_id = 2) const uint BATCH = 8; // message words loaded together by each invocation
-
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; };
-layout(std430, binding = 2) writeonly buffer Pieces { uint pieces[]; };
-layout(std430, binding = 3) readonly buffer Lows { uint lows[]; };
-layout(std430, binding = 4) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;
-    uint nb;        // 64-chunk blocks
-    uint checksums;
-    uint lowWords;  // words of the low stream
-    uint tableBase; // words from each binding's start to its data
-    uint pieceBase;
-    uint lowBase;
-} pc;
 
 shared uint sBefore;
 

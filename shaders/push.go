@@ -63,9 +63,9 @@ type SZ4DecodePush struct {
 	DstBase    uint32    `glsl:"dstBase"` // uvec4 offset of the segment's output
 }
 
-// SZ4DecodePiecesPush is sz4_decode_pieces' push-constant block.
+// SZ4DecodePiecesPush is the push-constant block of sz4_decode_pieces and zf12_decode_pieces.
 type SZ4DecodePiecesPush struct {
-	CB         [4]uint32 `glsl:"cb"`
+	CB         [4]uint32 `glsl:"cb"` // the container codebook (zf12 does not use it)
 	Chunks     uint32    `glsl:"chunks"`
 	SegFirst   uint32    `glsl:"segFirst"`
 	SegChunks  uint32    `glsl:"segChunks"`
@@ -79,8 +79,8 @@ type SZ4DecodePiecesPush struct {
 	Checksums  uint32    `glsl:"checksums"`
 	PiecesLen  uint32    `glsl:"piecesLen"`  // bytes of the auto body's pieces
 	StatusBase uint32    `glsl:"statusBase"` // this job's first status word
-	AutoBase   uint32    `glsl:"autoBase"`   // word offset of the auto chunk table in binding 2
-	PieceBase  uint32    `glsl:"pieceBase"`  // word offset of the first piece in bindings 0, 1 and 3
+	AutoBase   uint32    `glsl:"autoBase"`   // word offset of the auto chunk table in its binding (table)
+	PieceBase  uint32    `glsl:"pieceBase"`  // word offset of the first piece in the piece bindings (all but table)
 	Cands      uint32    `glsl:"cands"`      // bit f set: format f is one of auto's candidates for the dtype
 	Validate   uint32    `glsl:"validate"`   // 1: this dispatch also rejects chunks of no candidate format
 	DstBase    uint32    `glsl:"dstBase"`    // uvec4 offset of the segment's output
@@ -142,28 +142,8 @@ type ZF12DecodePush struct {
 	DstBase    uint32 `glsl:"dstBase"` // uvec4 offset of the segment's output
 }
 
-// ZF12DecodePiecesPush is zf12_decode_pieces' push-constant block (the layout of SZ4DecodePiecesPush).
-type ZF12DecodePiecesPush struct {
-	CB         [4]uint32 `glsl:"cb"` // the container codebook (unused here: the piece decoders share one push layout)
-	Chunks     uint32    `glsl:"chunks"`
-	SegFirst   uint32    `glsl:"segFirst"`
-	SegChunks  uint32    `glsl:"segChunks"`
-	LastLen    uint32    `glsl:"lastLen"`
-	InvC       uint32    `glsl:"invC"`
-	InvL       uint32    `glsl:"invL"`
-	ShLowFull  uint32    `glsl:"shLowFull"`
-	ShLowLast  uint32    `glsl:"shLowLast"`
-	KdFull     uint32    `glsl:"kdFull"`
-	KdLast     uint32    `glsl:"kdLast"`
-	Checksums  uint32    `glsl:"checksums"`
-	PiecesLen  uint32    `glsl:"piecesLen"`  // bytes of the auto body's pieces
-	StatusBase uint32    `glsl:"statusBase"` // this job's first status word
-	AutoBase   uint32    `glsl:"autoBase"`   // word offset of the auto chunk table in binding 3
-	PieceBase  uint32    `glsl:"pieceBase"`  // word offset of the first piece in bindings 0, 1, 2 and 4
-	Cands      uint32    `glsl:"cands"`      // bit f set: format f is one of auto's candidates for the dtype
-	Validate   uint32    `glsl:"validate"`   // 1: this dispatch also rejects chunks of no candidate format
-	DstBase    uint32    `glsl:"dstBase"`    // uvec4 offset of the segment's output
-}
+// ZF12DecodePiecesPush is zf12_decode_pieces' push-constant block: the SplitZip-4 piece decoder's.
+type ZF12DecodePiecesPush = SZ4DecodePiecesPush
 
 // AutoPickPush is auto_pick's push-constant block.
 type AutoPickPush struct {

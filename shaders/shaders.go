@@ -2,6 +2,20 @@
 // Go build needs no shader compiler. layout.glsl is generated from codec/layout: the kernels never hold a
 // hand-copied format number.
 //
+// Kernel contracts are declared once, in Go (contracts.go, push.go): for every kernel its storage buffers by name
+// in binding order (with their GLSL blocks and readonly/writeonly/coherent qualifiers), its push-constant block as
+// a struct (one exported type per kernel, each field tagged with its GLSL member name) and its specialization
+// constants by name, with their IDs and defaults. `go generate ./shaders` runs shaders/gen, which writes every
+// kernel's declarations into contracts.glsl (ContractsGLSL); a kernel source defines KERNEL_<NAME> and includes
+// that file, declaring none of its own, then glslc compiles the kernels. The host gets everything by name: Lookup(kernel), Kernel.Binding,
+// Kernel.SpecID, Kernel.PushSize, and PushBytes of the kernel's push struct. Tests keep the three in step: the
+// generated files must equal a fresh generation, the committed SPIR-V a fresh compile, and every module's binding
+// numbers, qualifiers, SpecIds and defaults, and push-member offsets and types (and, compiled with names, the
+// constants' and members' names) must agree with the Go declaration.
+//
+// The shipped kernels carry no profiling switches that turn parts of a kernel off: their results are exact for
+// every value of their specialization constants (DEBUG_BOUNDS, for tests, only also decodes corrupt chunks).
+//
 //	sz4_encode.comp  SplitZip-4 encode pass 1: dense pieces, escapes to scratch, per-chunk partial CRC
 //	sz4_place.comp   pass 2: side offsets from pass 1's block sums, side pieces placed, chunk CRCs finished
 //	sz4_scan.comp    prefix sum of side sizes: pass 2 of the other formats' encoders (zf12, TBE-3, xw, huff)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -41,22 +42,34 @@ func TestSPIRVValid(t *testing.T) {
 	}
 }
 
-// TestLayoutFresh regenerates layout.glsl and compares: the kernels' constants must come from codec/layout.
-func TestLayoutFresh(t *testing.T) {
+// TestGeneratedFresh regenerates layout.glsl (from codec/layout) and contracts.glsl (from contracts.go) and
+// compares them with the committed files: the kernels' numbers and declarations must come from Go.
+func TestGeneratedFresh(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not on PATH")
 	}
-	committed, err := os.ReadFile("layout.glsl")
-	require.NoError(t, err)
 	dir := t.TempDir()
-	cmd := exec.Command("go", "run", "./gen")
-	cmd.Dir = "."
-	cmd.Env = append(os.Environ(), "VKZIP_LAYOUT_OUT="+filepath.Join(dir, "layout.glsl"))
-	b, err := cmd.CombinedOutput()
+	b, err := exec.Command("go", "run", "./gen", "-o", dir).CombinedOutput()
 	require.NoError(t, err, "%s", b)
-	fresh, err := os.ReadFile(filepath.Join(dir, "layout.glsl"))
-	require.NoError(t, err)
-	require.Equal(t, string(fresh), string(committed), "layout.glsl is stale: run go generate ./shaders")
+	for _, f := range []string{"layout.glsl", "contracts.glsl"} {
+		want, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		committed, err := os.ReadFile(f)
+		require.NoError(t, err, "%s is not committed: run go generate ./shaders", f)
+		require.Equal(t, string(want), string(committed), "%s is stale: run go generate ./shaders", f)
+	}
+}
+
+// TestKernelsSelectTheirContract: every kernel source defines its own KERNEL_<NAME>, and only that one, so that
+// contracts.glsl declares exactly its contract.
+func TestKernelsSelectTheirContract(t *testing.T) {
+	for _, k := range Kernels {
+		src, err := os.ReadFile(k.Name + ".comp")
+		require.NoError(t, err)
+		defs := regexp.MustCompile(`(?m)^#define (KERNEL_\w+)`).FindAllStringSubmatch(string(src), -1)
+		require.Len(t, defs, 1, "%s.comp defines one KERNEL_ macro", k.Name)
+		require.Equal(t, k.Macro(), defs[0][1], "%s.comp", k.Name)
+	}
 }
 
 func TestSPIRVNoExtraCapabilities(t *testing.T) {

@@ -10,76 +10,11 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint SHIFT = 14;
-layout(constant_id = 2) const uint REPL = 1;
-layout(constant_id = 3) const uint ESC_CAP = 1024;   // escapes staged in shared memory; more are searched in place
-layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count clamped indices, and decode corrupt chunks anyway
-                                                     // so tests can see the clamps keep them inside the buffers
-layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together (memory-level parallelism)
-layout(constant_id = 7) const uint PROF = 0;         // profiling only (wrong results): bits switch parts off, see
-                                                     // Options.Profile; 0 in every real use
+#include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
 const uint SERIAL_MAX = 64u;
-
-layout(std430, binding = 0) readonly buffer Codes { uint codes[]; };  // segment's code stream
-layout(std430, binding = 1) readonly buffer Lows { uint lows[]; };    // segment's low stream
-layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 2) readonly buffer Table { uint table[]; };  // the whole chunk table
-layout(std430, binding = 3) readonly buffer Side { uint side[]; };    // the whole side section (≥ 1 word)
-layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; };  // segment's output
-layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; };
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 6) buffer Status { uint status[]; };         // per job: flags, lowest chunk per class, clamps
-
-#if PIECES
-layout(push_constant) uniform PC {
-    uvec4 cb;
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint invC;
-    uint invL;
-    uint shLowFull;
-    uint shLowLast;
-    uint kdFull;
-    uint kdLast;
-    uint checksums;
-    uint piecesLen;  // bytes of the auto body's pieces
-    uint statusBase; // this job's first status word
-    uint autoBase;   // word offset of the auto chunk table in binding 2
-    uint pieceBase;  // word offset of the first piece in bindings 0, 1 and 3
-    uint cands;      // bit f set: format f is one of auto's candidates for the dtype
-    uint validate;   // 1: this dispatch also rejects chunks of no candidate format
-    uint dstBase;    // uvec4 offset of the segment's output
-} pc;
-#else
-layout(push_constant) uniform PC {
-    uvec4 cb;
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint invC;
-    uint invL;
-    uint shLowFull;
-    uint shLowLast;
-    uint kdFull;
-    uint kdLast;
-    uint checksums;
-    uint sideLen;    // bytes in the side section, or SIDE_LEN_RUNTIME: status word STATUS_SIDE_LEN holds it
-    uint statusBase; // this job's first status word
-    uint codeBase;   // word offsets of the segment's code and low pieces, the table and the side section
-    uint lowBase;
-    uint tableBase;
-    uint sideBase;
-    uint dstBase;    // uvec4 offset of the segment's output
-} pc;
-#endif
 
 // Where a chunk's pieces are: at offsets computed from the chunk index in a body of this format, or (PIECES, an
 // auto body, docs/FORMAT.md §11) in the chunk's piece, a one-chunk body at the offset its auto table entry gives.
@@ -121,7 +56,6 @@ shared uint escs[ESC_CAP];
 shared uint sgX[2u * WG];
 
 uint rawSide(uint m) { return ((m / 2u) + 3u) & ~3u; }
-
 
 uint cbExp(uint i) { return (pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu; }
 
@@ -213,7 +147,7 @@ void main() {
         if (!raw) {
             if (ESCAPE_SIZE * k >= rawSide(m) && t == 0u) report(STATUS_NONCANONICAL, c);
             // Stage the escapes and check each against the rules of §5.7.
-            for (uint i = t; i < k && (PROF & 16u) == 0u; i += WG) {
+            for (uint i = t; i < k; i += WG) {
                 uint w = sideWord(sw + i);
                 if (k <= ESC_CAP) escs[i] = w;
                 uint pos = w & ESCAPE_POS_MASK;
@@ -233,9 +167,7 @@ void main() {
             uint s = (j0 + u) * WG + t;
             uint v0 = 8u * s;
             in3[u] = uvec3(0u);
-            if ((PROF & 128u) != 0u) {
-                in3[u] = uvec3(s * 2654435761u, s * 40503u, s ^ 0x5555u);
-            } else if (v0 + 8u <= m && LOW_ALIGNED) {
+            if (v0 + 8u <= m && LOW_ALIGNED) {
                 in3[u].x = codes[CODE_BASE + s];
                 in3[u].yz = lowsv[LOWV_BASE + s];
             } else if (v0 < m) {
@@ -249,7 +181,7 @@ void main() {
             uint s = j * WG + t;
             uint v0 = 8u * s;
             uint cw = in3[u].x, lw0 = in3[u].y, lw1 = in3[u].z;
-            if (pc.checksums != 0u && (PROF & 1u) == 0u) {
+            if (pc.checksums != 0u) {
                 aC = shiftBy(TAB_M4T, aC) ^ cw;
                 aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
                 aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
@@ -265,15 +197,10 @@ void main() {
                 if ((cw & ~nmask) != 0u || (lw0 & ~lmask0) != 0u || (lw1 & ~lmask1) != 0u)
                     report(STATUS_NONCANONICAL, c);
             }
-            if ((PROF & 32u) != 0u)
-                o = uvec4(cw & 0x3F803F80u, (cw >> 4) & 0x3F803F80u, (cw >> 8) & 0x3F803F80u, (cw >> 12) & 0x3F803F80u);
-            else
-                o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
+            o = uvec4(pairExp[cw & 0xFFu], pairExp[(cw >> 8) & 0xFFu], pairExp[(cw >> 16) & 0xFFu], pairExp[cw >> 24]);
             o |= uvec4(spread2(lw0 & 0xFFFFu), spread2(lw0 >> 16), spread2(lw1 & 0xFFFFu), spread2(lw1 >> 16));
             uint ow = (lc * N + v0) / 2u;
-            if ((PROF & 64u) != 0u && o.x != 0x12345678u) {
-                // profiling: no store unless the value is impossible-ish (keeps the computation alive)
-            } else if (present == 8u) {
+            if (present == 8u) {
                 dstv[pc.dstBase + ow / 4u] = o;
             } else {
                 for (uint q = 0u; 2u * q < present; q++) dstw[4u * pc.dstBase + ow + q] = o[q];
@@ -341,7 +268,7 @@ void main() {
         // dense pass wrote codebook[0] there; a buffer barrier orders that store before the patch's. It is the
         // checksum's barrier too, after the checksum's sums, so the dense stores have drained meanwhile; the first
         // round's reads (its escape, code word and low word: inputs, not the output) are issued before all that.
-        bool doPatch = !raw && k > 0u && (PROF & 2u) == 0u;
+        bool doPatch = !raw && k > 0u;
         uint wF = 0u, cwF = 0u, lwF = 0u;
         if (doPatch && t < k) {
             wF = escAt(t, k, sw);
@@ -353,7 +280,7 @@ void main() {
         // Checksum: the dense pieces from the per-thread Horner sums, then the header and side piece. The
         // header-and-side register is folded while the other subgroups finish their sums, from the staged escapes
         // where they are staged (read from the side buffer, each step waited for an L2 load).
-        bool crcOn = pc.checksums != 0u && (PROF & 8u) == 0u;
+        bool crcOn = pc.checksums != 0u;
         uint stored = 0u, words = 0u, reg = 0xFFFFFFFFu, nsg = gl_NumSubgroups;
         if (crcOn) {
             // The chunk's entry is re-read here rather than kept in registers through the main loop: fewer live

@@ -10,44 +10,12 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;        // threads per workgroup
-layout(constant_id = 1) const uint SHIFT = 14;      // chunk = 2^SHIFT values
-layout(constant_id = 2) const uint REPL = 1;        // CRC table replication
-layout(constant_id = 5) const uint U = 2;           // slots per thread loaded together (memory-level parallelism)
-layout(constant_id = 7) const uint PROF = 0;        // profiling only (wrong results): bits switch parts off, see
-                                                    // Options.Profile; 0 in every real use
+#define KERNEL_SZ4_ENCODE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;                          // 8 values per slot
 const uint ITERS = SLOTS / WG;                      // slots per thread (WG·U divides SLOTS: host checks)
 const uint SCRATCH = N / 8u;                        // scratch words per chunk: rawSide(N)/4
-
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; };  // segment's values, 8 per uvec4
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
-layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; // segment's code stream
-layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; };   // segment's low stream
-layout(std430, binding = 2) writeonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 3) buffer Table { uint table[]; };           // the whole chunk table
-layout(std430, binding = 4) writeonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 6) buffer Work { uint blockSum[]; };          // per 64 chunks, zeroed by the host
-
-layout(push_constant) uniform PC {
-    uvec4 cb;          // codebook, 16 exponents
-    uint chunks;       // chunks in the tensor
-    uint segFirst;     // first chunk of the bound segment
-    uint segChunks;    // chunks in the segment
-    uint lastLen;      // values in the tensor's last chunk
-    uint invC;         // x^(-8 zC): zero bytes the last chunk's code piece lacks for a full piece
-    uint invL;         // the same for its low piece
-    uint shLowFull;    // x^(8 n): shifts a full chunk's code-piece CRC over its low piece
-    uint shLowLast;    // x^(8 align4(lastLen)) for the last chunk
-    uint checksums;
-    uint srcBase;      // binding 0 starts this many uvec4s before the segment's first value
-    uint codeBase;     // word offsets of the segment (codes, lows) and of the table within their bindings
-    uint lowBase;
-    uint tableBase;
-} pc;
 
 #include "common.glsl"
 #define CRC_SHARED_HOT
@@ -78,9 +46,7 @@ uint expAt(uint lc, uint v) {
 uvec4 loadSlot(uint lc, uint s, uint m) {
     uint v0 = 8u * s;
     uvec4 x = uvec4(0u);
-    if ((PROF & 128u) != 0u) {
-        x = uvec4(s * 0x9E3779B1u, s ^ 0x3F803F80u, s * 40503u, s + 0x3F803F80u) & 0x3FFF3FFFu;
-    } else if (v0 + 8u <= m) {
+    if (v0 + 8u <= m) {
         x = srcv[pc.srcBase + lc * SLOTS + s];
     } else if (v0 < m) {
         // Values past the end are not part of the tensor: they stay zero.
@@ -137,8 +103,7 @@ void main() {
                 uint cw = 0u, any = 0u;
                 for (uint q = 0u; q < 4u; q++) {
                     // The two values' codes as one byte, ESC_FLAG above it if either is escaped (code 0 then).
-                    uint pr = (PROF & 32u) != 0u ? ((x[q] >> 7) & 0xFu) | ((x[q] >> 19) & 0xF0u)
-                                                 : lut[(x[q] >> 7) & 0xFFu] | lutHi[(x[q] >> 23) & 0xFFu];
+                    uint pr = lut[(x[q] >> 7) & 0xFFu] | lutHi[(x[q] >> 23) & 0xFFu];
                     cw |= (pr & 0xFFu) << (8u * q);
                     any |= pr;
                 }
@@ -146,9 +111,7 @@ void main() {
                 escF |= ((any >> 8) & 1u) << u;
                 uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
                 uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
-                if ((PROF & 64u) != 0u && (cw ^ lw0 ^ lw1) != 0x12345678u) {
-                    // profiling: no stores (the values stay live through the condition)
-                } else if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
+                if (v0 + 8u <= m && (pc.lowBase & 1u) == 0u) {
                     codes[pc.codeBase + lc * SLOTS + s] = cw;
                     lowsv[pc.lowBase / 2u + lc * (N / 8u) + s] = uvec2(lw0, lw1);
                 } else if (v0 < m) {
@@ -156,13 +119,13 @@ void main() {
                     lows[pc.lowBase + lc * (N / 4u) + 2u * s] = lw0;
                     if (v0 + 4u < m) lows[pc.lowBase + lc * (N / 4u) + 2u * s + 1u] = lw1;
                 }
-                if (pc.checksums != 0u && (PROF & 1u) == 0u) {
+                if (pc.checksums != 0u) {
                     aC = shiftBy(TAB_M4T, aC) ^ cw;
                     aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
                     aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
                 }
             }
-            if ((PROF & 2u) == 0u && escF != 0u) {
+            if (escF != 0u) {
                 [[unroll]] for (uint u = 0u; u < U; u++) {
                     uint s = (j + u) * WG + t;
                     if (((escF >> u) & 1u) != 0u && 8u * s < m) atomicOr(flagBits[s / 32u], 1u << (s % 32u));
@@ -173,7 +136,7 @@ void main() {
         // subgroup. Taken before the barrier, so that subgroups done early do it while the others finish (a raw
         // chunk's code piece is summed again below).
         uint xC = 0u, xL = 0u;
-        if (pc.checksums != 0u && (PROF & 1u) == 0u) {
+        if (pc.checksums != 0u) {
             xC = subgroupXor(mulmod(aC, consts[CONST_KC + t])); // read late: not live through the main loop
             xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
         }
@@ -202,7 +165,7 @@ void main() {
         for (uint i = r * FR; i < min(r * FR + FR, FW); i++) {
             uint bits = flagBits[i];
             flagBits[i] = 0u; // for the next chunk: its first writes come after this chunk's last barrier
-            if (ESCAPE_SIZE * k >= rawSide(m) || (PROF & 2048u) != 0u) continue;
+            if (ESCAPE_SIZE * k >= rawSide(m)) continue;
             for (; bits != 0u; bits &= bits - 1u) {
                 uint s = 32u * i + findLSB(bits);
                 uvec4 x = loadSlot(lc, s, m);
@@ -241,7 +204,7 @@ void main() {
                 }
                 scratch[lc * SCRATCH + q] = w;
             }
-            if (pc.checksums != 0u && (PROF & 1u) == 0u) xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
+            if (pc.checksums != 0u) xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
         }
         if (subgroupElect()) {
             sgX[2u * gl_SubgroupID] = xC;

@@ -13,31 +13,10 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint SHIFT = 14;
-layout(constant_id = 2) const uint REPL = 1;
+#define KERNEL_SZ4_PLACE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SCRATCH = N / 8u;
-
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 2) writeonly buffer Side { uint side[]; };      // the whole side section
-layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 4) buffer Work { uint work[]; }; // [0,nb) block side sums (pass 1), [2nb] the total
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint nb;         // block count
-    uint kdFull;     // x^(8·|dense pieces|) of a full chunk
-    uint kdLast;     // the same for the last chunk
-    uint checksums;
-    uint tableBase;  // word offsets of the table and the side section within their bindings
-    uint sideBase;
-} pc;
 
 #include "common.glsl"
 #define NO_SHARED_TABLES

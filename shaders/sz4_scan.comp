@@ -4,12 +4,8 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-
-layout(std430, binding = 0) buffer Work { uint work[]; }; // [0,nb) sums, [nb,2nb) prefixes, [2nb] total
-
-layout(push_constant) uniform PC { uint nb; } pc;
+#define KERNEL_SZ4_SCAN
+#include "contracts.glsl"
 
 shared uint sgSum[WG];
 shared uint carry;

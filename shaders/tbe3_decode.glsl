@@ -11,53 +11,7 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint SHIFT = 14;
-layout(constant_id = 2) const uint REPL = 1;
-
-layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; // segment's plane stream
-layout(std430, binding = 1) readonly buffer SMV { uvec4 smv[]; };      // segment's SM stream
-layout(std430, binding = 1) readonly buffer SMW { uint smw[]; };
-layout(std430, binding = 2) readonly buffer Table { uint table[]; };   // the whole chunk table
-layout(std430, binding = 3) readonly buffer Side { uint side[]; };     // the whole side section (≥ 1 word)
-layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; };   // segment's output
-layout(std430, binding = 4) writeonly buffer DstW { uint dstw[]; };
-layout(std430, binding = 5) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 6) buffer Status { uint status[]; };          // flags, lowest chunk per class
-
-#if PIECES
-layout(push_constant) uniform PC {
-    uvec4 cb;        // the container codebook (unused here: the piece decoders share one push layout)
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint checksums;
-    uint piecesLen;  // bytes of the auto body's pieces
-    uint statusBase; // this job's first status word
-    uint autoBase;   // word offset of the auto chunk table in binding 2
-    uint pieceBase;  // word offset of the first piece in bindings 0, 1 and 3
-    uint cands;      // bit f set: format f is one of auto's candidates for the dtype
-    uint validate;   // 1: this dispatch also rejects chunks of no candidate format
-    uint dstBase;    // uvec4 offset of the segment's output
-} pc;
-#else
-layout(push_constant) uniform PC {
-    uint chunks;     // chunks in the tensor
-    uint segFirst;   // first chunk of the bound segment
-    uint segChunks;  // chunks in the segment
-    uint lastLen;    // values in the tensor's last chunk
-    uint checksums;
-    uint sideLen;    // bytes in the side section
-    uint statusBase; // this job's first status word
-    uint planeBase;  // word offsets of the segment's plane and SM streams, the table and the side section
-    uint smBase;     //   within their bindings (uvec4 loads of SM when smBase is a multiple of 4)
-    uint tableBase;
-    uint sideBase;
-    uint dstBase;    // uvec4 offset of the segment's output
-} pc;
-#endif
+#include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 
 // Where a chunk's pieces are: at offsets computed from the chunk index in a body of this format, or (PIECES, an
 // auto body, docs/FORMAT.md §11) in the chunk's piece, a one-chunk body at the offset its auto table entry gives.
@@ -85,7 +39,6 @@ uint gSideLen, gSideW, gTabW; // the chunk's piece: side section bytes, first si
 
 shared uint hist[256];  // exponents of the chunk's decoded values
 shared uint best;       // (coverage << 8 | 255 - start) of the best window so far
-
 
 // sideWord reads side-section word i, clamped into the buffer.
 uint sideWord(uint i) {

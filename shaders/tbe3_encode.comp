@@ -10,31 +10,8 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint SHIFT = 14;
-layout(constant_id = 2) const uint REPL = 1;
-
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; };    // segment's values, 8 per uvec4
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
-layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; // segment's plane stream
-layout(std430, binding = 2) writeonly buffer SMV { uvec4 smv[]; };      // segment's SM stream
-layout(std430, binding = 2) writeonly buffer SMW { uint smw[]; };
-layout(std430, binding = 3) buffer Table { uint table[]; };            // the whole chunk table
-layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 5) buffer Work { uint blockSum[]; };          // per 64 chunks, zeroed by the host
-
-layout(push_constant) uniform PC {
-    uint chunks;     // chunks in the tensor
-    uint segFirst;   // first chunk of the bound segment
-    uint segChunks;  // chunks in the segment
-    uint lastLen;    // values in the tensor's last chunk
-    uint checksums;
-    uint srcBase;    // uvec4 offset of the segment's first value in binding 0
-    uint planeBase;  // word offset of the segment's plane stream
-    uint smBase;     // word offset of the segment's SM stream (uvec4 stores when it is a multiple of 4)
-    uint tableBase;  // word offset of the table
-} pc;
+#define KERNEL_TBE3_ENCODE
+#include "contracts.glsl"
 
 #include "common.glsl"
 #include "crc_tables.glsl"

@@ -12,30 +12,8 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint SHIFT = 14;
-layout(constant_id = 2) const uint REPL = 1;
-
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };    // segment's values
-layout(std430, binding = 1) readonly buffer Planes { uint planes[]; }; // segment's plane stream (pass 1's output)
-layout(std430, binding = 2) buffer Table { uint table[]; };
-layout(std430, binding = 3) coherent buffer Side { uint side[]; };    // the whole side section
-layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 5) readonly buffer Work { uint work[]; };    // [nb, 2nb): block prefixes
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint nb;         // 64-chunk blocks
-    uint checksums;
-    uint srcBase;    // uvec4 offset of the segment's first value in binding 0
-    uint planeBase;  // word offsets of the segment's plane stream, the table and the side section
-    uint tableBase;
-    uint sideBase;
-} pc;
+#define KERNEL_TBE3_PLACE
+#include "contracts.glsl"
 
 #include "common.glsl"
 #define NO_SHARED_TABLES

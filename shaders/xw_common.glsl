@@ -4,14 +4,8 @@
 // Work is handed out by rank, an invocation's position in (subgroup, lane) order, not by gl_LocalInvocationID: the
 // prefix sums below are in that order, and ranking by it makes them follow value order whatever the subgroup size
 // and however the driver lays subgroups out.
-
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;    // invocations per workgroup
-layout(constant_id = 1) const uint SHIFT = 16;  // chunk = 2^SHIFT values
-layout(constant_id = 2) const uint E = 5;       // exponent bits
-layout(constant_id = 3) const uint M = 2;       // mantissa bits
-layout(constant_id = 4) const uint W = 3;       // code bits
-layout(constant_id = 5) const uint SIZE = 1;    // bytes per value: 1, 2 or 4
+//
+// Needs before inclusion: the kernel's declarations (contracts.glsl: WG, SHIFT, E, M, W, SIZE).
 
 const uint N = 1u << SHIFT;
 const uint K = M + 1u;                // rest bits: sign and mantissa

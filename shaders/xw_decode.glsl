@@ -9,45 +9,8 @@
 
 #include "layout.glsl"
 #include "common.glsl"
+#include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 #include "xw_common.glsl"
-
-layout(std430, binding = 0) readonly buffer Planes { uint planes[]; };
-layout(std430, binding = 1) readonly buffer Lows { uint lows[]; };    // ≥ 1 word
-layout(std430, binding = 2) readonly buffer Table { uint table[]; };
-layout(std430, binding = 3) readonly buffer Side { uint side[]; };    // ≥ 1 word
-layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; };
-layout(std430, binding = 5) buffer Status { uint status[]; };         // flags, lowest chunk per class
-
-#if PIECES
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;
-    uint checksums;
-    uint piecesLen;  // bytes of the auto body's pieces
-    uint dstWords;   // words of the output (align4(N·SIZE)/4)
-    uint autoBase;   // word offset of the auto chunk table in binding 2
-    uint pieceBase;  // word offset of the first piece in bindings 0, 1 and 3
-    uint cands;      // bit f set: format f is one of auto's candidates for the dtype
-    uint validate;   // 1: this dispatch also rejects chunks of no candidate format
-    uint self;       // this kernel's format id
-    uint dstBase;    // word offset of the output in its binding
-} pc;
-#else
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;
-    uint checksums;
-    uint sideLen;    // bytes in the side section
-    uint planeWords;
-    uint lowWords;
-    uint dstWords;   // words of the output (align4(N·SIZE)/4)
-    uint planeBase;  // word offsets of the planes, byte stream, table, side section and output in their bindings
-    uint lowBase;
-    uint tableBase;
-    uint sideBase;
-    uint dstBase;
-} pc;
-#endif
 
 #define DST_BASE pc.dstBase
 
@@ -75,7 +38,6 @@ uint sideWord(uint i) {
 
 uint planeWord(uint i) { return planes[gPB + min(i, gPN - 1u)]; }
 uint lowWord(uint i) { return gLN == 0u ? 0u : lows[gLB + min(i, gLN - 1u)]; }
-
 
 uint gInfo, gOff, gSideW, gPlane0, gPlaneW, gLow0;
 

@@ -11,25 +11,9 @@
 
 #include "layout.glsl"
 #include "common.glsl"
+#define KERNEL_XW_ENCODE
+#include "contracts.glsl"
 #include "xw_common.glsl"
-
-layout(std430, binding = 0) readonly buffer Src { uint src[]; };      // the tensor's values
-layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; };
-layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; };   // byte stream (≥ 1 word)
-layout(std430, binding = 3) writeonly buffer Table { uint table[]; };
-layout(std430, binding = 4) coherent buffer Scratch { uint scratch[]; }; // HP·GPC words per chunk
-layout(std430, binding = 5) buffer Work { uint blockSum[]; };         // per 64 chunks, zeroed
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;  // values in the last chunk
-    uint srcWords; // words of the source that hold values
-    uint lowWords; // words of the byte stream (align4(KB·N)/4)
-    uint srcBase;  // word offsets of the values, planes, byte stream and table in their bindings (a caller's
-    uint planeBase; //   buffers put them anywhere)
-    uint lowBase;
-    uint tableBase;
-} pc;
 
 shared uint hist[256];
 shared uint sBase, sK, sCoded;

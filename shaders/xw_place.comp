@@ -9,27 +9,9 @@
 
 #include "layout.glsl"
 #include "common.glsl"
+#define KERNEL_XW_PLACE
+#include "contracts.glsl"
 #include "xw_common.glsl"
-
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; };
-layout(std430, binding = 2) writeonly buffer Side { uint side[]; };
-layout(std430, binding = 3) readonly buffer Planes { uint planes[]; };
-layout(std430, binding = 4) readonly buffer Lows { uint lows[]; };
-layout(std430, binding = 5) readonly buffer Work { uint work[]; }; // [nb, 2nb): block prefixes
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint lastLen;
-    uint nb;        // 64-chunk blocks
-    uint checksums;
-    uint lowWords;  // words of the byte stream
-    uint planeWords;
-    uint tableBase; // word offsets of the table, side section, planes and byte stream in their bindings
-    uint sideBase;
-    uint planeBase;
-    uint lowBase;
-} pc;
 
 uint sideSize(uint info, uint m) {
     return (info >> KIND_SHIFT) == CHUNK_RAW ? rawSide(m) : codedSide(info & XW_COUNT_MASK);

@@ -10,12 +10,7 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint SHIFT = 14;
-layout(constant_id = 2) const uint REPL = 1;
-layout(constant_id = 4) const uint DEBUG_BOUNDS = 0; // 1: count clamped indices, and decode corrupt chunks anyway
-layout(constant_id = 5) const uint U = 2;            // slots per thread loaded together
+#include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
@@ -23,63 +18,6 @@ const uint BLOCKS = N / ZF12_BLOCK;
 const uint HWORDS = (BLOCKS + 3u) / 4u;
 const uint BSLOTS = ZF12_BLOCK / 8u;
 const uint SERIAL_MAX = 64u;
-
-layout(std430, binding = 0) readonly buffer Codes { uint codes[]; };  // segment's code stream
-layout(std430, binding = 1) readonly buffer Lows { uint lows[]; };    // segment's low stream
-layout(std430, binding = 1) readonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 2) readonly buffer Heads { uint heads[]; };  // segment's header stream
-layout(std430, binding = 3) readonly buffer Table { uint table[]; };  // the whole chunk table
-layout(std430, binding = 4) readonly buffer Side { uint side[]; };    // the whole side section (≥ 1 word)
-layout(std430, binding = 5) writeonly buffer DstV { uvec4 dstv[]; };  // segment's output
-layout(std430, binding = 5) writeonly buffer DstW { uint dstw[]; };
-layout(std430, binding = 6) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 7) buffer Status { uint status[]; };         // per job: flags, lowest chunk per class, clamps
-
-#if PIECES
-layout(push_constant) uniform PC {
-    uvec4 cb;        // the container codebook (unused here: the piece decoders share one push layout)
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint invC;
-    uint invL;
-    uint shLowFull;
-    uint shLowLast;
-    uint kdFull;
-    uint kdLast;
-    uint checksums;
-    uint piecesLen;  // bytes of the auto body's pieces
-    uint statusBase; // this job's first status word
-    uint autoBase;   // word offset of the auto chunk table in binding 3
-    uint pieceBase;  // word offset of the first piece in bindings 0, 1, 2 and 4
-    uint cands;      // bit f set: format f is one of auto's candidates for the dtype
-    uint validate;   // 1: this dispatch also rejects chunks of no candidate format
-    uint dstBase;    // uvec4 offset of the segment's output
-} pc;
-#else
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint invC;
-    uint invL;
-    uint shLowFull;
-    uint shLowLast;
-    uint kdFull;
-    uint kdLast;
-    uint checksums;
-    uint sideLen;    // bytes in the side section
-    uint statusBase; // this job's first status word
-    uint codeBase;   // word offsets of the segment's pieces, the table and the side section
-    uint lowBase;
-    uint headBase;
-    uint tableBase;
-    uint sideBase;
-    uint dstBase;    // uvec4 offset of the segment's output
-} pc;
-#endif
 
 // Where a chunk's pieces are: at offsets computed from the chunk index in a body of this format, or (PIECES, an
 // auto body, docs/FORMAT.md §11) in the chunk's piece, a one-chunk body at the offset its auto table entry gives.
@@ -124,7 +62,6 @@ shared uint carry;
 shared uint bad;            // structure of this chunk broken
 
 uint blockSide(uint mb) { return (((mb + 1u) / 2u) + 3u) & ~3u; }
-
 
 // sideWord reads side-section word i, clamped into the buffer.
 uint sideWord(uint i) {

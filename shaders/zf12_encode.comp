@@ -12,11 +12,8 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;   // threads per workgroup
-layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
-layout(constant_id = 2) const uint REPL = 1;   // CRC table replication
-layout(constant_id = 5) const uint U = 2;      // slots per thread loaded together
+#define KERNEL_ZF12_ENCODE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;                     // 8 values per slot
 const uint ITERS = SLOTS / WG;                 // slots per thread
@@ -24,34 +21,6 @@ const uint SCRATCH = N / 8u;                   // scratch words per chunk: every
 const uint BLOCKS = N / ZF12_BLOCK;            // blocks per full chunk
 const uint HWORDS = (BLOCKS + 3u) / 4u;        // header words per chunk
 const uint BSLOTS = ZF12_BLOCK / 8u;           // slots per block
-
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; };  // segment's values, 8 per uvec4
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
-layout(std430, binding = 1) writeonly buffer Codes { uint codes[]; }; // segment's code stream
-layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; };   // segment's low stream
-layout(std430, binding = 2) writeonly buffer LowsV { uvec2 lowsv[]; };
-layout(std430, binding = 3) writeonly buffer Heads { uint heads[]; }; // segment's header stream
-layout(std430, binding = 4) buffer Table { uint table[]; };           // the whole chunk table
-layout(std430, binding = 5) writeonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 6) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 7) buffer Work { uint blockSum[]; };          // per 64 chunks, zeroed by the host
-
-layout(push_constant) uniform PC {
-    uint chunks;       // chunks in the tensor
-    uint segFirst;     // first chunk of the bound segment
-    uint segChunks;    // chunks in the segment
-    uint lastLen;      // values in the tensor's last chunk
-    uint invC;         // x^(-8 zC): zero bytes the last chunk's code piece lacks for a full piece
-    uint invL;         // the same for its low piece
-    uint shLowFull;    // x^(8 n): shifts a full chunk's code-piece CRC over its low piece
-    uint shLowLast;    // x^(8 align4(lastLen)) for the last chunk
-    uint checksums;
-    uint srcBase;      // binding 0 starts this many uvec4s before the segment's first value
-    uint codeBase;     // word offsets of the segment's pieces and of the table within their bindings
-    uint lowBase;
-    uint headBase;
-    uint tableBase;
-} pc;
 
 #include "common.glsl"
 #include "crc_tables.glsl"

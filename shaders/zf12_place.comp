@@ -9,36 +9,13 @@
 
 #include "layout.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint SHIFT = 14;
-layout(constant_id = 2) const uint REPL = 1;
+#define KERNEL_ZF12_PLACE
+#include "contracts.glsl"
 const uint N = 1u << SHIFT;
 const uint SCRATCH = N / 8u;
 const uint BLOCKS = N / ZF12_BLOCK;
 const uint HWORDS = (BLOCKS + 3u) / 4u;
 const uint SERIAL_MAX = 64u; // header+side words checksummed by one thread; longer ones in parallel
-
-layout(std430, binding = 0) buffer Table { uint table[]; };
-layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; // segment's scratch slots
-layout(std430, binding = 2) writeonly buffer Side { uint side[]; };      // the whole side section
-layout(std430, binding = 3) readonly buffer Consts { uint consts[]; };
-layout(std430, binding = 4) readonly buffer Work { uint work[]; };
-layout(std430, binding = 5) readonly buffer Heads { uint heads[]; };    // segment's header stream
-
-layout(push_constant) uniform PC {
-    uint chunks;
-    uint segFirst;
-    uint segChunks;
-    uint lastLen;
-    uint nb;         // 64-chunk block count (prefixes at work[nb + b])
-    uint kdFull;     // x^(8·|dense pieces|) of a full chunk
-    uint kdLast;     // the same for the last chunk
-    uint checksums;
-    uint tableBase;  // word offsets of the table, the side section and the segment's headers within their bindings
-    uint sideBase;
-    uint headBase;
-} pc;
 
 #include "common.glsl"
 #define NO_SHARED_TABLES

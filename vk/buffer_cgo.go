@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // Buffer usage for every buffer: storage + transfer src/dst.
@@ -89,29 +91,35 @@ func (d *Device) ImportBufferFD(fd int, size uint64, opts ...ImportOptions) (*Bu
 }
 
 func (d *Device) newBuffer(size uint64, kind BufferKind, extTypes uint32, importFD int, allocSize uint64) (*Buffer, error) {
-	var req C.VkMemoryRequirements
 	b := &Buffer{dev: d, size: size, kind: kind}
-	r := Result(C.vkz_create_buffer(d.c, C.VkDeviceSize(size), bufferUsage, C.VkFlags(extTypes), &b.buf, &req))
+	r := Result(C.vkz_create_buffer(d.c, C.VkDeviceSize(size), bufferUsage, C.VkFlags(extTypes), &b.buf))
 	if r != ResultSuccess {
 		return nil, checkDetail("vkCreateBuffer", r, fmt.Sprintf("%d bytes", size))
+	}
+	if err := checkHandle("vkCreateBuffer", uint64(b.buf)); err != nil {
+		return nil, err // leaked: vulkan-go cannot carry it to vkDestroyBuffer
 	}
 	d.addLive(1)
 	fail := func(err error) (*Buffer, error) {
 		if b.mem != 0 {
-			C.vkz_free_memory(d.c, b.mem)
+			vulkan.FreeMemory(d.vdev, vgDeviceMemory(b.mem), nil)
 			d.addLive(-1)
 		}
-		C.vkz_destroy_buffer(d.c, b.buf)
+		vulkan.DestroyBuffer(d.vdev, vgBuffer(b.buf), nil)
 		d.addLive(-1)
 		return nil, err
 	}
+	var req vulkan.MemoryRequirements // fresh: vulkan-go caches a struct's C copy
+	vulkan.GetBufferMemoryRequirements(d.vdev, vgBuffer(b.buf), &req)
+	req.Deref()
+	req.Free()
 	if allocSize == 0 {
-		allocSize = uint64(req.size)
+		allocSize = uint64(req.Size)
 	}
 	if max := d.info.Limits.MaxMemoryAllocationSize; max != 0 && allocSize > max {
 		return fail(invalidf("allocation of %d bytes exceeds maxMemoryAllocationSize %d", allocSize, max))
 	}
-	mt, err := d.pickMemoryType(uint32(req.memoryTypeBits), kind)
+	mt, err := d.pickMemoryType(req.MemoryTypeBits, kind)
 	if err != nil {
 		return fail(err)
 	}
@@ -127,13 +135,17 @@ func (d *Device) newBuffer(size uint64, kind BufferKind, extTypes uint32, import
 		b.mem = 0
 		return fail(checkDetail("vkAllocateMemory", r, fmt.Sprintf("%d bytes, %s", allocSize, kind)))
 	}
+	if err := checkHandle("vkAllocateMemory", uint64(b.mem)); err != nil {
+		b.mem = 0 // leaked: vulkan-go cannot carry it to vkFreeMemory
+		return fail(err)
+	}
 	d.addLive(1)
-	if r := Result(C.vkz_bind_buffer_memory(d.c, b.buf, b.mem)); r != ResultSuccess {
+	if r := Result(vulkan.BindBufferMemory(d.vdev, vgBuffer(b.buf), vgDeviceMemory(b.mem), 0)); r != ResultSuccess {
 		return fail(check("vkBindBufferMemory", r))
 	}
 	if kind.Mapped() {
 		var p unsafe.Pointer
-		if r := Result(C.vkz_map_memory(d.c, b.mem, &p)); r != ResultSuccess {
+		if r := Result(vulkan.MapMemory(d.vdev, vgDeviceMemory(b.mem), 0, vulkan.DeviceSize(vulkan.WholeSize), 0, &p)); r != ResultSuccess {
 			return fail(check("vkMapMemory", r))
 		}
 		b.mapped = p
@@ -213,11 +225,11 @@ func (b *Buffer) release() {
 func (b *Buffer) destroy() {
 	d := b.dev
 	if b.mapped != nil {
-		C.vkz_unmap_memory(d.c, b.mem)
+		vulkan.UnmapMemory(d.vdev, vgDeviceMemory(b.mem))
 		b.mapped = nil
 	}
-	C.vkz_destroy_buffer(d.c, b.buf)
-	C.vkz_free_memory(d.c, b.mem)
+	vulkan.DestroyBuffer(d.vdev, vgBuffer(b.buf), nil)
+	vulkan.FreeMemory(d.vdev, vgDeviceMemory(b.mem), nil)
 	d.addLive(-2)
 }
 

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // Pipeline stage and access bits used by barriers.
@@ -34,6 +36,16 @@ const (
 
 const pushScratchSize = 256 // >= maxPushConstantsSize on every known device
 
+// Layout of a Commands' C scratch block: push constants, then the
+// descriptor set and fence handle arrays vulkan-go takes as slices (in C
+// memory, so neither cgo's pointer checks nor the garbage collector ever
+// see a driver handle in a Go pointer slot).
+const (
+	scratchSetOff   = pushScratchSize
+	scratchFenceOff = pushScratchSize + 8
+	scratchSize     = pushScratchSize + 16
+)
+
 // Command buffer states.
 const (
 	cmdInitial = iota
@@ -51,10 +63,16 @@ type Commands struct {
 	dev   *Device
 	pool  C.VkCommandPool
 	cb    C.VkCommandBuffer
+	vcb   vulkan.CommandBuffer // cb for vulkan-go
 	fence C.VkFence
-	push  unsafe.Pointer // C scratch for push constants: no Go pointer reaches C
-	sems  unsafe.Pointer // C scratch for SubmitWith semaphore handles/values
-	queue uint32         // the device queue this buffer is submitted to
+	push  unsafe.Pointer // C scratch (scratchSize): push constants, then setSlot and fences
+	// setSlot is the one-element descriptor-set array in push's block;
+	// sets and fences view it and the fence slot as vulkan-go slices.
+	setSlot *C.VkDescriptorSet
+	sets    []vulkan.DescriptorSet
+	fences  []vulkan.Fence
+	sems    unsafe.Pointer // C scratch for SubmitWith semaphore handles/values
+	queue   uint32         // the device queue this buffer is submitted to
 
 	state      int
 	err        error
@@ -74,16 +92,76 @@ func (d *Device) NewCommands() (*Commands, error) {
 		return nil, err
 	}
 	c := &Commands{dev: d, queue: d.nextQueue.Add(1) % uint32(len(d.queueMu))}
-	r := Result(C.vkz_create_commands(d.c, &c.pool, &c.cb, &c.fence))
-	if r != ResultSuccess {
-		return nil, check("vkCreateCommandPool", r)
+	if err := c.create(); err != nil {
+		c.destroyHandles()
+		return nil, err
 	}
-	c.push = C.calloc(1, pushScratchSize)
+	c.push = C.calloc(1, scratchSize)
 	c.sems = C.calloc(4*maxSubmitSemaphores, 8)
+	c.setSlot = (*C.VkDescriptorSet)(unsafe.Add(c.push, scratchSetOff))
+	c.sets = unsafe.Slice((*vulkan.DescriptorSet)(unsafe.Pointer(c.setSlot)), 1)
+	fenceSlot := (*C.VkFence)(unsafe.Add(c.push, scratchFenceOff))
+	*fenceSlot = c.fence
+	c.fences = unsafe.Slice((*vulkan.Fence)(unsafe.Pointer(fenceSlot)), 1)
 	c.sub.c = c
 	d.addLive(3) // command pool, command buffer, fence
 	d.register(c)
 	return c, nil
+}
+
+// create makes the command pool (vulkan-go), its command buffer (C: the
+// allocate info holds the pool handle) and the fence (vulkan-go).
+//
+// vulkan-go writes each new handle into a uint64 of its own (cgo rejects
+// a pointer into c, which holds Go pointers); the uint64's bits are the
+// handle, and no Go pointer slot ever holds it.
+func (c *Commands) create() error {
+	d := c.dev
+	var h uint64
+	pi := vulkan.CommandPoolCreateInfo{SType: vulkan.StructureTypeCommandPoolCreateInfo, QueueFamilyIndex: uint32(d.c.queueFamily)}
+	r := Result(vulkan.CreateCommandPool(d.vdev, &pi, nil, (*vulkan.CommandPool)(unsafe.Pointer(&h))))
+	pi.Free()
+	c.pool = C.VkCommandPool(h)
+	if r != ResultSuccess {
+		return check("vkCreateCommandPool", r)
+	}
+	if err := checkHandle("vkCreateCommandPool", uint64(c.pool)); err != nil {
+		c.pool = 0 // leaked: vulkan-go cannot carry it to vkDestroyCommandPool
+		return err
+	}
+	if r := Result(C.vkz_alloc_command_buffer(d.c, c.pool, &c.cb)); r != ResultSuccess {
+		c.cb = nil
+		return check("vkAllocateCommandBuffers", r)
+	}
+	c.vcb = vgCommandBuffer(c.cb)
+	fi := vulkan.FenceCreateInfo{SType: vulkan.StructureTypeFenceCreateInfo}
+	h = 0
+	r = Result(vulkan.CreateFence(d.vdev, &fi, nil, (*vulkan.Fence)(unsafe.Pointer(&h))))
+	fi.Free()
+	c.fence = C.VkFence(h)
+	if r != ResultSuccess {
+		c.fence = 0
+		return check("vkCreateFence", r)
+	}
+	if err := checkHandle("vkCreateFence", uint64(c.fence)); err != nil {
+		c.fence = 0 // leaked, as above
+		return err
+	}
+	return nil
+}
+
+// destroyHandles destroys the fence and the command pool (which frees
+// the command buffer), whichever exist.
+func (c *Commands) destroyHandles() {
+	d := c.dev
+	if c.fence != 0 {
+		vulkan.DestroyFence(d.vdev, vgFence(c.fence), nil)
+		c.fence = 0
+	}
+	if c.pool != 0 {
+		vulkan.DestroyCommandPool(d.vdev, vgCommandPool(c.pool), nil)
+		c.pool = 0
+	}
 }
 
 func (c *Commands) fail(err error) {
@@ -97,7 +175,7 @@ func (c *Commands) poll() (bool, error) {
 	if !c.pending.Load() {
 		return true, nil
 	}
-	r := Result(C.vkz_fence_status(c.dev.c, c.fence))
+	r := Result(vulkan.GetFenceStatus(c.dev.vdev, vgFence(c.fence)))
 	switch r {
 	case ResultSuccess:
 		c.complete()
@@ -189,21 +267,23 @@ func (c *Commands) Dispatch(p *Pipeline, b *Bindings, push []byte, x, y, z uint3
 		c.fail(fmt.Errorf("%w: dispatch %dx%dx%d (max %v) for %s", ErrInvalid, x, y, z, *lim, p.name))
 		return
 	}
-	pipe := p.pipe
-	if pipe == c.lastPipe {
-		pipe = 0 // already bound
+	// Each call below is one vulkan-go call (one cgo crossing, no
+	// allocation): no struct is passed, the set array and push constants
+	// are in C scratch.
+	if p.pipe != c.lastPipe {
+		vulkan.CmdBindPipeline(c.vcb, vulkan.PipelineBindPointCompute, vgPipeline(p.pipe))
 	}
-	var set C.VkDescriptorSet
 	if b != nil && b.set != 0 && (b.set != c.lastSet || p.layout != c.lastLayout) {
-		set = b.set
+		*c.setSlot = b.set
+		vulkan.CmdBindDescriptorSets(c.vcb, vulkan.PipelineBindPointCompute, vgPipelineLayout(p.layout), 0, 1, c.sets, 0, nil)
 		c.lastSet = b.set
 	}
 	c.lastPipe, c.lastLayout = p.pipe, p.layout
-	n := len(push)
-	if n > 0 {
+	if n := len(push); n > 0 {
 		copy(unsafe.Slice((*byte)(c.push), pushScratchSize), push)
+		vulkan.CmdPushConstants(c.vcb, vgPipelineLayout(p.layout), vulkan.ShaderStageFlags(vulkan.ShaderStageComputeBit), 0, uint32(n), c.push)
 	}
-	C.vkz_cmd_dispatch(c.dev.c, c.cb, pipe, p.layout, set, c.push, C.uint32_t(n), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
+	vulkan.CmdDispatch(c.vcb, x, y, z)
 	c.dispatches++
 }
 
@@ -252,7 +332,7 @@ func (c *Commands) FillBuffer(b *Buffer, off, size uint64, value uint32) {
 		c.fail(fmt.Errorf("%w: FillBuffer range [%d,+%d) of %d-byte buffer (multiples of 4)", ErrInvalid, off, size, b.size))
 		return
 	}
-	C.vkz_cmd_fill(c.dev.c, c.cb, b.buf, C.VkDeviceSize(off), C.VkDeviceSize(size), C.uint32_t(value))
+	vulkan.CmdFillBuffer(c.vcb, vgBuffer(b.buf), vulkan.DeviceSize(off), vulkan.DeviceSize(size), value)
 }
 
 // CopyBuffer records vkCmdCopyBuffer. It is slow relative to a compute
@@ -285,7 +365,7 @@ func (c *Commands) ResetQueries(qp *QueryPool, first, count uint32) {
 		c.fail(fmt.Errorf("%w: ResetQueries [%d,+%d) on bad query pool", ErrInvalid, first, count))
 		return
 	}
-	C.vkz_cmd_reset_queries(c.dev.c, c.cb, qp.qp, C.uint32_t(first), C.uint32_t(count))
+	vulkan.CmdResetQueryPool(c.vcb, vgQueryPool(qp.qp), first, count)
 }
 
 // Timestamp records a timestamp write after all previous commands complete.
@@ -301,7 +381,7 @@ func (c *Commands) Timestamp(qp *QueryPool, index uint32) {
 		c.fail(fmt.Errorf("%w: queue family has no timestamps", ErrUnsupported))
 		return
 	}
-	C.vkz_cmd_timestamp(c.dev.c, c.cb, stageBottomOfPipe, qp.qp, C.uint32_t(index))
+	vulkan.CmdWriteTimestamp(c.vcb, stageBottomOfPipe, vgQueryPool(qp.qp), index)
 }
 
 // End finishes recording and returns the first recording error.
@@ -312,7 +392,7 @@ func (c *Commands) End() error {
 	if c.state != cmdRecording {
 		return fmt.Errorf("%w: End without Begin", ErrInvalid)
 	}
-	r := Result(C.vkz_end(c.dev.c, c.cb))
+	r := Result(vulkan.EndCommandBuffer(c.vcb))
 	if c.err == nil && r != ResultSuccess {
 		c.err = check("vkEndCommandBuffer", r)
 	}
@@ -353,11 +433,11 @@ func (c *Commands) release() {
 func (c *Commands) destroy(wait bool) {
 	d := c.dev
 	if wait && c.pending.Load() && !d.lost.Load() {
-		C.vkz_wait_fence(d.c, c.fence, C.uint64_t(math.MaxUint64))
+		vulkan.WaitForFences(d.vdev, 1, c.fences, vulkan.True, math.MaxUint64)
 	}
 	c.complete()
-	C.vkz_destroy_fence(d.c, c.fence)
-	C.vkz_destroy_command_pool(d.c, c.pool)
+	c.destroyHandles()
+	c.sets, c.fences, c.setSlot = nil, nil, nil
 	C.free(c.push)
 	C.free(c.sems)
 	c.push, c.sems = nil, nil
@@ -405,7 +485,7 @@ func (d *Device) SubmitWith(c *Commands, waits, signals []SemaphoreValue) (*Subm
 	if !done {
 		return nil, ErrBusy
 	}
-	if r := Result(C.vkz_reset_fence(d.c, c.fence)); r != ResultSuccess {
+	if r := Result(vulkan.ResetFences(d.vdev, 1, c.fences)); r != ResultSuccess {
 		d.noteResult(r)
 		return nil, check("vkResetFences", r)
 	}
@@ -483,7 +563,7 @@ func (s *Submission) Wait(ctx context.Context) error {
 	if spin := d.waitSpin; spin > 0 {
 		deadline := time.Now().Add(spin)
 		for {
-			r := Result(C.vkz_fence_status(d.c, c.fence))
+			r := Result(vulkan.GetFenceStatus(d.vdev, vgFence(c.fence)))
 			if r == ResultSuccess {
 				c.complete()
 				return nil
@@ -506,7 +586,7 @@ func (s *Submission) Wait(ctx context.Context) error {
 		slice = 100_000_000
 	}
 	for {
-		r := Result(C.vkz_wait_fence(d.c, c.fence, C.uint64_t(slice)))
+		r := Result(vulkan.WaitForFences(d.vdev, 1, c.fences, vulkan.True, slice))
 		switch r {
 		case ResultSuccess:
 			c.complete()
@@ -550,8 +630,16 @@ func (d *Device) NewQueryPool(n uint32) (*QueryPool, error) {
 		return nil, fmt.Errorf("%w: compute queue has no timestamp support", ErrUnsupported)
 	}
 	q := &QueryPool{dev: d, n: n}
-	if r := Result(C.vkz_create_query_pool(d.c, C.uint32_t(n), &q.qp)); r != ResultSuccess {
+	ci := vulkan.QueryPoolCreateInfo{SType: vulkan.StructureTypeQueryPoolCreateInfo, QueryType: vulkan.QueryTypeTimestamp, QueryCount: n}
+	var h uint64 // see Commands.create
+	r := Result(vulkan.CreateQueryPool(d.vdev, &ci, nil, (*vulkan.QueryPool)(unsafe.Pointer(&h))))
+	ci.Free()
+	q.qp = C.VkQueryPool(h)
+	if r != ResultSuccess {
 		return nil, check("vkCreateQueryPool", r)
+	}
+	if err := checkHandle("vkCreateQueryPool", uint64(q.qp)); err != nil {
+		return nil, err // a handle vulkan-go cannot carry cannot be destroyed through it either
 	}
 	d.addLive(1)
 	d.register(q)
@@ -576,7 +664,10 @@ func (q *QueryPool) Ticks(first, count uint32) ([]uint64, error) {
 	}
 	raw := (*C.uint64_t)(C.calloc(C.size_t(count)*2, 8))
 	defer C.free(unsafe.Pointer(raw))
-	r := Result(C.vkz_query_results(q.dev.c, q.qp, C.uint32_t(first), C.uint32_t(count), raw))
+	// Pairs of (value, availability); never WAIT, since waiting on a query
+	// that is never written would block forever.
+	r := Result(vulkan.GetQueryPoolResults(q.dev.vdev, vgQueryPool(q.qp), first, count, uint(count)*16, unsafe.Pointer(raw), 16,
+		vulkan.QueryResultFlags(vulkan.QueryResult64Bit|vulkan.QueryResultWithAvailabilityBit)))
 	if r != ResultSuccess && r != ResultNotReady {
 		q.dev.noteResult(r)
 		return nil, check("vkGetQueryPoolResults", r)
@@ -627,6 +718,6 @@ func (q *QueryPool) release() {
 }
 
 func (q *QueryPool) destroy() {
-	C.vkz_destroy_query_pool(q.dev.c, q.qp)
+	vulkan.DestroyQueryPool(q.dev.vdev, vgQueryPool(q.qp), nil)
 	q.dev.addLive(-1)
 }

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // child is an object owned by a Device; Device.Close releases leftovers.
@@ -43,6 +45,7 @@ type Device struct {
 	info     DeviceInfo
 	mem      memoryInfo
 	c        *C.vkz_dev
+	vdev     vulkan.Device // c.device for vulkan-go
 	features EnabledFeatures
 	exts     []string
 
@@ -156,6 +159,10 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	var missing *C.char
 	r := Result(C.vkz_create_device(in.c, pd, o, &cdev, &missing))
 	if r == ResultMissingEntryPoint {
+		if cdev != nil { // created, but its C table is incomplete
+			vulkan.DestroyDevice(vgDevice(cdev.device), nil)
+			C.free(unsafe.Pointer(cdev))
+		}
 		return nil, fmt.Errorf("%w: %s", ErrMissingEntryPoint, C.GoString(missing))
 	}
 	if r != ResultSuccess {
@@ -170,12 +177,19 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 		info:        fresh,
 		mem:         det.mem,
 		c:           cdev,
+		vdev:        vgDevice(cdev.device),
 		features:    feats,
 		exts:        exts,
 		children:    map[child]uint64{},
 		stagingSize: opts.StagingSize,
 		cachePath:   opts.PipelineCachePath,
 		queueMu:     make([]sync.Mutex, cdev.queueCount),
+	}
+	// The C table's queues, for vkQueueSubmit.
+	for i := 0; i < int(cdev.queueCount); i++ {
+		var q vulkan.Queue
+		vulkan.GetDeviceQueue(d.vdev, uint32(cdev.queueFamily), uint32(i), &q)
+		cdev.queues[i] = C.VkQueue(unsafe.Pointer(q))
 	}
 	if d.stagingSize == 0 {
 		d.stagingSize = 64 << 20
@@ -346,7 +360,7 @@ func (d *Device) WaitIdle() error {
 		return err
 	}
 	d.lockQueues() // vkDeviceWaitIdle needs all queues externally synchronised
-	r := Result(C.vkz_device_wait_idle(d.c))
+	r := Result(vulkan.DeviceWaitIdle(d.vdev))
 	d.unlockQueues()
 	d.noteResult(r)
 	return check("vkDeviceWaitIdle", r)
@@ -362,7 +376,7 @@ func (d *Device) Close() error {
 	// Errors (including DEVICE_LOST) are irrelevant here: destruction is
 	// allowed on a lost device.
 	d.lockQueues()
-	C.vkz_device_wait_idle(d.c)
+	vulkan.DeviceWaitIdle(d.vdev)
 	d.unlockQueues()
 
 	d.regMu.Lock()
@@ -389,12 +403,13 @@ func (d *Device) Close() error {
 		if d.cachePath != "" && !d.lost.Load() {
 			err = d.savePipelineCache()
 		}
-		C.vkz_destroy_pipeline_cache(d.c, d.cache)
+		vulkan.DestroyPipelineCache(d.vdev, vgPipelineCache(d.cache), nil)
 		d.cache = 0
 		d.addLive(-1)
 	}
-	C.vkz_destroy_device(d.c)
-	d.c = nil
+	vulkan.DestroyDevice(d.vdev, nil)
+	C.free(unsafe.Pointer(d.c))
+	d.c, d.vdev = nil, nil
 	d.addLive(-1)
 	d.inst.removeDevice(d)
 	return err
@@ -435,6 +450,10 @@ func (d *Device) openPipelineCache() error {
 	}
 	if r != ResultSuccess {
 		return check("vkCreatePipelineCache", r)
+	}
+	if err := checkHandle("vkCreatePipelineCache", uint64(d.cache)); err != nil {
+		d.cache = 0 // leaked: vulkan-go cannot carry it to vkDestroyPipelineCache
+		return err
 	}
 	d.addLive(1)
 	return nil
@@ -481,16 +500,17 @@ func (d *Device) savePipelineCache() error {
 }
 
 func (d *Device) pipelineCacheDataUnchecked() ([]byte, error) {
-	var n C.size_t
-	if r := Result(C.vkz_get_pipeline_cache_data(d.c, d.cache, &n, nil)); r != ResultSuccess {
+	cache := vgPipelineCache(d.cache)
+	var n uint
+	if r := Result(vulkan.GetPipelineCacheData(d.vdev, cache, &n, nil)); r != ResultSuccess {
 		return nil, check("vkGetPipelineCacheData", r)
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	buf := C.malloc(n)
+	buf := C.malloc(C.size_t(n))
 	defer C.free(buf)
-	r := Result(C.vkz_get_pipeline_cache_data(d.c, d.cache, &n, buf))
+	r := Result(vulkan.GetPipelineCacheData(d.vdev, cache, &n, buf))
 	if r != ResultSuccess && r != ResultIncomplete {
 		return nil, check("vkGetPipelineCacheData", r)
 	}

@@ -32,10 +32,6 @@ const (
 	maxStoredMessages    = 1000
 )
 
-// vulkanGoMu serialises vulkan.InitInstance, whose function table is
-// process-global in vulkan-go.
-var vulkanGoMu sync.Mutex
-
 // pinMu serialises vkz_pin_libraries (its list is C-global).
 var pinMu sync.Mutex
 
@@ -148,12 +144,9 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 		globalLive.Add(1)
 	}
 
-	vulkanGoMu.Lock()
-	err = vulkan.InitInstance(vulkan.Instance(unsafe.Pointer(cinst.instance)))
-	vulkanGoMu.Unlock()
-	if err != nil {
+	if err := bindVulkanGo(cinst.instance); err != nil {
 		inst.Close()
-		return nil, fmt.Errorf("%w: vulkan-go InitInstance: %v", ErrNoVulkan, err)
+		return nil, err
 	}
 	return inst, nil
 }
@@ -184,22 +177,22 @@ func cStrings(ss []string) (**C.char, func()) {
 }
 
 func instanceLayers() ([]string, error) {
-	var n C.uint32_t
-	if r := Result(C.vkz_enum_instance_layers(&n, nil)); r != ResultSuccess {
+	var n uint32
+	if r := Result(vulkan.EnumerateInstanceLayerProperties(&n, nil)); r != ResultSuccess {
 		return nil, check("vkEnumerateInstanceLayerProperties", r)
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	arr := (*C.VkLayerProperties)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.VkLayerProperties{}))))
-	defer C.free(unsafe.Pointer(arr))
-	r := Result(C.vkz_enum_instance_layers(&n, arr))
+	props := make([]vulkan.LayerProperties, n)
+	r := Result(vulkan.EnumerateInstanceLayerProperties(&n, props))
 	if r != ResultSuccess && r != ResultIncomplete {
 		return nil, check("vkEnumerateInstanceLayerProperties", r)
 	}
 	var out []string
-	for _, l := range unsafe.Slice(arr, int(n)) {
-		out = append(out, C.GoString(&l.layerName[0]))
+	for i := range props[:min(int(n), len(props))] {
+		props[i].Deref()
+		out = append(out, cString(props[i].LayerName[:]))
 	}
 	return out, nil
 }
@@ -345,20 +338,25 @@ func (in *Instance) physicalDevices() ([]C.VkPhysicalDevice, error) {
 	if in == nil || in.closed.Load() {
 		return nil, ErrClosed
 	}
-	var n C.uint32_t
-	if r := Result(C.vkz_enum_physical_devices(in.c, &n, nil)); r != ResultSuccess {
+	vin := vgInstance(in.c.instance)
+	var n uint32
+	if r := Result(vulkan.EnumeratePhysicalDevices(vin, &n, nil)); r != ResultSuccess {
 		return nil, check("vkEnumeratePhysicalDevices", r)
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	arr := (*C.VkPhysicalDevice)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(arr))
-	r := Result(C.vkz_enum_physical_devices(in.c, &n, arr))
+	// Physical-device handles are loader-owned C addresses, safe in Go memory.
+	pds := make([]vulkan.PhysicalDevice, n)
+	r := Result(vulkan.EnumeratePhysicalDevices(vin, &n, pds))
 	if r != ResultSuccess && r != ResultIncomplete {
 		return nil, check("vkEnumeratePhysicalDevices", r)
 	}
-	return append([]C.VkPhysicalDevice(nil), unsafe.Slice(arr, int(n))...), nil
+	out := make([]C.VkPhysicalDevice, n)
+	for i := range out {
+		out[i] = C.VkPhysicalDevice(unsafe.Pointer(pds[i]))
+	}
+	return out, nil
 }
 
 // Devices lists the physical devices with their capabilities.
@@ -448,54 +446,53 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	}
 	info := DeviceInfo{Index: index, Extensions: exts, ComputeQueueFamily: -1}
 
-	p := (*C.vkz_pdev_info)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_pdev_info{}))))
-	defer C.free(unsafe.Pointer(p))
-	// Ask only for structs the device (and our instance version) support.
-	C.vkz_query_pdev(in.c, pd, 0, 0, 0, 0, p) // first pass for apiVersion
-	devAPI := uint32(p.props.apiVersion)
+	v := queryPhysicalDevice(pd)
+	props := &v.props
+	devAPI := props.ApiVersion
+	// The 1.1+ structs: ask only for those the device (and our instance
+	// version) support.
 	eff := min(devAPI, in.apiVersion)
 	driverProps := eff >= MakeVersion(1, 2, 0) || info.HasExtension("VK_KHR_driver_properties")
 	sizeControl := eff >= MakeVersion(1, 3, 0) || info.HasExtension("VK_EXT_subgroup_size_control")
 	timeline := eff >= MakeVersion(1, 2, 0) || info.HasExtension("VK_KHR_timeline_semaphore")
 	execProps := info.HasExtension(extPipelineExecProps)
-	C.vkz_query_pdev(in.c, pd, boolInt(driverProps), boolInt(sizeControl), boolInt(timeline), boolInt(execProps), p)
-	props := p.props
+	p := (*C.vkz_pdev_info)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_pdev_info{}))))
+	defer C.free(unsafe.Pointer(p))
+	C.vkz_query_pdev(in.c, pd, C.uint32_t(devAPI), boolInt(driverProps), boolInt(sizeControl), boolInt(timeline), boolInt(execProps), p)
 
-	info.Name = C.GoString(&props.deviceName[0])
-	info.VendorID = uint32(props.vendorID)
+	info.Name = cString(props.DeviceName[:])
+	info.VendorID = props.VendorID
 	info.VendorName = vendorName(info.VendorID, info.Name)
-	info.DeviceID = uint32(props.deviceID)
-	info.Type = DeviceType(props.deviceType)
+	info.DeviceID = props.DeviceID
+	info.Type = DeviceType(props.DeviceType)
 	info.APIVersionRaw = devAPI
 	info.APIVersion = VersionString(devAPI)
-	info.DriverVersion = uint32(props.driverVersion)
+	info.DriverVersion = props.DriverVersion
 	info.DriverVersionString = driverVersionString(info.VendorID, info.DriverVersion)
-	info.PipelineCacheUUID = uuid16(&props.pipelineCacheUUID)
+	info.PipelineCacheUUID = props.PipelineCacheUUID
 	if p.haveDriver != 0 {
 		info.DriverID = uint32(p.driver.driverID)
 		info.DriverName = C.GoString(&p.driver.driverName[0])
 		info.DriverInfo = C.GoString(&p.driver.driverInfo[0])
 	}
-	lim := &props.limits
+	lim := &props.Limits
 	info.Limits = Limits{
-		MaxStorageBufferRange:               uint32(lim.maxStorageBufferRange),
-		MaxComputeWorkGroupInvocations:      uint32(lim.maxComputeWorkGroupInvocations),
-		MaxComputeSharedMemorySize:          uint32(lim.maxComputeSharedMemorySize),
-		MaxPushConstantsSize:                uint32(lim.maxPushConstantsSize),
-		MaxBoundDescriptorSets:              uint32(lim.maxBoundDescriptorSets),
-		MaxPerStageDescriptorStorageBuffers: uint32(lim.maxPerStageDescriptorStorageBuffers),
-		MinStorageBufferOffsetAlignment:     uint64(lim.minStorageBufferOffsetAlignment),
-		NonCoherentAtomSize:                 uint64(lim.nonCoherentAtomSize),
-		TimestampPeriod:                     float32(lim.timestampPeriod),
-		TimestampComputeAndGraphics:         lim.timestampComputeAndGraphics != 0,
+		MaxStorageBufferRange:               lim.MaxStorageBufferRange,
+		MaxComputeWorkGroupInvocations:      lim.MaxComputeWorkGroupInvocations,
+		MaxComputeSharedMemorySize:          lim.MaxComputeSharedMemorySize,
+		MaxPushConstantsSize:                lim.MaxPushConstantsSize,
+		MaxBoundDescriptorSets:              lim.MaxBoundDescriptorSets,
+		MaxPerStageDescriptorStorageBuffers: lim.MaxPerStageDescriptorStorageBuffers,
+		MinStorageBufferOffsetAlignment:     uint64(lim.MinStorageBufferOffsetAlignment),
+		NonCoherentAtomSize:                 uint64(lim.NonCoherentAtomSize),
+		TimestampPeriod:                     lim.TimestampPeriod,
+		TimestampComputeAndGraphics:         lim.TimestampComputeAndGraphics != 0,
+		MaxComputeWorkGroupCount:            lim.MaxComputeWorkGroupCount,
+		MaxComputeWorkGroupSize:             lim.MaxComputeWorkGroupSize,
 	}
-	for i := 0; i < 3; i++ {
-		info.Limits.MaxComputeWorkGroupCount[i] = uint32(lim.maxComputeWorkGroupCount[i])
-		info.Limits.MaxComputeWorkGroupSize[i] = uint32(lim.maxComputeWorkGroupSize[i])
-	}
-	info.RobustBufferAccessAvailable = p.features.robustBufferAccess != 0
-	info.ShaderInt64 = p.features.rest[C.VKZ_FEATURE_SHADER_INT64-1] != 0
-	info.ShaderInt16 = p.features.rest[C.VKZ_FEATURE_SHADER_INT16-1] != 0
+	info.RobustBufferAccessAvailable = v.features.RobustBufferAccess != 0
+	info.ShaderInt64 = v.features.ShaderInt64 != 0
+	info.ShaderInt16 = v.features.ShaderInt16 != 0
 
 	if p.haveProps2 != 0 {
 		info.SubgroupSize = uint32(p.subgroup.subgroupSize)
@@ -524,17 +521,14 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 
 	// Memory heaps.
 	var mem memoryInfo
-	for i := 0; i < int(p.mem.memoryHeapCount); i++ {
-		h := p.mem.memoryHeaps[i]
-		mem.heaps = append(mem.heaps, memHeap{size: uint64(h.size), flags: uint32(h.flags)})
+	for _, h := range v.heaps {
+		mem.heaps = append(mem.heaps, h)
 		if h.flags&0x1 != 0 { // VK_MEMORY_HEAP_DEVICE_LOCAL_BIT
-			info.DeviceLocalBytes += uint64(h.size)
+			info.DeviceLocalBytes += h.size
 		}
 	}
 	hvdlHeaps := map[uint32]bool{}
-	for i := 0; i < int(p.mem.memoryTypeCount); i++ {
-		t := p.mem.memoryTypes[i]
-		mt := memType{flags: uint32(t.propertyFlags), heap: uint32(t.heapIndex)}
+	for _, mt := range v.types {
 		mem.types = append(mem.types, mt)
 		want := uint32(memDeviceLocal | memHostVisible | memHostCoherent)
 		if mt.flags&want == want && int(mt.heap) < len(mem.heaps) {
@@ -549,16 +543,15 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 
 	// Compute queue family: prefer timestamps, then a compute-only family.
 	best, bestScore := -1, -1
-	for i := 0; i < int(p.queueFamilyCount); i++ {
-		q := p.queueFamilies[i]
-		if q.queueFlags&0x2 == 0 || q.queueCount == 0 {
+	for i, q := range v.queues {
+		if q.QueueFlags&0x2 == 0 || q.QueueCount == 0 {
 			continue
 		}
 		score := 0
-		if q.timestampValidBits > 0 {
+		if q.TimestampValidBits > 0 {
 			score += 2
 		}
-		if q.queueFlags&0x1 == 0 {
+		if q.QueueFlags&0x1 == 0 {
 			score++
 		}
 		if score > bestScore {
@@ -567,8 +560,8 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	}
 	if best >= 0 {
 		info.ComputeQueueFamily = best
-		info.ComputeQueueCount = int(p.queueFamilies[best].queueCount)
-		info.Limits.TimestampValidBits = uint32(p.queueFamilies[best].timestampValidBits)
+		info.ComputeQueueCount = int(v.queues[best].QueueCount)
+		info.Limits.TimestampValidBits = v.queues[best].TimestampValidBits
 	}
 
 	// Usability for vkzip's compute shaders.

@@ -49,8 +49,9 @@ func Load() error {
 			loader.err = err
 			return
 		}
-		// Hand the loader to vulkan-go too, so code using its bindings in
-		// this process shares our library instead of dlopening libvulkan.so.
+		// vulkan-go resolves through the same loader (never dlopening a
+		// library of its own): Init fills its instance-independent entry
+		// points now, bindVulkanGo the rest from the first instance.
 		vulkan.SetGetInstanceProcAddr(C.vkz_gipa_ptr())
 		if err := vulkan.Init(); err != nil {
 			loader.err = fmt.Errorf("%w: vulkan-go init: %v", ErrNoVulkan, err)

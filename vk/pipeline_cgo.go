@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	vulkan "github.com/vulkan-go/vulkan"
 )
 
 const (
@@ -123,8 +125,24 @@ func (d *Device) NewPipeline(desc PipelineDesc) (*Pipeline, error) {
 	r := Result(C.vkz_create_pipeline(d.c, d.cache, (*C.uint32_t)(ccode), C.size_t(len(code)), centry,
 		C.uint32_t(desc.Bindings), C.uint32_t(desc.PushConstantSize), ids, vals, C.uint32_t(len(desc.Spec)),
 		C.uint32_t(required), C.uint32_t(stageFlags), C.VkFlags(pipeFlags), &p.dsl, &p.layout, &p.pipe))
-	if r != ResultSuccess {
-		return nil, checkDetail("vkCreateComputePipelines", r, name)
+	var err error
+	if r == ResultSuccess {
+		err = checkHandle("vkCreateComputePipelines", uint64(p.pipe), uint64(p.layout), uint64(p.dsl))
+	} else {
+		err = checkDetail("vkCreateComputePipelines", r, name)
+	}
+	if err != nil {
+		// The C layer leaves what it created for these destroy calls.
+		if p.pipe != 0 {
+			vulkan.DestroyPipeline(d.vdev, vgPipeline(p.pipe), nil)
+		}
+		if p.layout != 0 {
+			vulkan.DestroyPipelineLayout(d.vdev, vgPipelineLayout(p.layout), nil)
+		}
+		if p.dsl != 0 {
+			vulkan.DestroyDescriptorSetLayout(d.vdev, vgDescriptorSetLayout(p.dsl), nil)
+		}
+		return nil, err
 	}
 	d.addLive(3) // pipeline, pipeline layout, descriptor set layout
 	d.register(p)
@@ -258,9 +276,9 @@ func (p *Pipeline) release() {
 
 func (p *Pipeline) destroy() {
 	d := p.dev
-	C.vkz_destroy_pipeline(d.c, p.pipe)
-	C.vkz_destroy_pipeline_layout(d.c, p.layout)
-	C.vkz_destroy_dsl(d.c, p.dsl)
+	vulkan.DestroyPipeline(d.vdev, vgPipeline(p.pipe), nil)
+	vulkan.DestroyPipelineLayout(d.vdev, vgPipelineLayout(p.layout), nil)
+	vulkan.DestroyDescriptorSetLayout(d.vdev, vgDescriptorSetLayout(p.dsl), nil)
 	d.addLive(-3)
 }
 
@@ -296,8 +314,16 @@ func (d *Device) NewBindings(p *Pipeline, ranges []BufferRange) (*Bindings, erro
 	}
 	if p.bindings > 0 {
 		r := Result(C.vkz_create_descriptor_set(d.c, p.dsl, C.uint32_t(p.bindings), &b.pool, &b.set))
-		if r != ResultSuccess {
-			return nil, check("vkAllocateDescriptorSets", r)
+		if r == ResultSuccess {
+			err = checkHandle("vkAllocateDescriptorSets", uint64(b.pool), uint64(b.set))
+		} else {
+			err = check("vkAllocateDescriptorSets", r)
+		}
+		if err != nil {
+			if b.pool != 0 { // the C layer leaves the pool for this call
+				vulkan.DestroyDescriptorPool(d.vdev, vgDescriptorPool(b.pool), nil)
+			}
+			return nil, err
 		}
 		d.addLive(2) // pool + set
 	}
@@ -392,7 +418,7 @@ func (b *Bindings) release() {
 
 func (b *Bindings) destroy() {
 	if b.pool != 0 {
-		C.vkz_destroy_descriptor_pool(b.dev.c, b.pool)
+		vulkan.DestroyDescriptorPool(b.dev.vdev, vgDescriptorPool(b.pool), nil)
 		b.dev.addLive(-2)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+
+	vulkan "github.com/vulkan-go/vulkan"
 )
 
 // handleTypeSemaphoreOpaqueFD is VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT.
@@ -51,6 +53,9 @@ func (d *Device) NewTimelineSemaphore(initial uint64, opts ...SemaphoreOptions) 
 	s := &Semaphore{dev: d, exportable: export != 0}
 	if r := Result(C.vkz_create_semaphore(d.c, 1, C.uint64_t(initial), C.VkFlags(export), &s.sem)); r != ResultSuccess {
 		return nil, check("vkCreateSemaphore", r)
+	}
+	if err := checkHandle("vkCreateSemaphore", uint64(s.sem)); err != nil {
+		return nil, err // leaked: vulkan-go cannot carry it to vkDestroySemaphore
 	}
 	d.addLive(1)
 	d.register(s)
@@ -162,6 +167,6 @@ func (s *Semaphore) release() {
 }
 
 func (s *Semaphore) destroy() {
-	C.vkz_destroy_semaphore(s.dev.c, s.sem)
+	vulkan.DestroySemaphore(s.dev.vdev, vgSemaphore(s.sem), nil)
 	s.dev.addLive(-1)
 }

@@ -122,21 +122,20 @@ void vkz_pin_libraries(void) {
 	free(l);
 }
 
-int vkz_loaded(void) { return g_gipa != NULL; }
 void* vkz_gipa_ptr(void) { return (void*)g_gipa; }
+
+// vkz_resolve looks up the entry points package vk calls through
+// vulkan-go (names from Go), only to compare their addresses between
+// instances; the C layer never calls them.
+void vkz_resolve(VkInstance inst, const char* const* names, uint32_t n, uintptr_t* out) {
+	for (uint32_t i = 0; i < n; i++) out[i] = (uintptr_t)g_gipa(inst, names[i]);
+}
 
 uint32_t vkz_instance_version(void) {
 	VkResult (*ev)(uint32_t*) = (VkResult (*)(uint32_t*))g_gipa(NULL, "vkEnumerateInstanceVersion");
 	uint32_t v = (1u << 22); // 1.0.0 when the 1.1 entry point is absent
 	if (ev && ev(&v) != 0) v = (1u << 22);
 	return v;
-}
-
-VkResult vkz_enum_instance_layers(uint32_t* count, VkLayerProperties* out) {
-	VkResult (*f)(uint32_t*, VkLayerProperties*) =
-		(VkResult (*)(uint32_t*, VkLayerProperties*))g_gipa(NULL, "vkEnumerateInstanceLayerProperties");
-	if (!f) return VKZ_MISSING_ENTRY_POINT;
-	return f(count, out);
 }
 
 VkResult vkz_enum_instance_extensions(uint32_t* count, VkExtensionProperties* out) {
@@ -212,11 +211,6 @@ VkResult vkz_create_instance(const char* appName, uint32_t apiVersion, uint32_t 
 	in->instance = inst;
 	in->apiVersion = apiVersion;
 	LOADI(DestroyInstance, "vkDestroyInstance");
-	LOADI(EnumeratePhysicalDevices, "vkEnumeratePhysicalDevices");
-	LOADI(GetPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties");
-	LOADI(GetPhysicalDeviceFeatures, "vkGetPhysicalDeviceFeatures");
-	LOADI(GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties");
-	LOADI(GetPhysicalDeviceMemoryProperties, "vkGetPhysicalDeviceMemoryProperties");
 	LOADI(EnumerateDeviceExtensionProperties, "vkEnumerateDeviceExtensionProperties");
 	LOADI(CreateDevice, "vkCreateDevice");
 	LOADI(GetDeviceProcAddr, "vkGetDeviceProcAddr");
@@ -229,11 +223,6 @@ VkResult vkz_create_instance(const char* appName, uint32_t apiVersion, uint32_t 
 
 	const char* req = NULL;
 	if (!in->DestroyInstance) req = "vkDestroyInstance";
-	else if (!in->EnumeratePhysicalDevices) req = "vkEnumeratePhysicalDevices";
-	else if (!in->GetPhysicalDeviceProperties) req = "vkGetPhysicalDeviceProperties";
-	else if (!in->GetPhysicalDeviceFeatures) req = "vkGetPhysicalDeviceFeatures";
-	else if (!in->GetPhysicalDeviceQueueFamilyProperties) req = "vkGetPhysicalDeviceQueueFamilyProperties";
-	else if (!in->GetPhysicalDeviceMemoryProperties) req = "vkGetPhysicalDeviceMemoryProperties";
 	else if (!in->EnumerateDeviceExtensionProperties) req = "vkEnumerateDeviceExtensionProperties";
 	else if (!in->CreateDevice) req = "vkCreateDevice";
 	else if (!in->GetDeviceProcAddr) req = "vkGetDeviceProcAddr";
@@ -264,23 +253,11 @@ void vkz_destroy_instance(vkz_inst* in) {
 	free(in);
 }
 
-VkResult vkz_enum_physical_devices(vkz_inst* in, uint32_t* count, VkPhysicalDevice* out) {
-	return in->EnumeratePhysicalDevices(in->instance, count, out);
-}
-
-void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int driverProps, int sizeControl, int timeline, int execProps, vkz_pdev_info* o) {
+// vkz_query_pdev fills the 1.1+ structs of pd (apiVersion: the device's);
+// they need a 1.1 device, so for a 1.0 device haveProps2 stays 0.
+void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int driverProps, int sizeControl, int timeline, int execProps, vkz_pdev_info* o) {
 	memset(o, 0, sizeof *o);
-	in->GetPhysicalDeviceProperties(pd, &o->props);
-	in->GetPhysicalDeviceFeatures(pd, &o->features);
-	in->GetPhysicalDeviceMemoryProperties(pd, &o->mem);
-	uint32_t n = 0;
-	in->GetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
-	if (n > 16) n = 16;
-	in->GetPhysicalDeviceQueueFamilyProperties(pd, &n, o->queueFamilies);
-	o->queueFamilyCount = n;
-
-	// The 1.1 structs below need a 1.1 device; otherwise only the 1.0 data is valid.
-	if (!in->GetPhysicalDeviceProperties2 || o->props.apiVersion < ((1u << 22) | (1u << 12))) return;
+	if (!in->GetPhysicalDeviceProperties2 || apiVersion < ((1u << 22) | (1u << 12))) return;
 	VkPhysicalDeviceProperties2 p2;
 	memset(&p2, 0, sizeof p2);
 	p2.sType = VKZ_ST_PHYSICAL_DEVICE_PROPERTIES_2;
@@ -408,103 +385,49 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 	if (!d) return -1;
 	d->device = dev;
 	d->queueFamily = o->queueFamily;
-	LOADD(DestroyDevice, "vkDestroyDevice");
-	if (!d->DestroyDevice) {
-		// Cannot even clean up; report and leak the device.
-		*missing = "vkDestroyDevice";
-		free(d);
-		return VKZ_MISSING_ENTRY_POINT;
-	}
-	LOADD(GetDeviceQueue, "vkGetDeviceQueue");
-	LOADD(DeviceWaitIdle, "vkDeviceWaitIdle");
 	LOADD(QueueSubmit, "vkQueueSubmit");
 	LOADD(CreateBuffer, "vkCreateBuffer");
-	LOADD(DestroyBuffer, "vkDestroyBuffer");
-	LOADD(GetBufferMemoryRequirements, "vkGetBufferMemoryRequirements");
 	LOADD(AllocateMemory, "vkAllocateMemory");
-	LOADD(FreeMemory, "vkFreeMemory");
-	LOADD(BindBufferMemory, "vkBindBufferMemory");
-	LOADD(MapMemory, "vkMapMemory");
-	LOADD(UnmapMemory, "vkUnmapMemory");
 	LOADD(CreateShaderModule, "vkCreateShaderModule");
 	LOADD(DestroyShaderModule, "vkDestroyShaderModule");
 	LOADD(CreatePipelineCache, "vkCreatePipelineCache");
-	LOADD(DestroyPipelineCache, "vkDestroyPipelineCache");
-	LOADD(GetPipelineCacheData, "vkGetPipelineCacheData");
 	LOADD(CreateDescriptorSetLayout, "vkCreateDescriptorSetLayout");
-	LOADD(DestroyDescriptorSetLayout, "vkDestroyDescriptorSetLayout");
 	LOADD(CreatePipelineLayout, "vkCreatePipelineLayout");
-	LOADD(DestroyPipelineLayout, "vkDestroyPipelineLayout");
 	LOADD(CreateComputePipelines, "vkCreateComputePipelines");
-	LOADD(DestroyPipeline, "vkDestroyPipeline");
 	LOADD(CreateDescriptorPool, "vkCreateDescriptorPool");
-	LOADD(DestroyDescriptorPool, "vkDestroyDescriptorPool");
 	LOADD(AllocateDescriptorSets, "vkAllocateDescriptorSets");
 	LOADD(UpdateDescriptorSets, "vkUpdateDescriptorSets");
-	LOADD(CreateCommandPool, "vkCreateCommandPool");
-	LOADD(DestroyCommandPool, "vkDestroyCommandPool");
-	LOADD(ResetCommandPool, "vkResetCommandPool");
 	LOADD(AllocateCommandBuffers, "vkAllocateCommandBuffers");
+	LOADD(ResetCommandPool, "vkResetCommandPool");
 	LOADD(BeginCommandBuffer, "vkBeginCommandBuffer");
-	LOADD(EndCommandBuffer, "vkEndCommandBuffer");
-	LOADD(CreateFence, "vkCreateFence");
-	LOADD(DestroyFence, "vkDestroyFence");
-	LOADD(ResetFences, "vkResetFences");
-	LOADD(GetFenceStatus, "vkGetFenceStatus");
-	LOADD(WaitForFences, "vkWaitForFences");
-	LOADD(CreateQueryPool, "vkCreateQueryPool");
-	LOADD(DestroyQueryPool, "vkDestroyQueryPool");
-	LOADD(GetQueryPoolResults, "vkGetQueryPoolResults");
 	LOADD(CreateSemaphore, "vkCreateSemaphore");
-	LOADD(DestroySemaphore, "vkDestroySemaphore");
-	LOADD(CmdBindPipeline, "vkCmdBindPipeline");
-	LOADD(CmdBindDescriptorSets, "vkCmdBindDescriptorSets");
-	LOADD(CmdPushConstants, "vkCmdPushConstants");
-	LOADD(CmdDispatch, "vkCmdDispatch");
 	LOADD(CmdPipelineBarrier, "vkCmdPipelineBarrier");
-	LOADD(CmdFillBuffer, "vkCmdFillBuffer");
 	LOADD(CmdCopyBuffer, "vkCmdCopyBuffer");
-	LOADD(CmdResetQueryPool, "vkCmdResetQueryPool");
-	LOADD(CmdWriteTimestamp, "vkCmdWriteTimestamp");
 
-	// Check every required pointer: calling a NULL one is a segfault.
+	// Check every required pointer: calling a NULL one is a segfault. On a
+	// missing one the table is returned anyway (*out), so the Go side can
+	// destroy the device through vulkan-go.
 	static const char* names[] = {
-		"vkGetDeviceQueue", "vkDeviceWaitIdle", "vkQueueSubmit", "vkCreateBuffer", "vkDestroyBuffer",
-		"vkGetBufferMemoryRequirements", "vkAllocateMemory", "vkFreeMemory", "vkBindBufferMemory",
-		"vkMapMemory", "vkUnmapMemory", "vkCreateShaderModule", "vkDestroyShaderModule",
-		"vkCreatePipelineCache", "vkDestroyPipelineCache", "vkGetPipelineCacheData",
-		"vkCreateDescriptorSetLayout", "vkDestroyDescriptorSetLayout", "vkCreatePipelineLayout",
-		"vkDestroyPipelineLayout", "vkCreateComputePipelines", "vkDestroyPipeline",
-		"vkCreateDescriptorPool", "vkDestroyDescriptorPool", "vkAllocateDescriptorSets",
-		"vkUpdateDescriptorSets", "vkCreateCommandPool", "vkDestroyCommandPool", "vkResetCommandPool",
-		"vkAllocateCommandBuffers", "vkBeginCommandBuffer", "vkEndCommandBuffer", "vkCreateFence",
-		"vkDestroyFence", "vkResetFences", "vkGetFenceStatus", "vkWaitForFences", "vkCreateQueryPool",
-		"vkDestroyQueryPool", "vkGetQueryPoolResults", "vkCreateSemaphore", "vkDestroySemaphore",
-		"vkCmdBindPipeline", "vkCmdBindDescriptorSets", "vkCmdPushConstants", "vkCmdDispatch",
-		"vkCmdPipelineBarrier", "vkCmdFillBuffer", "vkCmdCopyBuffer", "vkCmdResetQueryPool",
-		"vkCmdWriteTimestamp",
+		"vkQueueSubmit", "vkCreateBuffer",
+		"vkAllocateMemory", "vkCreateShaderModule", "vkDestroyShaderModule", "vkCreatePipelineCache",
+		"vkCreateDescriptorSetLayout", "vkCreatePipelineLayout", "vkCreateComputePipelines",
+		"vkCreateDescriptorPool", "vkAllocateDescriptorSets", "vkUpdateDescriptorSets",
+		"vkAllocateCommandBuffers", "vkResetCommandPool", "vkBeginCommandBuffer", "vkCreateSemaphore", "vkCmdPipelineBarrier",
+		"vkCmdCopyBuffer",
 	};
 	void* ptrs[] = {
-		d->GetDeviceQueue, d->DeviceWaitIdle, d->QueueSubmit, d->CreateBuffer, d->DestroyBuffer,
-		d->GetBufferMemoryRequirements, d->AllocateMemory, d->FreeMemory, d->BindBufferMemory,
-		d->MapMemory, d->UnmapMemory, d->CreateShaderModule, d->DestroyShaderModule,
-		d->CreatePipelineCache, d->DestroyPipelineCache, d->GetPipelineCacheData,
-		d->CreateDescriptorSetLayout, d->DestroyDescriptorSetLayout, d->CreatePipelineLayout,
-		d->DestroyPipelineLayout, d->CreateComputePipelines, d->DestroyPipeline,
-		d->CreateDescriptorPool, d->DestroyDescriptorPool, d->AllocateDescriptorSets,
-		d->UpdateDescriptorSets, d->CreateCommandPool, d->DestroyCommandPool, d->ResetCommandPool,
-		d->AllocateCommandBuffers, d->BeginCommandBuffer, d->EndCommandBuffer, d->CreateFence,
-		d->DestroyFence, d->ResetFences, d->GetFenceStatus, d->WaitForFences, d->CreateQueryPool,
-		d->DestroyQueryPool, d->GetQueryPoolResults, d->CreateSemaphore, d->DestroySemaphore,
-		d->CmdBindPipeline, d->CmdBindDescriptorSets, d->CmdPushConstants, d->CmdDispatch,
-		d->CmdPipelineBarrier, d->CmdFillBuffer, d->CmdCopyBuffer, d->CmdResetQueryPool,
-		d->CmdWriteTimestamp,
+		d->QueueSubmit, d->CreateBuffer,
+		d->AllocateMemory, d->CreateShaderModule, d->DestroyShaderModule, d->CreatePipelineCache,
+		d->CreateDescriptorSetLayout, d->CreatePipelineLayout, d->CreateComputePipelines,
+		d->CreateDescriptorPool, d->AllocateDescriptorSets, d->UpdateDescriptorSets,
+		d->AllocateCommandBuffers, d->ResetCommandPool, d->BeginCommandBuffer, d->CreateSemaphore, d->CmdPipelineBarrier,
+		d->CmdCopyBuffer,
 	};
+	_Static_assert(sizeof names / sizeof names[0] == sizeof ptrs / sizeof ptrs[0], "names and ptrs differ");
 	for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
 		if (!ptrs[i]) {
 			*missing = names[i];
-			d->DestroyDevice(dev, NULL);
-			free(d);
+			*out = d;
 			return VKZ_MISSING_ENTRY_POINT;
 		}
 	}
@@ -525,19 +448,12 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		LOADD(GetPipelineExecutableStatisticsKHR, "vkGetPipelineExecutableStatisticsKHR");
 	}
 
-	for (uint32_t i = 0; i < nq; i++) d->GetDeviceQueue(dev, o->queueFamily, i, &d->queues[i]);
-	d->queueCount = nq;
+	d->queueCount = nq; // queues[] is filled by the Go side (vkGetDeviceQueue through vulkan-go)
 	*out = d;
 	return 0;
 }
 
-void vkz_destroy_device(vkz_dev* d) {
-	if (!d) return;
-	d->DestroyDevice(d->device, NULL);
-	free(d);
-}
-
-VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out, VkMemoryRequirements* req) {
+VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out) {
 	VkExternalMemoryBufferCreateInfo ext;
 	memset(&ext, 0, sizeof ext);
 	ext.sType = VKZ_ST_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
@@ -549,10 +465,7 @@ VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags
 	ci.size = size;
 	ci.usage = usage;
 	ci.sharingMode = 0; // EXCLUSIVE: one queue
-	VkResult r = d->CreateBuffer(d->device, &ci, NULL, out);
-	if (r != 0) return r;
-	d->GetBufferMemoryRequirements(d->device, *out, req);
-	return 0;
+	return d->CreateBuffer(d->device, &ci, NULL, out);
 }
 
 VkResult vkz_alloc_memory(vkz_dev* d, VkDeviceSize size, uint32_t typeIndex, VkBuffer dedicated, VkFlags exportTypes, int importFd, VkDeviceMemory* out) {
@@ -610,10 +523,6 @@ VkResult vkz_create_pipeline_cache(vkz_dev* d, const void* data, size_t size, Vk
 	return d->CreatePipelineCache(d->device, &ci, NULL, out);
 }
 
-VkResult vkz_get_pipeline_cache_data(vkz_dev* d, VkPipelineCache c, size_t* size, void* data) {
-	return d->GetPipelineCacheData(d->device, c, size, data);
-}
-
 VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* code, size_t codeSize,
 	const char* entry, uint32_t bindings, uint32_t pushSize, const uint32_t* specIDs, const uint32_t* specVals,
 	uint32_t specCount, uint32_t requiredSubgroupSize, uint32_t stageFlags, VkFlags pipelineFlags,
@@ -646,7 +555,7 @@ VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* 
 	li.bindingCount = bindings;
 	li.pBindings = bindings ? b : NULL;
 	r = d->CreateDescriptorSetLayout(d->device, &li, NULL, dsl);
-	if (r != 0) goto fail;
+	if (r != 0) goto done;
 
 	VkPushConstantRange pr = {0x20, 0, pushSize};
 	VkPipelineLayoutCreateInfo pli;
@@ -657,7 +566,7 @@ VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* 
 	pli.pushConstantRangeCount = pushSize ? 1 : 0;
 	pli.pPushConstantRanges = pushSize ? &pr : NULL;
 	r = d->CreatePipelineLayout(d->device, &pli, NULL, layout);
-	if (r != 0) goto fail;
+	if (r != 0) goto done;
 
 	VkSpecializationMapEntry me[VKZ_MAX_BINDINGS];
 	uint32_t vals[VKZ_MAX_BINDINGS];
@@ -693,17 +602,10 @@ VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* 
 	ci.layout = *layout;
 	ci.basePipelineIndex = -1;
 	r = d->CreateComputePipelines(d->device, cache, 1, &ci, NULL, pipe);
-	if (r != 0) goto fail;
+done:
+	// On failure *dsl, *layout and *pipe hold what was created (0
+	// otherwise); the Go side destroys them through vulkan-go.
 	d->DestroyShaderModule(d->device, mod, NULL);
-	return 0;
-fail:
-	if (*pipe) d->DestroyPipeline(d->device, *pipe, NULL);
-	if (*layout) d->DestroyPipelineLayout(d->device, *layout, NULL);
-	if (*dsl) d->DestroyDescriptorSetLayout(d->device, *dsl, NULL);
-	d->DestroyShaderModule(d->device, mod, NULL);
-	*dsl = 0;
-	*layout = 0;
-	*pipe = 0;
 	return r;
 }
 
@@ -758,11 +660,7 @@ VkResult vkz_create_descriptor_set(vkz_dev* d, VkDescriptorSetLayout dsl, uint32
 	ai.descriptorSetCount = 1;
 	ai.pSetLayouts = &dsl;
 	r = d->AllocateDescriptorSets(d->device, &ai, set);
-	if (r != 0) {
-		d->DestroyDescriptorPool(d->device, *pool, NULL);
-		*pool = 0;
-		*set = 0;
-	}
+	if (r != 0) *set = 0; // *pool stays for the Go side to destroy
 	return r;
 }
 
@@ -785,36 +683,15 @@ void vkz_update_descriptor_set(vkz_dev* d, VkDescriptorSet set, uint32_t n, cons
 	if (n) d->UpdateDescriptorSets(d->device, n, w, 0, NULL);
 }
 
-VkResult vkz_create_commands(vkz_dev* d, VkCommandPool* pool, VkCommandBuffer* cb, VkFence* fence) {
-	*pool = 0;
-	*cb = NULL;
-	*fence = 0;
-	VkCommandPoolCreateInfo pi;
-	memset(&pi, 0, sizeof pi);
-	pi.sType = VKZ_ST_COMMAND_POOL_CREATE_INFO;
-	pi.queueFamilyIndex = d->queueFamily;
-	VkResult r = d->CreateCommandPool(d->device, &pi, NULL, pool);
-	if (r != 0) return r;
+// vkz_alloc_command_buffer allocates one primary command buffer from pool.
+VkResult vkz_alloc_command_buffer(vkz_dev* d, VkCommandPool pool, VkCommandBuffer* cb) {
 	VkCommandBufferAllocateInfo ai;
 	memset(&ai, 0, sizeof ai);
 	ai.sType = VKZ_ST_COMMAND_BUFFER_ALLOCATE_INFO;
-	ai.commandPool = *pool;
+	ai.commandPool = pool;
 	ai.level = 0; // PRIMARY
 	ai.commandBufferCount = 1;
-	r = d->AllocateCommandBuffers(d->device, &ai, cb);
-	if (r != 0) goto fail;
-	VkFenceCreateInfo fi;
-	memset(&fi, 0, sizeof fi);
-	fi.sType = VKZ_ST_FENCE_CREATE_INFO;
-	r = d->CreateFence(d->device, &fi, NULL, fence);
-	if (r != 0) goto fail;
-	return 0;
-fail:
-	d->DestroyCommandPool(d->device, *pool, NULL); // frees the command buffer too
-	*pool = 0;
-	*cb = NULL;
-	*fence = 0;
-	return r;
+	return d->AllocateCommandBuffers(d->device, &ai, cb);
 }
 
 VkResult vkz_begin(vkz_dev* d, VkCommandPool pool, VkCommandBuffer cb) {
@@ -825,14 +702,6 @@ VkResult vkz_begin(vkz_dev* d, VkCommandPool pool, VkCommandBuffer cb) {
 	bi.sType = VKZ_ST_COMMAND_BUFFER_BEGIN_INFO;
 	bi.flags = 0; // no ONE_TIME_SUBMIT: the buffer may be re-submitted
 	return d->BeginCommandBuffer(cb, &bi);
-}
-
-void vkz_cmd_dispatch(vkz_dev* d, VkCommandBuffer cb, VkPipeline pipe, VkPipelineLayout layout, VkDescriptorSet set,
-	const void* push, uint32_t pushSize, uint32_t x, uint32_t y, uint32_t z) {
-	if (pipe) d->CmdBindPipeline(cb, 1 /* COMPUTE */, pipe);
-	if (set) d->CmdBindDescriptorSets(cb, 1, layout, 0, 1, &set, 0, NULL);
-	if (pushSize) d->CmdPushConstants(cb, layout, 0x20, 0, pushSize, push);
-	d->CmdDispatch(cb, x, y, z);
 }
 
 void vkz_cmd_barrier(vkz_dev* d, VkCommandBuffer cb, VkFlags srcStage, VkFlags dstStage, VkFlags srcAccess, VkFlags dstAccess) {
@@ -869,21 +738,6 @@ VkResult vkz_submit(vkz_dev* d, uint32_t queue, VkCommandBuffer cb, VkFence fenc
 	si.pSignalSemaphores = signals;
 	if (queue >= d->queueCount) return -3;
 	return d->QueueSubmit(d->queues[queue], 1, &si, fence);
-}
-
-VkResult vkz_create_query_pool(vkz_dev* d, uint32_t count, VkQueryPool* out) {
-	VkQueryPoolCreateInfo ci;
-	memset(&ci, 0, sizeof ci);
-	ci.sType = VKZ_ST_QUERY_POOL_CREATE_INFO;
-	ci.queryType = 2; // TIMESTAMP
-	ci.queryCount = count;
-	return d->CreateQueryPool(d->device, &ci, NULL, out);
-}
-
-VkResult vkz_query_results(vkz_dev* d, VkQueryPool qp, uint32_t first, uint32_t count, uint64_t* out) {
-	// Pairs of (value, availability); never WAIT, since waiting on a query
-	// that is never written would block forever.
-	return d->GetQueryPoolResults(d->device, qp, first, count, (size_t)count * 16, out, 16, 0x1 | 0x4);
 }
 
 VkResult vkz_create_semaphore(vkz_dev* d, int timeline, uint64_t initial, VkFlags exportTypes, VkSemaphore* out) {

@@ -49,10 +49,7 @@ enum {
 	VKZ_ST_DEVICE_CREATE_INFO = 3,
 	VKZ_ST_SUBMIT_INFO = 4,
 	VKZ_ST_MEMORY_ALLOCATE_INFO = 5,
-	VKZ_ST_MAPPED_MEMORY_RANGE = 6,
-	VKZ_ST_FENCE_CREATE_INFO = 8,
 	VKZ_ST_SEMAPHORE_CREATE_INFO = 9,
-	VKZ_ST_QUERY_POOL_CREATE_INFO = 11,
 	VKZ_ST_BUFFER_CREATE_INFO = 12,
 	VKZ_ST_SHADER_MODULE_CREATE_INFO = 16,
 	VKZ_ST_PIPELINE_CACHE_CREATE_INFO = 17,
@@ -63,7 +60,6 @@ enum {
 	VKZ_ST_DESCRIPTOR_POOL_CREATE_INFO = 33,
 	VKZ_ST_DESCRIPTOR_SET_ALLOCATE_INFO = 34,
 	VKZ_ST_WRITE_DESCRIPTOR_SET = 35,
-	VKZ_ST_COMMAND_POOL_CREATE_INFO = 39,
 	VKZ_ST_COMMAND_BUFFER_ALLOCATE_INFO = 40,
 	VKZ_ST_COMMAND_BUFFER_BEGIN_INFO = 42,
 	VKZ_ST_MEMORY_BARRIER = 46,
@@ -78,7 +74,6 @@ enum {
 	VKZ_ST_MEMORY_GET_FD_INFO_KHR = 1000074002,
 	VKZ_ST_EXPORT_SEMAPHORE_CREATE_INFO = 1000077000,
 	VKZ_ST_SEMAPHORE_GET_FD_INFO_KHR = 1000079001,
-	VKZ_ST_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT = 1000128003,
 	VKZ_ST_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT = 1000128004,
 	VKZ_ST_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES = 1000168000,
 	VKZ_ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000,
@@ -129,12 +124,6 @@ typedef struct VkInstanceCreateInfo {
 	const char* const* ppEnabledExtensionNames;
 } VkInstanceCreateInfo;
 
-typedef struct VkLayerProperties {
-	char layerName[256];
-	uint32_t specVersion;
-	uint32_t implementationVersion;
-	char description[256];
-} VkLayerProperties;
 
 typedef struct VkExtensionProperties {
 	char extensionName[256];
@@ -384,33 +373,10 @@ typedef struct VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR {
 	VkBool32 pipelineExecutableInfo;
 } VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR;
 
-typedef struct VkExtent3D {
-	uint32_t width, height, depth;
-} VkExtent3D;
 
-typedef struct VkQueueFamilyProperties {
-	VkFlags queueFlags;
-	uint32_t queueCount;
-	uint32_t timestampValidBits;
-	VkExtent3D minImageTransferGranularity;
-} VkQueueFamilyProperties;
 
-typedef struct VkMemoryType {
-	VkFlags propertyFlags;
-	uint32_t heapIndex;
-} VkMemoryType;
 
-typedef struct VkMemoryHeap {
-	VkDeviceSize size;
-	VkFlags flags;
-} VkMemoryHeap;
 
-typedef struct VkPhysicalDeviceMemoryProperties {
-	uint32_t memoryTypeCount;
-	VkMemoryType memoryTypes[32];
-	uint32_t memoryHeapCount;
-	VkMemoryHeap memoryHeaps[16];
-} VkPhysicalDeviceMemoryProperties;
 
 typedef struct VkDeviceQueueCreateInfo {
 	VkStructureType sType;
@@ -445,11 +411,6 @@ typedef struct VkBufferCreateInfo {
 	const uint32_t* pQueueFamilyIndices;
 } VkBufferCreateInfo;
 
-typedef struct VkMemoryRequirements {
-	VkDeviceSize size;
-	VkDeviceSize alignment;
-	uint32_t memoryTypeBits;
-} VkMemoryRequirements;
 
 typedef struct VkMemoryAllocateInfo {
 	VkStructureType sType;
@@ -714,12 +675,7 @@ typedef struct VkWriteDescriptorSet {
 	const void* pTexelBufferView;
 } VkWriteDescriptorSet;
 
-typedef struct VkCommandPoolCreateInfo {
-	VkStructureType sType;
-	const void* pNext;
-	VkFlags flags;
-	uint32_t queueFamilyIndex;
-} VkCommandPoolCreateInfo;
+
 
 typedef struct VkCommandBufferAllocateInfo {
 	VkStructureType sType;
@@ -748,20 +704,7 @@ typedef struct VkSubmitInfo {
 	const VkSemaphore* pSignalSemaphores;
 } VkSubmitInfo;
 
-typedef struct VkFenceCreateInfo {
-	VkStructureType sType;
-	const void* pNext;
-	VkFlags flags;
-} VkFenceCreateInfo;
 
-typedef struct VkQueryPoolCreateInfo {
-	VkStructureType sType;
-	const void* pNext;
-	VkFlags flags;
-	uint32_t queryType;
-	uint32_t queryCount;
-	VkFlags pipelineStatistics;
-} VkQueryPoolCreateInfo;
 
 typedef struct VkMemoryBarrier {
 	VkStructureType sType;
@@ -780,19 +723,15 @@ typedef void (*PFN_vkVoidFunction)(void);
 typedef PFN_vkVoidFunction (*PFN_vkGetInstanceProcAddr)(VkInstance, const char*);
 typedef PFN_vkVoidFunction (*PFN_vkGetDeviceProcAddr)(VkDevice, const char*);
 
-// Instance-level function table (C memory, one per Instance).
+// Instance-level function table (C memory, one per Instance): only the
+// entry points doc.go lists for the C layer; vulkan-go calls the rest.
 typedef struct vkz_inst {
 	VkInstance instance;
 	uint32_t apiVersion;
 	VkDebugUtilsMessengerEXT messenger;
 	void (*DestroyInstance)(VkInstance, const void*);
-	VkResult (*EnumeratePhysicalDevices)(VkInstance, uint32_t*, VkPhysicalDevice*);
-	void (*GetPhysicalDeviceProperties)(VkPhysicalDevice, VkPhysicalDeviceProperties*);
 	void (*GetPhysicalDeviceProperties2)(VkPhysicalDevice, VkPhysicalDeviceProperties2*);
-	void (*GetPhysicalDeviceFeatures)(VkPhysicalDevice, VkPhysicalDeviceFeatures*);
 	void (*GetPhysicalDeviceFeatures2)(VkPhysicalDevice, VkPhysicalDeviceFeatures2*);
-	void (*GetPhysicalDeviceQueueFamilyProperties)(VkPhysicalDevice, uint32_t*, VkQueueFamilyProperties*);
-	void (*GetPhysicalDeviceMemoryProperties)(VkPhysicalDevice, VkPhysicalDeviceMemoryProperties*);
 	VkResult (*EnumerateDeviceExtensionProperties)(VkPhysicalDevice, const char*, uint32_t*, VkExtensionProperties*);
 	VkResult (*CreateDevice)(VkPhysicalDevice, const VkDeviceCreateInfo*, const void*, VkDevice*);
 	PFN_vkGetDeviceProcAddr GetDeviceProcAddr;
@@ -800,8 +739,10 @@ typedef struct vkz_inst {
 	void (*DestroyDebugUtilsMessengerEXT)(VkInstance, VkDebugUtilsMessengerEXT, const void*);
 } vkz_inst;
 
-// Device-level function table (C memory, one per Device). Entry points
-// are fetched with vkGetDeviceProcAddr so calls skip the loader trampoline.
+// Device-level function table (C memory, one per Device): only the
+// entry points doc.go lists for the C layer, fetched with
+// vkGetDeviceProcAddr so calls skip the loader trampoline. The device is
+// destroyed through vulkan-go and the table freed with free().
 #define VKZ_MAX_QUEUES 8
 
 typedef struct vkz_dev {
@@ -809,58 +750,24 @@ typedef struct vkz_dev {
 	VkQueue queues[VKZ_MAX_QUEUES];
 	uint32_t queueCount;
 	uint32_t queueFamily;
-	void (*DestroyDevice)(VkDevice, const void*);
-	void (*GetDeviceQueue)(VkDevice, uint32_t, uint32_t, VkQueue*);
-	VkResult (*DeviceWaitIdle)(VkDevice);
 	VkResult (*QueueSubmit)(VkQueue, uint32_t, const VkSubmitInfo*, VkFence);
 	VkResult (*CreateBuffer)(VkDevice, const VkBufferCreateInfo*, const void*, VkBuffer*);
-	void (*DestroyBuffer)(VkDevice, VkBuffer, const void*);
-	void (*GetBufferMemoryRequirements)(VkDevice, VkBuffer, VkMemoryRequirements*);
 	VkResult (*AllocateMemory)(VkDevice, const VkMemoryAllocateInfo*, const void*, VkDeviceMemory*);
-	void (*FreeMemory)(VkDevice, VkDeviceMemory, const void*);
-	VkResult (*BindBufferMemory)(VkDevice, VkBuffer, VkDeviceMemory, VkDeviceSize);
-	VkResult (*MapMemory)(VkDevice, VkDeviceMemory, VkDeviceSize, VkDeviceSize, VkFlags, void**);
-	void (*UnmapMemory)(VkDevice, VkDeviceMemory);
 	VkResult (*CreateShaderModule)(VkDevice, const VkShaderModuleCreateInfo*, const void*, VkShaderModule*);
 	void (*DestroyShaderModule)(VkDevice, VkShaderModule, const void*);
 	VkResult (*CreatePipelineCache)(VkDevice, const VkPipelineCacheCreateInfo*, const void*, VkPipelineCache*);
-	void (*DestroyPipelineCache)(VkDevice, VkPipelineCache, const void*);
-	VkResult (*GetPipelineCacheData)(VkDevice, VkPipelineCache, size_t*, void*);
 	VkResult (*CreateDescriptorSetLayout)(VkDevice, const VkDescriptorSetLayoutCreateInfo*, const void*, VkDescriptorSetLayout*);
-	void (*DestroyDescriptorSetLayout)(VkDevice, VkDescriptorSetLayout, const void*);
 	VkResult (*CreatePipelineLayout)(VkDevice, const VkPipelineLayoutCreateInfo*, const void*, VkPipelineLayout*);
-	void (*DestroyPipelineLayout)(VkDevice, VkPipelineLayout, const void*);
 	VkResult (*CreateComputePipelines)(VkDevice, VkPipelineCache, uint32_t, const VkComputePipelineCreateInfo*, const void*, VkPipeline*);
-	void (*DestroyPipeline)(VkDevice, VkPipeline, const void*);
 	VkResult (*CreateDescriptorPool)(VkDevice, const VkDescriptorPoolCreateInfo*, const void*, VkDescriptorPool*);
-	void (*DestroyDescriptorPool)(VkDevice, VkDescriptorPool, const void*);
 	VkResult (*AllocateDescriptorSets)(VkDevice, const VkDescriptorSetAllocateInfo*, VkDescriptorSet*);
 	void (*UpdateDescriptorSets)(VkDevice, uint32_t, const VkWriteDescriptorSet*, uint32_t, const void*);
-	VkResult (*CreateCommandPool)(VkDevice, const VkCommandPoolCreateInfo*, const void*, VkCommandPool*);
-	void (*DestroyCommandPool)(VkDevice, VkCommandPool, const void*);
-	VkResult (*ResetCommandPool)(VkDevice, VkCommandPool, VkFlags);
 	VkResult (*AllocateCommandBuffers)(VkDevice, const VkCommandBufferAllocateInfo*, VkCommandBuffer*);
+	VkResult (*ResetCommandPool)(VkDevice, VkCommandPool, VkFlags);
 	VkResult (*BeginCommandBuffer)(VkCommandBuffer, const VkCommandBufferBeginInfo*);
-	VkResult (*EndCommandBuffer)(VkCommandBuffer);
-	VkResult (*CreateFence)(VkDevice, const VkFenceCreateInfo*, const void*, VkFence*);
-	void (*DestroyFence)(VkDevice, VkFence, const void*);
-	VkResult (*ResetFences)(VkDevice, uint32_t, const VkFence*);
-	VkResult (*GetFenceStatus)(VkDevice, VkFence);
-	VkResult (*WaitForFences)(VkDevice, uint32_t, const VkFence*, VkBool32, uint64_t);
-	VkResult (*CreateQueryPool)(VkDevice, const VkQueryPoolCreateInfo*, const void*, VkQueryPool*);
-	void (*DestroyQueryPool)(VkDevice, VkQueryPool, const void*);
-	VkResult (*GetQueryPoolResults)(VkDevice, VkQueryPool, uint32_t, uint32_t, size_t, void*, VkDeviceSize, VkFlags);
 	VkResult (*CreateSemaphore)(VkDevice, const VkSemaphoreCreateInfo*, const void*, VkSemaphore*);
-	void (*DestroySemaphore)(VkDevice, VkSemaphore, const void*);
-	void (*CmdBindPipeline)(VkCommandBuffer, uint32_t, VkPipeline);
-	void (*CmdBindDescriptorSets)(VkCommandBuffer, uint32_t, VkPipelineLayout, uint32_t, uint32_t, const VkDescriptorSet*, uint32_t, const uint32_t*);
-	void (*CmdPushConstants)(VkCommandBuffer, VkPipelineLayout, VkFlags, uint32_t, uint32_t, const void*);
-	void (*CmdDispatch)(VkCommandBuffer, uint32_t, uint32_t, uint32_t);
 	void (*CmdPipelineBarrier)(VkCommandBuffer, VkFlags, VkFlags, VkFlags, uint32_t, const VkMemoryBarrier*, uint32_t, const void*, uint32_t, const void*);
-	void (*CmdFillBuffer)(VkCommandBuffer, VkBuffer, VkDeviceSize, VkDeviceSize, uint32_t);
 	void (*CmdCopyBuffer)(VkCommandBuffer, VkBuffer, VkBuffer, uint32_t, const VkBufferCopy*);
-	void (*CmdResetQueryPool)(VkCommandBuffer, VkQueryPool, uint32_t, uint32_t);
-	void (*CmdWriteTimestamp)(VkCommandBuffer, VkFlags, VkQueryPool, uint32_t);
 	// Optional (extension / newer core); NULL when unavailable.
 	VkResult (*GetMemoryFdKHR)(VkDevice, const VkMemoryGetFdInfoKHR*, int*);
 	VkResult (*GetSemaphoreFdKHR)(VkDevice, const VkSemaphoreGetFdInfoKHR*, int*);
@@ -871,9 +778,10 @@ typedef struct vkz_dev {
 	VkResult (*GetPipelineExecutableStatisticsKHR)(VkDevice, const VkPipelineExecutableInfoKHR*, uint32_t*, VkPipelineExecutableStatisticKHR*);
 } vkz_dev;
 
-// Results of one physical-device query, filled in C.
+// Results of one query of the 1.1+ physical-device structs, filled in C
+// (the 1.0 properties, features, memory and queue families come through
+// vulkan-go).
 typedef struct vkz_pdev_info {
-	VkPhysicalDeviceProperties props;
 	int haveProps2;
 	VkPhysicalDeviceSubgroupProperties subgroup;
 	int haveDriver;
@@ -887,10 +795,6 @@ typedef struct vkz_pdev_info {
 	VkPhysicalDeviceTimelineSemaphoreFeatures timelineFeatures;
 	int haveExecProps;
 	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR execPropsFeatures;
-	VkPhysicalDeviceFeatures features;
-	VkPhysicalDeviceMemoryProperties mem;
-	uint32_t queueFamilyCount;
-	VkQueueFamilyProperties queueFamilies[16];
 } vkz_pdev_info;
 
 // Options for device creation, filled in Go.
@@ -913,28 +817,24 @@ typedef struct vkz_dev_opts {
 // Implemented in vkz.c.
 int vkz_load(const char* path, char* err, size_t errLen);
 int vkz_try_load(const char* path, char* err, size_t errLen);
-int vkz_loaded(void);
 void vkz_pin_libraries(void);
 void* vkz_gipa_ptr(void);
+void vkz_resolve(VkInstance inst, const char* const* names, uint32_t n, uintptr_t* out);
 uint32_t vkz_instance_version(void);
-VkResult vkz_enum_instance_layers(uint32_t* count, VkLayerProperties* out);
 VkResult vkz_enum_instance_extensions(uint32_t* count, VkExtensionProperties* out);
 VkResult vkz_create_instance(const char* appName, uint32_t apiVersion, uint32_t flags,
 	const char** layers, uint32_t layerCount, const char** exts, uint32_t extCount,
 	int debugUtils, uintptr_t userData, vkz_inst** out, const char** missing);
 void vkz_destroy_instance(vkz_inst* in);
-VkResult vkz_enum_physical_devices(vkz_inst* in, uint32_t* count, VkPhysicalDevice* out);
-void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, int props2Driver, int sizeControl, int timeline, int execProps, vkz_pdev_info* out);
+void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int driverProps, int sizeControl, int timeline, int execProps, vkz_pdev_info* out);
 VkResult vkz_enum_device_extensions(vkz_inst* in, VkPhysicalDevice pd, uint32_t* count, VkExtensionProperties* out);
 VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts* o, vkz_dev** out, const char** missing);
-void vkz_destroy_device(vkz_dev* d);
 
-VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out, VkMemoryRequirements* req);
+VkResult vkz_create_buffer(vkz_dev* d, VkDeviceSize size, VkFlags usage, VkFlags extHandleTypes, VkBuffer* out);
 VkResult vkz_alloc_memory(vkz_dev* d, VkDeviceSize size, uint32_t typeIndex, VkBuffer dedicated, VkFlags exportTypes, int importFd, VkDeviceMemory* out);
 VkResult vkz_get_memory_fd(vkz_dev* d, VkDeviceMemory mem, int* fd);
 
 VkResult vkz_create_pipeline_cache(vkz_dev* d, const void* data, size_t size, VkPipelineCache* out);
-VkResult vkz_get_pipeline_cache_data(vkz_dev* d, VkPipelineCache c, size_t* size, void* data);
 VkResult vkz_create_pipeline(vkz_dev* d, VkPipelineCache cache, const uint32_t* code, size_t codeSize,
 	const char* entry, uint32_t bindings, uint32_t pushSize, const uint32_t* specIDs, const uint32_t* specVals,
 	uint32_t specCount, uint32_t requiredSubgroupSize, uint32_t stageFlags, VkFlags pipelineFlags,
@@ -944,15 +844,11 @@ VkResult vkz_pipeline_statistics(vkz_dev* d, VkPipeline pipe, uint32_t executabl
 VkResult vkz_create_descriptor_set(vkz_dev* d, VkDescriptorSetLayout dsl, uint32_t bindings, VkDescriptorPool* pool, VkDescriptorSet* set);
 void vkz_update_descriptor_set(vkz_dev* d, VkDescriptorSet set, uint32_t n, const uint64_t* bufs, const uint64_t* offs, const uint64_t* sizes);
 
-VkResult vkz_create_commands(vkz_dev* d, VkCommandPool* pool, VkCommandBuffer* cb, VkFence* fence);
+VkResult vkz_alloc_command_buffer(vkz_dev* d, VkCommandPool pool, VkCommandBuffer* cb);
 VkResult vkz_begin(vkz_dev* d, VkCommandPool pool, VkCommandBuffer cb);
-void vkz_cmd_dispatch(vkz_dev* d, VkCommandBuffer cb, VkPipeline pipe, VkPipelineLayout layout, VkDescriptorSet set,
-	const void* push, uint32_t pushSize, uint32_t x, uint32_t y, uint32_t z);
 void vkz_cmd_barrier(vkz_dev* d, VkCommandBuffer cb, VkFlags srcStage, VkFlags dstStage, VkFlags srcAccess, VkFlags dstAccess);
 VkResult vkz_submit(vkz_dev* d, uint32_t queue, VkCommandBuffer cb, VkFence fence, uint32_t waitCount, const VkSemaphore* waits, const uint64_t* waitVals,
 	uint32_t signalCount, const VkSemaphore* signals, const uint64_t* signalVals);
-VkResult vkz_query_results(vkz_dev* d, VkQueryPool qp, uint32_t first, uint32_t count, uint64_t* out);
-VkResult vkz_create_query_pool(vkz_dev* d, uint32_t count, VkQueryPool* out);
 VkResult vkz_create_semaphore(vkz_dev* d, int timeline, uint64_t initial, VkFlags exportTypes, VkSemaphore* out);
 VkResult vkz_semaphore_value(vkz_dev* d, VkSemaphore s, uint64_t* v);
 VkResult vkz_semaphore_wait(vkz_dev* d, VkSemaphore s, uint64_t v, uint64_t timeout);
@@ -960,35 +856,13 @@ VkResult vkz_semaphore_signal(vkz_dev* d, VkSemaphore s, uint64_t v);
 VkResult vkz_get_semaphore_fd(vkz_dev* d, VkSemaphore s, int* fd);
 
 // Small wrappers the Go side calls directly.
-static inline void vkz_destroy_buffer(vkz_dev* d, VkBuffer b) { d->DestroyBuffer(d->device, b, NULL); }
-static inline void vkz_free_memory(vkz_dev* d, VkDeviceMemory m) { d->FreeMemory(d->device, m, NULL); }
-static inline VkResult vkz_bind_buffer_memory(vkz_dev* d, VkBuffer b, VkDeviceMemory m) { return d->BindBufferMemory(d->device, b, m, 0); }
-static inline VkResult vkz_map_memory(vkz_dev* d, VkDeviceMemory m, void** p) { return d->MapMemory(d->device, m, 0, ~(VkDeviceSize)0, 0, p); }
-static inline void vkz_unmap_memory(vkz_dev* d, VkDeviceMemory m) { d->UnmapMemory(d->device, m); }
-static inline void vkz_destroy_pipeline_cache(vkz_dev* d, VkPipelineCache c) { d->DestroyPipelineCache(d->device, c, NULL); }
-static inline void vkz_destroy_pipeline(vkz_dev* d, VkPipeline p) { d->DestroyPipeline(d->device, p, NULL); }
-static inline void vkz_destroy_pipeline_layout(vkz_dev* d, VkPipelineLayout l) { d->DestroyPipelineLayout(d->device, l, NULL); }
-static inline void vkz_destroy_dsl(vkz_dev* d, VkDescriptorSetLayout l) { d->DestroyDescriptorSetLayout(d->device, l, NULL); }
-static inline void vkz_destroy_descriptor_pool(vkz_dev* d, VkDescriptorPool p) { d->DestroyDescriptorPool(d->device, p, NULL); }
-static inline void vkz_destroy_command_pool(vkz_dev* d, VkCommandPool p) { d->DestroyCommandPool(d->device, p, NULL); }
-static inline void vkz_destroy_fence(vkz_dev* d, VkFence f) { d->DestroyFence(d->device, f, NULL); }
-static inline void vkz_destroy_query_pool(vkz_dev* d, VkQueryPool q) { d->DestroyQueryPool(d->device, q, NULL); }
-static inline void vkz_destroy_semaphore(vkz_dev* d, VkSemaphore s) { d->DestroySemaphore(d->device, s, NULL); }
-static inline VkResult vkz_device_wait_idle(vkz_dev* d) { return d->DeviceWaitIdle(d->device); }
-static inline VkResult vkz_reset_fence(vkz_dev* d, VkFence f) { return d->ResetFences(d->device, 1, &f); }
-static inline VkResult vkz_fence_status(vkz_dev* d, VkFence f) { return d->GetFenceStatus(d->device, f); }
-static inline VkResult vkz_wait_fence(vkz_dev* d, VkFence f, uint64_t timeout) { return d->WaitForFences(d->device, 1, &f, 1, timeout); }
-static inline VkResult vkz_end(vkz_dev* d, VkCommandBuffer cb) { return d->EndCommandBuffer(cb); }
-static inline void vkz_cmd_fill(vkz_dev* d, VkCommandBuffer cb, VkBuffer b, VkDeviceSize off, VkDeviceSize size, uint32_t v) { d->CmdFillBuffer(cb, b, off, size, v); }
 static inline void vkz_cmd_copy(vkz_dev* d, VkCommandBuffer cb, VkBuffer src, VkBuffer dst, VkDeviceSize so, VkDeviceSize dof, VkDeviceSize size) {
 	VkBufferCopy r = {so, dof, size};
 	d->CmdCopyBuffer(cb, src, dst, 1, &r);
 }
-static inline void vkz_cmd_reset_queries(vkz_dev* d, VkCommandBuffer cb, VkQueryPool q, uint32_t first, uint32_t n) { d->CmdResetQueryPool(cb, q, first, n); }
 // Union members of a statistic value (cgo sees the union as bytes): b32
 // for format BOOL32, u64 (bit pattern, converted in Go) for the others.
 static inline VkBool32 vkz_stat_b32(const VkPipelineExecutableStatisticKHR* s) { return s->value.b32; }
 static inline uint64_t vkz_stat_u64(const VkPipelineExecutableStatisticKHR* s) { return s->value.u64; }
-static inline void vkz_cmd_timestamp(vkz_dev* d, VkCommandBuffer cb, VkFlags stage, VkQueryPool q, uint32_t i) { d->CmdWriteTimestamp(cb, stage, q, i); }
 
 #endif

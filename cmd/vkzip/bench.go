@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,16 @@ type spread struct {
 	Max    float64 `json:"max"`
 }
 
+// MarshalJSON writes a spread of no measurements (all zero: a time the run does not have, such as the copy of
+// the host path) as null rather than zeros.
+func (s spread) MarshalJSON() ([]byte, error) {
+	if s == (spread{}) {
+		return []byte("null"), nil
+	}
+	type plain spread
+	return json.Marshal(plain(s))
+}
+
 func spreadOf(x []float64) spread {
 	if len(x) == 0 {
 		return spread{}
@@ -85,6 +96,11 @@ func spreadOf(x []float64) spread {
 	sort.Float64s(s)
 	q := func(p float64) float64 { return s[int(math.Round(p*float64(len(s)-1)))] }
 	return spread{Min: s[0], P10: q(0.1), Median: q(0.5), P90: q(0.9), Max: s[len(s)-1]}
+}
+
+// benchReport is bench's --json output: one object, its results one per format measured.
+type benchReport struct {
+	Results []benchOut `json:"results"`
 }
 
 type benchOut struct {
@@ -96,11 +112,10 @@ type benchOut struct {
 	Backend        string  `json:"backend"`
 	Device         string  `json:"device"`
 	Data           string  `json:"data"`
-	SizeBytes      int64   `json:"size_bytes"`
+	RawBytes       int64   `json:"raw_bytes"`
 	Chunk          int     `json:"chunk"`
 	Checksums      bool    `json:"checksums"`
 	Ratio          float64 `json:"ratio"`
-	EscapeRate     float64 `json:"escape_rate"`
 	EncodeGBps     float64 `json:"encode_gbps"`
 	EncodeWallGBps float64 `json:"encode_wall_gbps"`
 	DecodeGBps     float64 `json:"decode_gbps"`
@@ -125,6 +140,10 @@ type benchOut struct {
 	LatencyEvictBytes    uint64              `json:"latency_evict_bytes,omitempty"`
 	EncodePassUs         []float64           `json:"encode_pass_us,omitempty"` // last iteration: each pass (EncodeOp.PassTimes)
 	KernelStats          map[string][]string `json:"kernel_stats,omitempty"`   // compiler statistics, where the driver gives them
+	// Escapes and EscapeRate: the reference body's, over chunks of formats that escape values (absent for huff,
+	// zf12 and auto bodies without such chunks).
+	Escapes    *uint64  `json:"escapes,omitempty"`
+	EscapeRate *float64 `json:"escape_rate,omitempty"`
 	// BitExact: every checked iteration (all of them, warm-up included; body and output poisoned before each)
 	// gave the reference body and decoded to the input; the 1 MiB latency runs and --blocks likewise. MatchesCPU:
 	// every body equalled the Go reference codec's (encoded once, before the loop, into a buffer of its own).
@@ -141,7 +160,7 @@ type benchOut struct {
 	Iters           int        `json:"iters"`
 	Warmup          int        `json:"warmup"`
 	Variant         string     `json:"variant,omitempty"`
-	Blocks          *blocksOut `json:"blocks,omitempty"` // --blocks: the block API on a stream of KV blocks
+	Blocks          *blocksOut `json:"block_api,omitempty"` // --blocks: the block API on a stream of KV blocks
 }
 
 // blockSpec is what --blocks, --block-size and --depth ask for.
@@ -232,13 +251,13 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 	sizeS := fs.String("size", "512MiB", "uncompressed BF16 bytes")
 	chunk := fs.Int("chunk", 1<<layout.DefaultChunkShift, "chunk size in values (huff by default: 16384 to 65536 by the size)")
 	formatName := fs.String("format", "splitzip4", "`format` to measure (vkzip formats lists them), or a comma-separated "+
-		"list measured one after the other (e.g. auto,huff: speed and ratio modes side by side; --json then prints a list)")
+		"list measured one after the other (e.g. auto,huff: speed and ratio modes side by side)")
 	dtypeName := fs.String("dtype", "", "values' `dtype` (default BF16, or the format's first dtype): other float "+
 		"dtypes are the BF16 data converted (round to nearest even, saturating)")
 	noCRC := fs.Bool("no-checksum", false, "measure without chunk checksums")
 	iters := fs.Int("iters", 20, "measured iterations")
 	warm := fs.Int("warmup", 3, "warm-up iterations")
-	asJSON := fs.Bool("json", false, "print a JSON object")
+	asJSON := fs.Bool("json", false, `print one JSON object, {"results": [...]} with one result per format (docs/JSON.md)`)
 	seed := fs.Uint64("seed", 1, "data seed")
 	latency := fs.Bool("latency", true, "vulkan: also time a resident 1 MiB tensor")
 	latChunk := fs.Int("latency-chunk", 0, "chunk size in values of the 1 MiB tensor (default: layout.ChunkShiftFor, 8192)")
@@ -303,10 +322,8 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 		}
 	}
 	switch {
-	case *asJSON && len(outs) == 1:
-		err = writeJSON(w, outs[0]) // one format: the object it always was
-	case *asJSON && len(outs) > 1:
-		err = writeJSON(w, outs)
+	case *asJSON:
+		err = writeJSON(w, benchReport{Results: outs}) // one shape for one format or several
 	default:
 		for i := range outs {
 			printBench(w, &outs[i])
@@ -364,9 +381,15 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 	}
 	values := int(size / int64(dt.Size()))
 	// A format's own chunk size for a tensor of this many values (huff: 2^16 from 4 Mi values, smaller below)
-	// unless --chunk is given; sizes outside its range are clamped.
+	// unless --chunk is given; a --chunk outside the format's range is refused (never changed silently), the
+	// default one clamped.
 	if !chunkSet && fd.ShiftFor != nil {
 		shift = fd.ShiftFor(uint64(values))
+	}
+	if chunkSet {
+		if err := checkChunkFits(fd.Name, 1<<shift); err != nil {
+			return nil, err
+		}
 	}
 	shift = min(max(shift, uint(fd.MinShift)), uint(fd.MaxShift))
 	latShift = min(max(latShift, uint(fd.MinShift)), uint(fd.MaxShift))
@@ -385,7 +408,7 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 			return nil, err
 		}
 	}
-	out := benchOut{Format: fd.Name, DType: dt.String(), Data: *data, SizeBytes: int64(len(src)), Chunk: 1 << shift,
+	out := benchOut{Format: fd.Name, DType: dt.String(), Data: *data, RawBytes: int64(len(src)), Chunk: 1 << shift,
 		Checksums: !*noCRC, Iters: *iters, Warmup: *warm}
 	// The job every backend measures; its Go reference encode (referenceBody) is what every timed body must equal.
 	cpu := codec.NewCPUBackend(0)
@@ -420,7 +443,11 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 			return nil, err
 		}
 		if *asJSON {
-			return nil, writeJSON(os.Stdout, r)
+			res, err := renamedJSON(r, benchSourceKeys)
+			if err != nil {
+				return nil, err
+			}
+			return nil, writeJSON(os.Stdout, map[string]any{"results": []any{res}})
 		}
 		fmt.Printf("bench --source %s: %s (CUDA %s), ordering %s: encode %.0f GB/s, decode %.0f GB/s, round trip %.0f GB/s; "+
 			"host-staged bytes per iteration %.0f; bit-exact %v\n", r.Source, r.Device, r.CUDADevice, r.Ordering, r.EncodeGBps,
@@ -457,19 +484,6 @@ func gbps(bytes int64, d time.Duration) float64 {
 	return float64(bytes) / d.Seconds() / 1e9
 }
 
-func escapeRateOf(body []byte, format uint8, g layout.SZ4) float64 {
-	if format != layout.FormatSplitZip4 {
-		return 0
-	}
-	var k uint64
-	for c := uint64(0); c < g.Chunks(); c++ {
-		w := uint64(body[g.TableOffset()+c*layout.ChunkEntrySize]) | uint64(body[g.TableOffset()+c*layout.ChunkEntrySize+1])<<8 |
-			uint64(body[g.TableOffset()+c*layout.ChunkEntrySize+2])<<16
-		k += w
-	}
-	return float64(k) / float64(g.N)
-}
-
 // referenceBody encodes ref with the Go reference codec (a backend of its own) and returns the body: what every
 // body the bench loop produces is compared with.
 func referenceBody(ctx context.Context, ref []codec.EncodeJob) ([]byte, error) {
@@ -482,7 +496,6 @@ func referenceBody(ctx context.Context, ref []codec.EncodeJob) ([]byte, error) {
 func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob, src []byte, out *benchOut,
 	wrap benchWrap) error {
 	out.Backend, out.Device = "cpu", cpu.Device()
-	g := layout.SZ4{N: ref[0].N, Shift: ref[0].Shift}
 	want, err := referenceBody(ctx, ref)
 	if err != nil {
 		return err
@@ -493,7 +506,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 	}
 	llc, what := hostL3()
 	setCache(out, llc, what, int64(2*len(src)+len(want)))
-	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, 2*out.SizeBytes)
+	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.RawBytes, 2*out.RawBytes)
 	if err != nil {
 		return err
 	}
@@ -507,7 +520,7 @@ func benchCPU(ctx context.Context, cpu *codec.CPUBackend, ref []codec.EncodeJob,
 	if out.CeilingGBps > 0 {
 		out.EncodeOfCeil, out.DecodeOfCeil = out.EncodeGBps/out.CeilingGBps, out.DecodeGBps/out.CeilingGBps
 	}
-	out.EscapeRate = escapeRateOf(want, ref[0].Format, g)
+	out.Escapes, out.EscapeRate = bodyEscapes(want, ref[0])
 	out.CheckedIters = out.Warmup + out.Iters
 	r.setChecks(out)
 	return nil
@@ -606,7 +619,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	}
 	llc, what := deviceLLC(b.Info())
 	setCache(out, llc, what, int64(2*pad)+int64(len(want)))
-	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, 2*int64(pad))
+	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.RawBytes, 2*int64(pad))
 	if err != nil {
 		return err
 	}
@@ -623,7 +636,7 @@ func benchVulkan(ctx context.Context, o vkcodec.Options, ref []codec.EncodeJob, 
 	if out.CeilingGBps > 0 {
 		out.EncodeOfCeil, out.DecodeOfCeil = out.EncodeGBps/out.CeilingGBps, out.DecodeGBps/out.CeilingGBps
 	}
-	out.EscapeRate = escapeRateOf(want, f, g)
+	out.Escapes, out.EscapeRate = bodyEscapes(want, ref[0])
 	out.CheckedIters = out.Warmup + out.Iters
 	r.setChecks(out)
 	out.KernelStats = b.KernelStats()
@@ -684,13 +697,17 @@ func benchVulkanHost(ctx context.Context, b *vkcodec.Backend, ref []codec.Encode
 	if wrap != nil {
 		ops = wrap(ops)
 	}
-	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.SizeBytes, 2*out.SizeBytes)
+	r, err := benchLoop(ctx, ops, src, want, out.Warmup, out.Iters, out.RawBytes, 2*out.RawBytes)
 	if err != nil {
 		return err
 	}
 	out.EncodeWall, out.DecodeWall = spreadOf(r.encW), spreadOf(r.decW)
 	out.EncodeWallGBps, out.DecodeWallGBps = out.EncodeWall.Median, out.DecodeWall.Median
+	// Wall clock is the codec's only time here: the codec figures are the wall ones, as on the CPU backend.
+	out.EncodeSpread, out.DecodeSpread = out.EncodeWall, out.DecodeWall
+	out.EncodeGBps, out.DecodeGBps = out.EncodeWallGBps, out.DecodeWallGBps
 	out.Ratio = float64(len(src)) / float64(max(r.bodyLen, 1))
+	out.Escapes, out.EscapeRate = bodyEscapes(want, ref[0])
 	out.CheckedIters = out.Warmup + out.Iters
 	r.setChecks(out)
 	return nil
@@ -862,8 +879,12 @@ func printBench(w io.Writer, o *benchOut) {
 		path = " (host path: staged, wall clock)"
 	}
 	fmt.Fprintf(w, "bench: %s %s, %s on %s%s\n", o.Format, o.DType, o.Backend, o.Device, path)
-	fmt.Fprintf(w, "  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f, escape rate %.4f%%\n", o.Data,
-		float64(o.SizeBytes)/(1<<20), o.Chunk, o.Checksums, o.Ratio, 100*o.EscapeRate)
+	esc := ""
+	if o.EscapeRate != nil {
+		esc = fmt.Sprintf(", escape rate %.4f%%", 100**o.EscapeRate)
+	}
+	fmt.Fprintf(w, "  data %s, %.1f MiB, chunk %d, checksums %v: ratio %.4f%s\n", o.Data,
+		float64(o.RawBytes)/(1<<20), o.Chunk, o.Checksums, o.Ratio, esc)
 	switch {
 	case o.CopyGBps > 0 && o.Backend == "cpu":
 		fmt.Fprintf(w, "  copy roofline %s GB/s (read+write, %s) -> codec ceiling %s GB/s\n", gb(o.CopyGBps),

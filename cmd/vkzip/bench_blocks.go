@@ -18,8 +18,8 @@ import (
 type blocksOut struct {
 	Blocks     int   `json:"blocks"`
 	BlockBytes int64 `json:"block_bytes"`
-	Depth      int   `json:"depth"` // prepared operations in flight
-	Runs       int   `json:"runs"`  // measured runs of each direction
+	Depth      int   `json:"depth"`         // prepared operations in flight
+	Runs       int   `json:"measured_runs"` // measured runs of each direction
 	// Wall: bytes of every block of every run over the elapsed time of the whole pipelined loop (submission,
 	// synchronisation and size/verdict read-back included). GPU: one run's timestamps, median.
 	EncodeWallGBps float64 `json:"encode_wall_gbps"`

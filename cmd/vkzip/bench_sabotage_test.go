@@ -115,8 +115,10 @@ func benchWith(t *testing.T, backend, format, mode string) (benchOut, *saboteur,
 		"--latency=false", "--json"}, &w, wrap)
 	var ue *usageError
 	require.False(t, errors.As(err, &ue), "%v", err)
-	var out benchOut
-	require.NoError(t, json.Unmarshal(w.Bytes(), &out), "the report is printed whatever the verdict: %q (%v)", w.String(), err)
+	var rep benchReport
+	require.NoError(t, json.Unmarshal(w.Bytes(), &rep), "the report is printed whatever the verdict: %q (%v)", w.String(), err)
+	require.Len(t, rep.Results, 1, w.String())
+	out := rep.Results[0]
 	require.NotNil(t, sab, "the wrapper was not used")
 	return out, sab, err
 }
@@ -173,7 +175,7 @@ func TestBenchSabotageVulkan(t *testing.T) {
 		for _, mode := range append([]string{""}, sabotages...) {
 			ref := []codec.EncodeJob{{Format: layout.FormatSplitZip4, Src: src, N: 1 << 17, Shift: 14, Codebook: &cb,
 				Checksums: true, Dst: make([]byte, layout.SZ4{N: 1 << 17, Shift: 14}.MaxBodySize())}}
-			out := benchOut{Format: "splitzip4", SizeBytes: int64(len(src)), Iters: sabIters, Warmup: sabWarm}
+			out := benchOut{Format: "splitzip4", RawBytes: int64(len(src)), Iters: sabIters, Warmup: sabWarm}
 			err := benchVulkanHost(context.Background(), b, ref, src, &out, func(ops benchCodec) benchCodec {
 				return &saboteur{benchCodec: ops, t: t, mode: mode}
 			})
@@ -250,8 +252,7 @@ func TestBenchLatencyWarmCold(t *testing.T) {
 	r := vkz(t, t.TempDir(), nil, "bench", "--backend", "vulkan", "--size", "256KiB", "--iters", "1", "--warmup", "0",
 		"--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var out benchOut
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	out := oneBench(t, r.stdout)
 	assert.True(t, out.BitExact && out.MatchesCPU, out.CheckFailure)
 	require.NotNil(t, out.Latency1MiBUs)
 	require.NotNil(t, out.Latency1MiBColdUs)

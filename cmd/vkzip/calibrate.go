@@ -31,12 +31,19 @@ values, distinct exponents, entropy, coverage and escape rate. With -o it saves 
 	run: runCalibrate,
 }
 
-// calibrateResult is calibrate's --json output: the codebook's statistics plus where it came from.
+// calibrateResult is calibrate's --json output: the codebook's statistics (calib.Stats in the CLI's vocabulary,
+// docs/JSON.md) plus where it came from.
 type calibrateResult struct {
-	Inputs    []string `json:"inputs"`
-	Output    string   `json:"output,omitempty"`
-	Exponents []int    `json:"exponents"`
-	calib.Stats
+	Inputs      []string `json:"inputs"`
+	Output      string   `json:"output,omitempty"`
+	Codebook    []int    `json:"codebook"` // the 16 exponents, most frequent first
+	Values      uint64   `json:"values"`
+	Distinct    int      `json:"distinct"`
+	EntropyBits float64  `json:"entropy_bits"`
+	Coverage    float64  `json:"coverage"`
+	Escapes     uint64   `json:"escapes"` // values whose exponent has no code
+	EscapeRate  float64  `json:"escape_rate"`
+	Counts      []uint64 `json:"counts"` // counts[i]: values coded with code i
 }
 
 func runCalibrate(ctx context.Context, v *verb, args []string) error {
@@ -83,14 +90,17 @@ func runCalibrate(ctx context.Context, v *verb, args []string) error {
 		}
 		if *out == "-" {
 			report = os.Stderr
+			dataOnStdout()
 		}
 		if err := writeOutput(*out, buf.Bytes()); err != nil {
 			return err
 		}
 	}
-	res := calibrateResult{Inputs: pos, Output: *out, Stats: stats}
+	res := calibrateResult{Inputs: pos, Output: *out, Values: stats.Values, Distinct: stats.Distinct,
+		EntropyBits: stats.EntropyBits, Coverage: stats.Coverage, Escapes: stats.EscapedValues,
+		EscapeRate: stats.EscapeRate, Counts: stats.Counts[:]}
 	for _, e := range cb {
-		res.Exponents = append(res.Exponents, int(e))
+		res.Codebook = append(res.Codebook, int(e))
 	}
 	if *asJSON {
 		return writeJSON(report, res)
@@ -102,7 +112,7 @@ func runCalibrate(ctx context.Context, v *verb, args []string) error {
 		len(pos), stats.Values, stats.Distinct, stats.EntropyBits)
 	fmt.Fprintf(report, "coverage %.6f%%, escape rate %.6f%% (%d values escaped)\n", 100*stats.Coverage,
 		100*stats.EscapeRate, stats.EscapedValues)
-	fmt.Fprintf(report, "exponents, most frequent first: %s\n", joinInts(res.Exponents))
+	fmt.Fprintf(report, "exponents, most frequent first: %s\n", joinInts(res.Codebook))
 	switch *out {
 	case "":
 		fmt.Fprintln(report, "codebook not saved (use -o FILE to save it)")

@@ -42,16 +42,16 @@ without writing anything.`,
 
 // decodeResult is decode's --json output.
 type decodeResult struct {
-	Input       string  `json:"input"`
-	Output      string  `json:"output"`
-	InputBytes  int64   `json:"input_bytes"`
-	OutputBytes int64   `json:"output_bytes"`
-	Ratio       float64 `json:"ratio"`
-	Seconds     float64 `json:"seconds"`
-	MBPerSec    float64 `json:"mb_per_s"`
-	Backend     string  `json:"backend"`
-	Device      string  `json:"device"`
-	Checksums   bool    `json:"checksums"`
+	Input        string  `json:"input"`
+	Output       string  `json:"output"`
+	PayloadBytes int64   `json:"payload_bytes"`
+	RawBytes     int64   `json:"raw_bytes"`
+	Ratio        float64 `json:"ratio"`
+	Seconds      float64 `json:"seconds"`
+	DecodeGBps   float64 `json:"decode_gbps"`
+	Backend      string  `json:"backend"`
+	Device       string  `json:"device"`
+	Checksums    bool    `json:"checksums"`
 }
 
 // spillLimit is how much decoded output destined for a stream is held in memory before it goes to a temporary
@@ -156,10 +156,10 @@ func decodeOne(ctx context.Context, s *fileSession, j fileJob, ff *fileFlags, as
 		}
 	}
 
-	res := decodeResult{Input: j.in, Output: j.out, InputBytes: int64(len(data)), OutputBytes: n, Seconds: secs,
+	res := decodeResult{Input: j.in, Output: j.out, PayloadBytes: int64(len(data)), RawBytes: n, Seconds: secs,
 		Backend: s.b.Name(), Device: s.b.Device(), Checksums: checksums}
-	res.Ratio = ratio(res.OutputBytes, res.InputBytes)
-	res.MBPerSec = mbps(res.OutputBytes, secs)
+	res.Ratio = ratio(res.RawBytes, res.PayloadBytes)
+	res.DecodeGBps = gbpsOf(res.RawBytes, secs)
 	s.showNote("decode", quiet)
 	report := io.Writer(os.Stdout)
 	if j.out == "-" {
@@ -173,8 +173,8 @@ func decodeOne(ctx context.Context, s *fileSession, j fileJob, ff *fileFlags, as
 		return writeJSON(report, res)
 	}
 	if !quiet {
-		fmt.Fprintf(os.Stderr, "vkzip: decode: %s -> %s: %d -> %d bytes, %.3f s, %.1f MB/s, backend %s\n",
-			shown(j.in, "stdin"), shown(j.out, "stdout"), res.InputBytes, res.OutputBytes, secs, res.MBPerSec,
+		fmt.Fprintf(os.Stderr, "vkzip: decode: %s -> %s: %d -> %d bytes, %.3f s, %s GB/s, backend %s\n",
+			shown(j.in, "stdin"), shown(j.out, "stdout"), res.PayloadBytes, res.RawBytes, secs, gb(res.DecodeGBps),
 			backendDesc(s.b))
 	}
 	return nil

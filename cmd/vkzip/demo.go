@@ -41,24 +41,25 @@ open are skipped with the reason; a round trip that is not exact fails the comma
 }
 
 type demoResult struct {
-	Sample     string        `json:"sample"`
-	InputBytes int           `json:"input_bytes"`
-	Tensors    int           `json:"tensors"`
-	Codebook   []int         `json:"codebook"`
-	Iters      int           `json:"iters"`
-	Backends   []demoBackend `json:"backends"`
+	Sample   string        `json:"sample"`
+	RawBytes int           `json:"raw_bytes"`
+	Tensors  int           `json:"tensors"`
+	Codebook []int         `json:"codebook"`
+	Iters    int           `json:"iters"`
+	Backends []demoBackend `json:"results"` // one per backend
 }
 
 type demoBackend struct {
-	Backend     string  `json:"backend"`
-	Device      string  `json:"device,omitempty"`
-	Skipped     string  `json:"skipped,omitempty"` // why the backend could not be used
-	OutputBytes int     `json:"output_bytes,omitempty"`
-	Ratio       float64 `json:"ratio,omitempty"`
-	EncodeMBps  float64 `json:"encode_mb_per_s,omitempty"`
-	DecodeMBps  float64 `json:"decode_mb_per_s,omitempty"`
-	BitExact    bool    `json:"bit_exact"`
-	SameAsCPU   *bool   `json:"same_payload_as_cpu,omitempty"` // backends must produce the CPU's bytes exactly
+	Backend string `json:"backend"`
+	Device  string `json:"device,omitempty"`
+	Skipped string `json:"reason,omitempty"` // why the backend was skipped: it could not be used
+	// The measurements are absent for a skipped backend.
+	PayloadBytes int     `json:"payload_bytes,omitempty"`
+	Ratio        float64 `json:"ratio,omitempty"`
+	EncodeGBps   float64 `json:"encode_gbps,omitempty"`
+	DecodeGBps   float64 `json:"decode_gbps,omitempty"`
+	BitExact     bool    `json:"bit_exact"`
+	SameAsCPU    *bool   `json:"same_payload_as_cpu,omitempty"` // backends must produce the CPU's bytes exactly
 }
 
 func runDemo(ctx context.Context, v *verb, args []string) error {
@@ -96,7 +97,7 @@ func runDemo(ctx context.Context, v *verb, args []string) error {
 	if bf.name == "all" {
 		names = codec.Backends()
 	}
-	res := demoResult{Sample: "stories260K KV cache, seq0 layers 0-3 (embedded)", InputBytes: len(kvSample),
+	res := demoResult{Sample: "stories260K KV cache, seq0 layers 0-3 (embedded)", RawBytes: len(kvSample),
 		Tensors: len(f.Tensors), Iters: *iters}
 	for _, e := range cb {
 		res.Codebook = append(res.Codebook, int(e))
@@ -186,19 +187,19 @@ func demoBackendRun(ctx context.Context, name, device string, cb codec.Codebook,
 		}
 		r.BitExact = true
 	}
-	r.OutputBytes = len(payload)
+	r.PayloadBytes = len(payload)
 	r.Ratio = ratio(int64(len(kvSample)), int64(len(payload)))
-	r.EncodeMBps = mbps(int64(len(kvSample)), bestEnc.Seconds())
-	r.DecodeMBps = mbps(int64(len(kvSample)), bestDec.Seconds())
+	r.EncodeGBps = gbpsOf(int64(len(kvSample)), bestEnc.Seconds())
+	r.DecodeGBps = gbpsOf(int64(len(kvSample)), bestDec.Seconds())
 	return r, payload
 }
 
 func printDemo(res *demoResult) {
 	w := os.Stdout
-	fmt.Fprintf(w, "sample: %s, %d tensors, %d bytes\n", res.Sample, res.Tensors, res.InputBytes)
+	fmt.Fprintf(w, "sample: %s, %d tensors, %d bytes\n", res.Sample, res.Tensors, res.RawBytes)
 	fmt.Fprintf(w, "codebook (calibrated on a separate sample): %s\n\n", joinInts(res.Codebook))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	header := "backend\tdevice\tratio\tencode MB/s\tdecode MB/s\tbit-exact\n"
+	header := "backend\tdevice\tratio\tencode GB/s\tdecode GB/s\tbit-exact\n"
 	for _, b := range res.Backends {
 		if b.Skipped != "" {
 			continue
@@ -212,7 +213,7 @@ func printDemo(res *demoResult) {
 		if b.SameAsCPU != nil && !*b.SameAsCPU {
 			exact += " (payload differs from cpu's)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.1f\t%.1f\t%s\n", b.Backend, b.Device, b.Ratio, b.EncodeMBps, b.DecodeMBps, exact)
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%s\t%s\t%s\n", b.Backend, b.Device, b.Ratio, gb(b.EncodeGBps), gb(b.DecodeGBps), exact)
 	}
 	tw.Flush()
 	for _, b := range res.Backends {

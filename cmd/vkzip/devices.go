@@ -36,8 +36,8 @@ type vkDevice struct {
 	SubgroupSize   uint32 `json:"subgroup_size"`
 	SubgroupOps    string `json:"subgroup_ops"`
 	MemoryBytes    uint64 `json:"memory_bytes"`
-	MaxBufferRange uint64 `json:"max_storage_buffer_range"`
-	SharedMemory   uint32 `json:"max_shared_memory"`
+	MaxBufferRange uint64 `json:"max_storage_buffer_range_bytes"`
+	SharedMemory   uint32 `json:"max_shared_memory_bytes"`
 	ShaderInt64    bool   `json:"shader_int64"` // 64-bit integers in kernels (with shader_int16: the faster huff decoder)
 	ShaderInt16    bool   `json:"shader_int16"` // 16-bit integers in kernels
 	UUID           string `json:"uuid"`

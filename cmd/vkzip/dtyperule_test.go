@@ -59,7 +59,7 @@ func TestNPYInt16AsBF16(t *testing.T) {
 		var cr calibrateResult
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &cr), r.stdout)
 		assert.Equal(t, uint64(512*4*8), cr.Values, name)
-		assert.Equal(t, res.Codebook, cr.Exponents, name)
+		assert.Equal(t, res.Codebook, cr.Codebook, name)
 
 		// Without --dtype: stored, exit 0, exactly one warning line naming the file and the flag.
 		r = vkz(t, dir, nil, "encode", "-q", "--backend", "cpu", "-o", name+".plain.vkz", in)

@@ -48,7 +48,8 @@ integers or void ('<i2', '<u2' or '|V2' for BF16, the usual t.view(torch.int16).
 
 Without --codebook the codebook is calibrated on each input itself; a codebook from 'vkzip calibrate' on
 representative data skips that pass and gives every file the same codebook. A summary goes to stderr unless
---quiet; --json prints a JSON object per input instead (on stdout, or on stderr when the payload goes to stdout).`,
+--quiet; --json prints a JSON object per input instead (on stdout, or on stderr when the payload goes to stdout;
+keys in docs/JSON.md).`,
 	examples: `  vkzip encode kv.safetensors                              # writes kv.safetensors.vkz
   vkzip encode kv0.safetensors kv1.safetensors             # kv0.safetensors.vkz, kv1.safetensors.vkz
   vkzip encode -f --rm kv.safetensors                      # replace an old kv.safetensors.vkz, remove the input
@@ -65,20 +66,23 @@ representative data skips that pass and gives every file the same codebook. A su
 
 // encodeResult is encode's --json output.
 type encodeResult struct {
-	Input       string        `json:"input"`
-	Output      string        `json:"output"`
-	InputBytes  int64         `json:"input_bytes"`
-	OutputBytes int64         `json:"output_bytes"`
-	Ratio       float64       `json:"ratio"`
-	Seconds     float64       `json:"seconds"`
-	MBPerSec    float64       `json:"mb_per_s"`
-	Backend     string        `json:"backend"`
-	Device      string        `json:"device"`
-	EscapeRate  float64       `json:"escape_rate"`
-	Records     int           `json:"records"`
-	Checksums   bool          `json:"checksums"`
-	Codebook    []int         `json:"codebook,omitempty"`
-	Formats     []formatCount `json:"formats"` // tensors per format, in order of first use
+	Input        string  `json:"input"`
+	Output       string  `json:"output"`
+	RawBytes     int64   `json:"raw_bytes"`
+	PayloadBytes int64   `json:"payload_bytes"`
+	Ratio        float64 `json:"ratio"`
+	Seconds      float64 `json:"seconds"`
+	EncodeGBps   float64 `json:"encode_gbps"`
+	Backend      string  `json:"backend"`
+	Device       string  `json:"device"`
+	// Escapes and EscapeRate are over the chunks of formats that escape values (escapingFormats); absent when
+	// no tensor is in one.
+	Escapes    *uint64       `json:"escapes,omitempty"`
+	EscapeRate *float64      `json:"escape_rate,omitempty"`
+	Records    int           `json:"record_count"`
+	Checksums  bool          `json:"checksums"`
+	Codebook   []int         `json:"codebook,omitempty"`
+	Formats    []formatCount `json:"formats"` // tensors per format, in order of first use
 	// Verified: --verify decoded the payload with the Go reference codec and got the input back byte for byte
 	// (VerifySeconds long) before anything was written.
 	Verified      bool    `json:"verified"`
@@ -131,6 +135,9 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	opts := []codec.Option{codec.WithChecksums(!*noCRC), codec.WithFormat(formats)}
 	// Only an explicit --chunk overrides a format's own default chunk size (huff's: layout.HuffShiftFor).
 	if flagSet(fs, "chunk") {
+		if err := checkChunkFits(formats, *chunk); err != nil {
+			return err
+		}
 		opts = append(opts, codec.WithChunkSize(*chunk))
 	}
 	if *cbPath != "" {
@@ -218,13 +225,13 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 		}
 	}
 
-	res := encodeResult{Input: j.in, Output: j.out, InputBytes: f.Size, OutputBytes: int64(len(payload)),
+	res := encodeResult{Input: j.in, Output: j.out, RawBytes: f.Size, PayloadBytes: int64(len(payload)),
 		Seconds: secs, Backend: e.s.b.Name(), Device: e.s.b.Device(), Records: len(recs), Checksums: e.checksums}
-	res.Ratio = ratio(res.InputBytes, res.OutputBytes)
+	res.Ratio = ratio(res.RawBytes, res.PayloadBytes)
 	res.Verified, res.VerifySeconds = e.verify, verifySecs
-	res.MBPerSec = mbps(res.InputBytes, secs)
+	res.EncodeGBps = gbpsOf(res.RawBytes, secs)
 	if info, err := codec.Inspect(payload); err == nil {
-		res.EscapeRate = escapeRate(info)
+		res.Escapes, res.EscapeRate = payloadEscapes(info)
 		res.Formats = formatCounts(info)
 		if cbs := info.Containers[0].Codebooks; len(cbs) > 0 {
 			for _, e := range cbs[0] {
@@ -251,9 +258,13 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 		if res.Verified {
 			verified = fmt.Sprintf(", verified by the reference decoder in %.3f s", verifySecs)
 		}
-		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f, escape rate %.4f%%, %.3f s, %.1f MB/s, backend %s, tensors: %s%s\n",
-			shown(j.in, "stdin"), shown(j.out, "stdout"), res.InputBytes, res.OutputBytes, res.Ratio, 100*res.EscapeRate,
-			secs, res.MBPerSec, backendDesc(e.s.b), strings.Join(fc, ", "), verified)
+		esc := ""
+		if res.EscapeRate != nil {
+			esc = fmt.Sprintf(", escape rate %.4f%%", 100**res.EscapeRate)
+		}
+		fmt.Fprintf(os.Stderr, "vkzip: encode: %s -> %s: %d -> %d bytes, ratio %.4f%s, %.3f s, %s GB/s, backend %s, tensors: %s%s\n",
+			shown(j.in, "stdin"), shown(j.out, "stdout"), res.RawBytes, res.PayloadBytes, res.Ratio, esc,
+			secs, gb(res.EncodeGBps), backendDesc(e.s.b), strings.Join(fc, ", "), verified)
 	}
 	return nil
 }
@@ -310,21 +321,16 @@ func parseDType(s string) (layout.DType, error) {
 	return dt, nil
 }
 
-// escapeRate is the fraction of coded values that were escaped, over the whole payload.
-func escapeRate(info *codec.Info) float64 {
-	var esc, vals uint64
+// payloadEscapes is the escape count and rate of a whole payload: escapes over the values of every chunk in a
+// format that escapes values (escapingFormats); both nil when there is none.
+func payloadEscapes(info *codec.Info) (*uint64, *float64) {
+	var t escapeTally
 	for _, c := range info.Containers {
 		for _, r := range c.Records {
-			if r.Chunks > 0 {
-				esc += r.Escapes
-				vals += r.RawBytes / 2
-			}
+			t.add(r.ChunkList)
 		}
 	}
-	if vals == 0 {
-		return 0
-	}
-	return float64(esc) / float64(vals)
+	return t.count(), t.rate()
 }
 
 func ratio(raw, coded int64) float64 {
@@ -334,11 +340,12 @@ func ratio(raw, coded int64) float64 {
 	return float64(raw) / float64(coded)
 }
 
-func mbps(bytes int64, secs float64) float64 {
+// gbpsOf is a rate in GB/s (1e9 bytes per second), the unit of every rate the CLI prints.
+func gbpsOf(bytes int64, secs float64) float64 {
 	if secs <= 0 {
 		return 0
 	}
-	return float64(bytes) / 1e6 / secs
+	return float64(bytes) / 1e9 / secs
 }
 
 // shown is path for messages, with "-" spelled out as std ("stdin" or "stdout").
@@ -416,6 +423,27 @@ func preferFormats(prefer, format string) (string, error) {
 		return l, nil
 	}
 	return "", usagef("--prefer %q: want speed, balanced or ratio", prefer)
+}
+
+// checkChunkFits refuses a --chunk that some format of the list (a codec format list, "" for the default) would
+// not use as given: the codec clamps a chunk size to each format's range, and a size the user asked for is never
+// changed silently.
+func checkChunkFits(formats string, chunk int) error {
+	ids, err := codec.ParseFormats(formats)
+	if err != nil {
+		return nil // checkOptions reports a bad list
+	}
+	for _, id := range ids {
+		f, ok := codec.LookupFormat(id)
+		if !ok || !f.Chunked() {
+			continue
+		}
+		if lo, hi := 1<<f.MinShift, 1<<f.MaxShift; chunk < lo || chunk > hi {
+			return usagef("--chunk %d: %s takes chunks of %d to %d values (a power of two); pick one in range, or "+
+				"leave --chunk out for each format's own size", chunk, f.Name, lo, hi)
+		}
+	}
+	return nil
 }
 
 // flagSet reports whether the command line set flag name.

@@ -381,6 +381,9 @@ func planJobs(pos []string, ff *fileFlags, defaultOut func(in string) (string, e
 				return nil, err
 			}
 		}
+		if out == "-" {
+			dataOnStdout()
+		}
 		if ff.rm && (in == "-" || out == "-") {
 			return nil, usagef("--rm removes an input file once its output file is complete: not with stdin or stdout")
 		}
@@ -451,7 +454,7 @@ func forEachInput(ctx context.Context, verb string, jobs []fileJob, fn func(file
 		if len(jobs) == 1 || errors.Is(err, context.Canceled) || errors.As(err, &ue) {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "vkzip: %s: %s\n", verb, errMessage(err))
+		printFailure(verb, j.in, errMessage(err), err)
 		failed = true
 	}
 	if failed {
@@ -484,11 +487,11 @@ type fileSession struct {
 	opts      []codec.Option
 }
 
-// showNote prints how "auto" chose the backend, once, after the first input that succeeded (a failed run's
-// stderr stays one line).
+// showNote prints how "auto" chose the backend, once per process, after the first input that succeeded (a
+// failed run's stderr stays one line).
 func (s *fileSession) showNote(verb string, quiet bool) {
-	if !quiet && s.note != "" && !s.noteShown {
-		fmt.Fprintf(os.Stderr, "vkzip: %s: %s\n", verb, s.note)
+	if !s.noteShown {
+		showBackendNote(verb, s.note, quiet)
 	}
 	s.noteShown = true
 }

@@ -40,14 +40,14 @@ type formatOut struct {
 	DTypes    []string `json:"dtypes"` // ["any"] for stored
 	MinChunk  uint64   `json:"min_chunk,omitempty"`
 	MaxChunk  uint64   `json:"max_chunk,omitempty"`
-	Codebook  bool     `json:"codebook"`
+	Codebook  bool     `json:"uses_codebook"`
 	MaxValues uint64   `json:"max_values,omitempty"`
 	Backends  []string `json:"backends"`
 	Default   []string `json:"default_for,omitempty"` // dtypes it is the encoder's default for
 	// Prefer maps each --prefer mode that codes some dtype in this format to those dtypes.
 	Prefer map[string][]string `json:"prefer,omitempty"`
 	// H100 is the measured encode/decode speed on one H100 ("" where none was measured).
-	H100  string `json:"h100_gbps,omitempty"`
+	H100  string `json:"h100,omitempty"`
 	About string `json:"about"`
 }
 

@@ -78,8 +78,7 @@ func TestBenchFormats(t *testing.T) {
 				continue
 			}
 			require.Equal(t, exitOK, r.code, "%s %s: %s", f, b, r.stderr)
-			var out benchOut
-			require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+			out := oneBench(t, r.stdout)
 			assert.Equal(t, f, out.Format)
 			assert.True(t, out.BitExact && out.MatchesCPU, "%s %s", f, b)
 			assert.Greater(t, out.Ratio, 1.25, "%s %s", f, b)

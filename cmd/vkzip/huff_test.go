@@ -38,8 +38,9 @@ func TestBenchFormatList(t *testing.T) {
 	r := vkz(t, dir, nil, "bench", "--backend", "cpu", "--format", "auto,huff", "--size", "1MiB", "--iters", "1",
 		"--warmup", "0", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var outs []benchOut
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &outs), r.stdout)
+	var rep benchReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), r.stdout)
+	outs := rep.Results
 	require.Len(t, outs, 2)
 	assert.Equal(t, "auto", outs[0].Format)
 	assert.Equal(t, "huff", outs[1].Format)

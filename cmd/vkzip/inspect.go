@@ -27,29 +27,63 @@ checksums and chunk tables are verified, the tensor data is not: use 'vkzip deco
 	run: runInspect,
 }
 
-// The JSON output is codec.Info with the input's name and, with --chunks, each coded record's chunk list.
+// inspectOut is inspect's JSON output: codec.Info in the CLI's vocabulary (docs/JSON.md), with the input's name,
+// the payload's escapes and, with --chunks, each coded record's chunk list.
 type inspectOut struct {
-	Input      string         `json:"input"`
-	Bytes      uint64         `json:"bytes"`
-	RawBytes   uint64         `json:"raw_bytes"`
-	Ratio      float64        `json:"ratio"`
-	Containers []containerOut `json:"containers"`
+	Input        string         `json:"input"`
+	PayloadBytes uint64         `json:"payload_bytes"`
+	RawBytes     uint64         `json:"raw_bytes"`
+	Ratio        float64        `json:"ratio"`
+	Escapes      *uint64        `json:"escapes,omitempty"` // over chunks of formats that escape (escapingFormats)
+	EscapeRate   *float64       `json:"escape_rate,omitempty"`
+	Containers   []containerOut `json:"containers"`
 }
 
 type containerOut struct {
-	codec.ContainerInfo
-	Records []recordOut `json:"records"` // shadows ContainerInfo.Records
+	Offset       uint64      `json:"offset"`
+	PayloadBytes uint64      `json:"payload_bytes"`
+	MetaBytes    uint64      `json:"meta_bytes"`
+	Version      uint16      `json:"version"`
+	Sequence     uint64      `json:"sequence"`
+	Sealed       bool        `json:"sealed"`
+	Checksums    bool        `json:"checksums"`
+	Final        bool        `json:"final"`
+	Codebooks    [][16]uint8 `json:"codebooks,omitempty"`
+	Records      []recordOut `json:"records"`
 }
 
 type recordOut struct {
-	codec.RecordInfo
-	ChunkList []chunkOut `json:"chunk_list,omitempty"`
+	Kind          string           `json:"kind"` // "blob" or "tensor"
+	Name          string           `json:"name,omitempty"`
+	DType         string           `json:"dtype,omitempty"`
+	Shape         []uint64         `json:"shape,omitempty"`
+	Format        string           `json:"format,omitempty"`
+	Chunk         uint64           `json:"chunk,omitempty"`
+	CodebookIndex *uint32          `json:"codebook_index,omitempty"`
+	RawBytes      uint64           `json:"raw_bytes"`
+	PayloadBytes  *uint64          `json:"payload_bytes,omitempty"` // the body's; absent for a blob (inline metadata)
+	Chunks        uint64           `json:"chunks,omitempty"`
+	RawChunks     uint64           `json:"raw_chunks,omitempty"`
+	Escapes       *uint64          `json:"escapes,omitempty"`
+	EscapeRate    *float64         `json:"escape_rate,omitempty"`
+	RawBlocks     uint64           `json:"raw_blocks,omitempty"`
+	Seal          *uint32          `json:"seal,omitempty"`
+	SealOK        *bool            `json:"seal_ok,omitempty"`
+	Mix           []codec.MixCount `json:"chunk_mix,omitempty"`
+	ChunkList     []chunkOut       `json:"chunk_list,omitempty"`
 }
 
-// chunkOut is one chunk table entry, with its index.
+// chunkOut is one chunk table entry, with its index; escapes only for the formats that escape values.
 type chunkOut struct {
-	Index uint64 `json:"index"`
-	codec.ChunkInfo
+	Index      uint64  `json:"index"`
+	Format     string  `json:"format"`
+	Kind       string  `json:"kind"`
+	Values     uint64  `json:"values"`
+	Escapes    *uint64 `json:"escapes,omitempty"`
+	Window     *uint8  `json:"window,omitempty"`
+	RawBlocks  uint64  `json:"raw_blocks,omitempty"`
+	SideOffset uint32  `json:"side_offset"`
+	CRC        uint32  `json:"crc"`
 }
 
 func runInspect(ctx context.Context, v *verb, args []string) error {
@@ -72,24 +106,37 @@ func runInspect(ctx context.Context, v *verb, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := inspectOut{Input: pos[0], Bytes: info.Bytes, RawBytes: info.RawBytes, Ratio: info.Ratio}
+	out := inspectOut{Input: pos[0], PayloadBytes: info.Bytes, RawBytes: info.RawBytes, Ratio: info.Ratio}
+	out.Escapes, out.EscapeRate = payloadEscapes(info)
 	for _, c := range info.Containers {
-		co := containerOut{ContainerInfo: c}
-		co.ContainerInfo.Records = nil
+		co := containerOut{Offset: c.Offset, PayloadBytes: c.Bytes, MetaBytes: c.MetaBytes, Version: c.Version,
+			Sequence: c.Sequence, Sealed: c.Sealed, Checksums: c.Checksums, Final: c.Final, Codebooks: c.Codebooks}
 		for _, r := range c.Records {
-			co.Records = append(co.Records, recordOut{RecordInfo: r})
-		}
-		out.Containers = append(out.Containers, co)
-	}
-	if *chunks {
-		for ci, c := range info.Containers {
-			for ri, r := range c.Records {
+			ro := recordOut{Kind: r.Kind, Name: r.Name, DType: r.DType, Shape: r.Shape, Format: r.Format,
+				Chunk: r.ChunkSize, CodebookIndex: r.Codebook, RawBytes: r.RawBytes,
+				Chunks: r.Chunks, RawChunks: r.RawChunks, RawBlocks: r.RawBlocks, Seal: r.Seal, SealOK: r.SealOK,
+				Mix: r.Mix}
+			if r.Kind != "blob" {
+				n := r.Bytes
+				ro.PayloadBytes = &n
+			}
+			var t escapeTally
+			t.add(r.ChunkList)
+			ro.Escapes, ro.EscapeRate = t.count(), t.rate()
+			if *chunks {
 				for k, ch := range r.ChunkList {
-					rec := &out.Containers[ci].Records[ri]
-					rec.ChunkList = append(rec.ChunkList, chunkOut{Index: uint64(k), ChunkInfo: ch})
+					cho := chunkOut{Index: uint64(k), Format: ch.Format, Kind: ch.Kind, Values: ch.Values,
+						Window: ch.Window, RawBlocks: ch.RawBlocks, SideOffset: ch.SideOffset, CRC: ch.CRC}
+					if escapingFormats[ch.Format] {
+						e := ch.Escapes
+						cho.Escapes = &e
+					}
+					ro.ChunkList = append(ro.ChunkList, cho)
 				}
 			}
+			co.Records = append(co.Records, ro)
 		}
+		out.Containers = append(out.Containers, co)
 	}
 	if *asJSON {
 		return writeJSON(os.Stdout, out)
@@ -99,8 +146,12 @@ func runInspect(ctx context.Context, v *verb, args []string) error {
 }
 
 func printInspect(w io.Writer, out *inspectOut) {
-	fmt.Fprintf(w, "%s: %d bytes, %d container(s), decodes to %d bytes, ratio %.4f\n", shown(out.Input, "stdin"),
-		out.Bytes, len(out.Containers), out.RawBytes, out.Ratio)
+	esc := ""
+	if out.EscapeRate != nil {
+		esc = fmt.Sprintf(", escape rate %.4f%%", 100**out.EscapeRate)
+	}
+	fmt.Fprintf(w, "%s: %d bytes, %d container(s), decodes to %d bytes, ratio %.4f%s\n", shown(out.Input, "stdin"),
+		out.PayloadBytes, len(out.Containers), out.RawBytes, out.Ratio, esc)
 	for ci, c := range out.Containers {
 		flags := []string{"checksums off"}
 		if c.Checksums {
@@ -114,7 +165,7 @@ func printInspect(w io.Writer, out *inspectOut) {
 			flags = append(flags, fmt.Sprintf("sequence %d, sealed", c.Sequence))
 		}
 		fmt.Fprintf(w, "\ncontainer %d: offset %d, %d bytes (metadata %d), %s, %d record(s)\n", ci, c.Offset,
-			c.Bytes, c.MetaBytes, strings.Join(flags, ", "), len(c.Records))
+			c.PayloadBytes, c.MetaBytes, strings.Join(flags, ", "), len(c.Records))
 		for i, cb := range c.Codebooks {
 			fmt.Fprintf(w, "  codebook %d: %s\n", i, joinInts(cb[:]))
 		}
@@ -126,16 +177,16 @@ func printInspect(w io.Writer, out *inspectOut) {
 				continue
 			}
 			esc, escPct, rawBlocks := "", "", ""
-			if hasChunks(r.Mix, "splitzip4") {
-				esc, escPct = fmt.Sprint(r.Escapes), escPercent(&r.RecordInfo)
+			if r.EscapeRate != nil {
+				esc, escPct = fmt.Sprint(*r.Escapes), fmt.Sprintf("%.4f", 100**r.EscapeRate)
 			}
 			if hasChunks(r.Mix, "zf12") {
 				rawBlocks = fmt.Sprint(r.RawBlocks)
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.4f\t  %s\t\n", i, r.Kind, r.Name, r.DType,
-				shapeString(r.Shape), r.Format, codedCell(&r.RecordInfo, r.ChunkSize), codedCell(&r.RecordInfo, r.Chunks),
-				codedCell(&r.RecordInfo, r.RawChunks), esc, escPct, rawBlocks, r.Bytes, r.RawBytes,
-				ratio(int64(r.RawBytes), int64(r.Bytes)), mixString(r.Mix))
+				shapeString(r.Shape), r.Format, codedCell(&r, r.Chunk), codedCell(&r, r.Chunks),
+				codedCell(&r, r.RawChunks), esc, escPct, rawBlocks, *r.PayloadBytes, r.RawBytes,
+				ratio(int64(r.RawBytes), int64(*r.PayloadBytes)), mixString(r.Mix))
 		}
 		tw.Flush()
 		for i, r := range c.Records {
@@ -150,8 +201,12 @@ func printInspect(w io.Writer, out *inspectOut) {
 				if ch.Window != nil {
 					win = fmt.Sprint(*ch.Window)
 				}
-				fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%08x\t\n", ch.Index, ch.Format, ch.Kind, ch.Values, win,
-					ch.Escapes, ch.RawBlocks, ch.SideOffset, ch.CRC)
+				esc := "-"
+				if ch.Escapes != nil {
+					esc = fmt.Sprint(*ch.Escapes)
+				}
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%08x\t\n", ch.Index, ch.Format, ch.Kind, ch.Values, win,
+					esc, ch.RawBlocks, ch.SideOffset, ch.CRC)
 			}
 			tw.Flush()
 		}
@@ -180,15 +235,8 @@ func mixString(m []codec.MixCount) string {
 	return strings.Join(parts, ", ")
 }
 
-func escPercent(r *codec.RecordInfo) string {
-	if r.Chunks == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%.4f", 100*r.EscapeRate)
-}
-
 // codedCell is n for a coded record and blank for a stored one, which has no chunks.
-func codedCell(r *codec.RecordInfo, n uint64) string {
+func codedCell(r *recordOut, n uint64) string {
 	if r.Chunks == 0 {
 		return ""
 	}

@@ -3,6 +3,8 @@
 //
 // Every verb parses its own flags (package flag, one FlagSet per verb; -flag and --flag are the same). Failures
 // print one line "vkzip: VERB: message" on stderr and exit 1; usage errors exit 2; an unexpected panic exits 3.
+// With --json a failure is instead a JSON object {"error": ..., "class": ...} on stdout (docs/JSON.md), with
+// the same exit codes.
 package main
 
 import (
@@ -98,12 +100,8 @@ func run(args []string) (code int) {
 		// A panic is a bug, never an answer to bad input: say so in one line instead of a stack trace. (Panics
 		// on other goroutines cannot be caught here; the codec and tensorfile never panic on bad input.)
 		if r := recover(); r != nil {
-			prefix := "vkzip: "
-			if verbName != "" {
-				prefix += verbName + ": "
-			}
-			fmt.Fprintf(os.Stderr, "%sinternal error: %s (this is a bug in vkzip; please report it)\n", prefix,
-				oneLine(fmt.Sprint(r)))
+			msg := fmt.Sprintf("internal error: %s (this is a bug in vkzip; please report it)", oneLine(fmt.Sprint(r)))
+			printFailure(verbName, "", msg, errInternal)
 			code = exitInternal
 		}
 	}()
@@ -136,6 +134,7 @@ func run(args []string) (code int) {
 		return exitUsage
 	}
 	verbName = v.name
+	jsonErrors = wantsJSON(args[1:])
 
 	// Ctrl-C cancels the codec call, so the deferred clean-up removes temporary files before exit.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -156,13 +155,13 @@ func run(args []string) (code int) {
 	case errors.Is(err, errReported):
 		return exitFailure
 	case errors.As(err, &ue):
-		fmt.Fprintf(os.Stderr, "vkzip: %s: %s (see 'vkzip %s --help')\n", v.name, oneLine(ue.msg), v.name)
+		printFailure(v.name, "", fmt.Sprintf("%s (see 'vkzip %s --help')", oneLine(ue.msg), v.name), err)
 		return exitUsage
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(os.Stderr, "vkzip: %s: interrupted\n", v.name)
+		printFailure(v.name, "", "interrupted", err)
 		return exitFailure
 	default:
-		fmt.Fprintf(os.Stderr, "vkzip: %s: %s\n", v.name, errMessage(err))
+		printFailure(v.name, "", errMessage(err), err)
 		return exitFailure
 	}
 }

@@ -27,12 +27,15 @@ encoded with --no-checksum passes with a warning, since corruption of its tensor
 
 // testResult is test's --json output, one object per good FILE.
 type testResult struct {
-	Input       string  `json:"input"`
-	InputBytes  int64   `json:"input_bytes"`
-	OutputBytes int64   `json:"output_bytes"` // what decode would write
-	Seconds     float64 `json:"seconds"`
-	Backend     string  `json:"backend"`
-	Checksums   bool    `json:"checksums"`
+	Input        string  `json:"input"`
+	PayloadBytes int64   `json:"payload_bytes"`
+	RawBytes     int64   `json:"raw_bytes"` // what decode would write
+	Ratio        float64 `json:"ratio"`
+	Seconds      float64 `json:"seconds"`
+	DecodeGBps   float64 `json:"decode_gbps"`
+	Backend      string  `json:"backend"`
+	Device       string  `json:"device"`
+	Checksums    bool    `json:"checksums"`
 }
 
 func runTest(ctx context.Context, v *verb, args []string) error {
@@ -49,6 +52,7 @@ func runTest(ctx context.Context, v *verb, args []string) error {
 	if err != nil {
 		return err
 	}
+	errorOut = os.Stdout // test writes no data: its reports and errors stay on stdout, stdin or not
 	s, err := openFileSession(bf)
 	if err != nil {
 		return err
@@ -68,7 +72,7 @@ func runTest(ctx context.Context, v *verb, args []string) error {
 		case *asJSON:
 			return writeJSON(os.Stdout, res)
 		case !*quiet:
-			fmt.Printf("%s: OK (%d -> %d bytes)\n", shown(j.in, "stdin"), res.InputBytes, res.OutputBytes)
+			fmt.Printf("%s: OK (%d -> %d bytes)\n", shown(j.in, "stdin"), res.PayloadBytes, res.RawBytes)
 		}
 		return nil
 	})
@@ -96,6 +100,8 @@ func testPayload(ctx context.Context, s *fileSession, path string) (testResult, 
 	if err != nil {
 		return testResult{}, err
 	}
-	return testResult{Input: path, InputBytes: int64(len(data)), OutputBytes: n, Seconds: time.Since(start).Seconds(),
-		Backend: s.b.Name(), Checksums: hasChecksums(data)}, nil
+	secs := time.Since(start).Seconds()
+	return testResult{Input: path, PayloadBytes: int64(len(data)), RawBytes: n, Ratio: ratio(n, int64(len(data))),
+		Seconds: secs, DecodeGBps: gbpsOf(n, secs), Backend: s.b.Name(), Device: s.b.Device(),
+		Checksums: hasChecksums(data)}, nil
 }

@@ -31,11 +31,13 @@ var sendVerb = &verb{
 	args:    "--connect HOST:PORT [flags] [FILE|-]",
 	summary: "stream a file to 'vkzip recv' over TCP, compressed on the way",
 	about: `
-Streams FILE (default: stdin) to a 'vkzip recv' over TCP. The input is read in chunks (--chunk bytes); each chunk
-is compressed into one vkzip container (SplitZip-4 for the BF16 values; the input is taken as raw little-endian
-BF16, a trailing odd byte kept verbatim) by --workers goroutines while earlier chunks are on the wire, and chunks
-go out in order. At most --inflight chunks are held at once, so memory does not grow with the input, and a slow
-link or receiver holds the reading back. --raw sends the chunks uncompressed through the same pipeline.
+Streams FILE (default: stdin) to a 'vkzip recv' over TCP. The input is read in frames (--frame-size bytes); each
+frame is compressed into one vkzip container (SplitZip-4 for the BF16 values, in chunks of --chunk values as in
+every verb; the input is taken as raw little-endian BF16, a trailing odd byte kept verbatim) by --workers
+goroutines while earlier frames are on the wire, and frames go out in order. At most --inflight frames are held at
+once, so memory does not grow with the input, and a slow link or receiver holds the reading back. --raw sends the
+frames uncompressed through the same pipeline. --backend auto (the default, as in every verb) codes on a GPU
+where one works, else on the pipeline's CPU workers.
 
 The sender hashes what it reads (SHA-256), the receiver what it decodes and writes; send exits 0 only when the
 receiver has confirmed that hash and length match. A failure at either end ends both with the same one-line
@@ -46,7 +48,7 @@ receiver's verdict), effective GB/s (raw bytes delivered per second), bytes on t
 process (user+sys) and whether the delivery was verified.`,
 	examples: `  vkzip recv --listen :7468 -o kv.bin                    # on the receiving host
   vkzip send --connect gpu2:7468 kv.bin                   # on the sending host
-  vkzip send --connect gpu2:7468 --codebook cb.json --chunk 8MiB kv.bin
+  vkzip send --connect gpu2:7468 --codebook cb.json --frame-size 8MiB kv.bin
   cat kv.bin | vkzip send --connect 10.0.0.2:7468 --raw -
   vkzip send --connect 10.0.0.2:7468 --synth kvlike --size 1GiB --json`,
 	run: runSend,
@@ -57,8 +59,9 @@ var recvVerb = &verb{
 	args:    "[--listen ADDR] [-o FILE|-] [flags]",
 	summary: "receive one stream from 'vkzip send' and write it out, verified",
 	about: `
-Listens on --listen, accepts one connection from 'vkzip send', decodes the chunks on --workers goroutines
-(compressed mode; raw chunks pass through) and writes the stream in order to -o. At the end it compares the
+Listens on --listen, accepts one connection from 'vkzip send', decodes the frames on --workers goroutines
+(compressed mode; raw frames pass through; --backend auto, the default, decodes on a GPU where one works) and
+writes the stream in order to -o. At the end it compares the
 SHA-256 and length of what it wrote with the sender's and tells the sender the verdict; any mismatch, malformed
 message or undecodable chunk is an error at both ends.
 
@@ -79,8 +82,8 @@ var transferBenchVerb = &verb{
 	args:    "[flags]",
 	summary: "time the same KV data sent raw and compressed: speedup over raw",
 	about: `
-Sends the same data raw, then compressed, through the transfer pipeline (chunked, encode, send and decode
-overlapped) and reports for each: seconds, effective GB/s and Gbit/s (raw bytes delivered per second), bytes on
+Sends the same data raw, then compressed, through the transfer pipeline (in frames of --frame-size bytes, encode,
+send and decode overlapped; --backend auto by default, as in every verb) and reports for each: seconds, effective GB/s and Gbit/s (raw bytes delivered per second), bytes on
 the wire, compression ratio, CPU time (user+sys, from getrusage) and bit-exactness (SHA-256 and length verified by
 the receiver); then the speedup, raw seconds over compressed seconds.
 
@@ -95,10 +98,10 @@ Data: kvlike (KV-cache-like BF16 with the exponent distribution of the shared KV
 file (its BF16 tensors, tiled to --size).
 
 --transport nccl sends between two GPUs of this host instead (CUDA devices --gpus, default 0,1): the tensor lies
-in GPU 0's memory, raw mode sends its bytes with one NCCL send, vkzip mode encodes --chunk-sized pieces with the
-Vulkan codec on GPU 0, sends the bodies with NCCL and decodes them on GPU 1, --inflight chunks at a time, every
-hand-off ordered by semaphores shared between Vulkan and CUDA (there --chunk defaults to 32MiB, a multiple of 256
-bytes up to 1GiB, --inflight to 4 and --repeat to 3, after --warmup runs). It needs the NVIDIA driver
+in GPU 0's memory, raw mode sends its bytes with one NCCL send, vkzip mode encodes --frame-size pieces with the
+Vulkan codec on GPU 0, sends the bodies with NCCL and decodes them on GPU 1, --inflight frames at a time, every
+hand-off ordered by semaphores shared between Vulkan and CUDA (there --frame-size defaults to 32MiB, a multiple of
+256 bytes up to 1GiB, --inflight to 4 and --repeat to 3, after --warmup runs). It needs the NVIDIA driver
 (libcuda.so.1), a Vulkan loader and NCCL (libnccl.so.2, or --nccl-lib / $VKZIP_NCCL_LIB; e.g. the Python package
 nvidia-nccl-cu13). Times run from the first call of a transfer until the tensor is complete on GPU 1; each run's
 output is copied to the host once afterwards and compared with the input (not timed). --check runs only a 1 MiB
@@ -109,15 +112,15 @@ NCCL_P2P_DIRECT_DISABLE=1.`,
   vkzip transfer-bench --size 1GiB --rate 2gbit --json
   vkzip transfer-bench --listen 10.0.0.1:7468                  # receiving end
   vkzip transfer-bench --connect 10.0.0.1:7468 --size 1GiB     # sending end: reports
-  vkzip transfer-bench --transport nccl --size 2GiB --chunk 64MiB --inflight 4 --json
+  vkzip transfer-bench --transport nccl --size 2GiB --frame-size 64MiB --inflight 4 --json
   vkzip transfer-bench --transport nccl --check`,
 	run: runTransferBench,
 }
 
 // transferFlags are the pipeline and codec flags shared by the transfer verbs.
 type transferFlags struct {
-	chunk      string
-	codecChunk int
+	frame      string // --frame-size: raw bytes per frame
+	codecChunk int    // --chunk: values per codec chunk
 	codebook   string
 	noCRC      bool
 	chunkHash  bool
@@ -125,14 +128,15 @@ type transferFlags struct {
 	workers    int
 	inflight   int
 	backend    *backendFlags
+	note       string // how --backend auto chose
 }
 
 func addTransferFlags(fs *flag.FlagSet, sender bool) *transferFlags {
 	f := &transferFlags{}
 	if sender {
-		fs.StringVar(&f.chunk, "chunk", "4MiB", "raw `bytes` per chunk (one message, one container): even, 256 B to 64 MiB; e.g. 4MiB")
-		fs.IntVar(&f.codecChunk, "codec-chunk", 1<<layout.DefaultChunkShift, "SplitZip-4 chunk in `values`: a power of two from 1024 to 65536")
-		fs.StringVar(&f.codebook, "codebook", "", "codebook `file` from 'vkzip calibrate' (default: calibrate each chunk on itself)")
+		fs.StringVar(&f.frame, "frame-size", "4MiB", "raw `bytes` per frame (one message, one container): even, 256 B to 64 MiB; e.g. 4MiB")
+		fs.IntVar(&f.codecChunk, "chunk", 1<<layout.DefaultChunkShift, "chunk size in `values`, as in every verb: a power of two from 1024 to 65536")
+		fs.StringVar(&f.codebook, "codebook", "", "codebook `file` from 'vkzip calibrate' (default: calibrate each frame on itself)")
 		fs.BoolVar(&f.noCRC, "no-checksum", false, "leave out the containers' chunk checksums (the stream's SHA-256 still checks delivery)")
 		fs.BoolVar(&f.chunkHash, "chunk-hash", false, "verify with the SHA-256 of the chunks' SHA-256 digests, hashed by the workers in parallel, "+
 			"instead of the SHA-256 of the stream (one core per end, about 1-2 GB/s: a limit above ~10 Gbit/s)")
@@ -141,7 +145,7 @@ func addTransferFlags(fs *flag.FlagSet, sender bool) *transferFlags {
 	}
 	fs.IntVar(&f.workers, "workers", 0, "encode/decode goroutines (default: the number of CPUs)")
 	fs.IntVar(&f.inflight, "inflight", 0, "chunks held at once, bounding memory (default: 2 × workers)")
-	f.backend = addBackendFlags(fs, "cpu")
+	f.backend = addBackendFlags(fs, "auto")
 	return f
 }
 
@@ -154,15 +158,15 @@ func (f *transferFlags) open(mode transfer.Mode) (transfer.Options, codec.Backen
 		return o, nil, nil, usagef("--hash: %v", err)
 	}
 	o.Hash = h
-	if f.chunk != "" {
-		n, err := parseSize(f.chunk)
+	if f.frame != "" {
+		n, err := parseSize(f.frame)
 		if err != nil || n%2 != 0 || n < transfer.MinChunkSize || n > transfer.MaxChunkSize {
-			return o, nil, nil, usagef("--chunk %q: want an even number of bytes from %d to %d (e.g. 4MiB)", f.chunk,
+			return o, nil, nil, usagef("--frame-size %q: want an even number of bytes from %d to %d (e.g. 4MiB)", f.frame,
 				transfer.MinChunkSize, transfer.MaxChunkSize)
 		}
 		o.ChunkSize = int(n)
 	}
-	if err := checkOptions(flagOption{"codec-chunk", codec.WithChunkSize(f.codecChunk)}); err != nil {
+	if err := checkOptions(flagOption{"chunk", codec.WithChunkSize(f.codecChunk)}); err != nil {
 		return o, nil, nil, err
 	}
 	if f.workers < 0 || f.inflight < 0 {
@@ -175,16 +179,31 @@ func (f *transferFlags) open(mode transfer.Mode) (transfer.Options, codec.Backen
 		}
 		o.Codebook = &cal.Codebook
 	}
-	if f.backend.name == "cpu" && f.backend.device == "" {
-		// The pipeline's workers give the parallelism: the default backend runs one goroutine per chunk.
-		return o, nil, func() {}, nil
-	}
-	b, _, err := codec.OpenBackend(f.backend.name, f.backend.device)
-	if err != nil {
-		return o, nil, nil, fmt.Errorf("backend %s: %s", f.backend.name, errMessage(err))
+	b, err := f.openBackend()
+	if err != nil || b == nil {
+		return o, nil, func() {}, err
 	}
 	o.Backend = b
 	return o, b, func() { b.Close() }, nil
+}
+
+// openBackend opens --backend for the pipeline, keeping OpenBackend's note for showBackendNote. The CPU backend
+// without a --device is nil: the pipeline's own CPU codec, whose workers give the parallelism (one goroutine per
+// frame), serves then.
+func (f *transferFlags) openBackend() (codec.Backend, error) {
+	if f.backend.name == "cpu" && f.backend.device == "" {
+		return nil, nil
+	}
+	b, note, err := codec.OpenBackend(f.backend.name, f.backend.device)
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %s", f.backend.name, errMessage(err))
+	}
+	f.note = note
+	if b.Name() == "cpu" && f.backend.device == "" {
+		b.Close()
+		return nil, nil
+	}
+	return b, nil
 }
 
 // warm prepares a GPU backend for the pipeline's concurrent chunks before any data moves: its per-caller memory
@@ -212,11 +231,12 @@ func (f *transferFlags) workerCount() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-func (f *transferFlags) backendName(b codec.Backend) string {
+// backendName is the backend's name and device for reports; nil is the pipeline's CPU codec.
+func (f *transferFlags) backendName(b codec.Backend) (name, device string) {
 	if b == nil {
-		return "cpu"
+		return "cpu", fmt.Sprintf("%s CPU, %d workers", runtime.GOARCH, f.workerCount())
 	}
-	return backendDesc(b)
+	return b.Name(), b.Device()
 }
 
 // transferReport is one end's view of one transfer (--json of send and recv, and the runs of transfer-bench).
@@ -225,24 +245,25 @@ type transferReport struct {
 	Peer          string  `json:"peer,omitempty"`
 	Mode          string  `json:"mode"` // raw or vkzip
 	Seconds       float64 `json:"seconds"`
-	GBps          float64 `json:"gb_per_s"`   // raw bytes delivered per second / 1e9
-	Gbitps        float64 `json:"gbit_per_s"` // the same in Gbit/s
+	GBps          float64 `json:"gbps"`   // raw bytes delivered per second / 1e9
+	Gbitps        float64 `json:"gbitps"` // the same in Gbit/s
 	RawBytes      int64   `json:"raw_bytes"`
 	PayloadBytes  int64   `json:"payload_bytes"`
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
 	Ratio         float64 `json:"ratio"`
-	Chunks        int64   `json:"chunks"`
-	ChunkBytes    int     `json:"chunk_bytes"`
+	Frames        int64   `json:"frames"`
+	FrameBytes    int     `json:"frame_bytes"`
 	Checksums     bool    `json:"checksums"`
 	Workers       int     `json:"workers"`
 	InFlight      int     `json:"inflight"`
 	Codebook      []int   `json:"codebook,omitempty"` // the fixed codebook, if any
 	Backend       string  `json:"backend,omitempty"`
-	CPUUser       float64 `json:"cpu_user_s"`
-	CPUSys        float64 `json:"cpu_sys_s"`
-	CPUSeconds    float64 `json:"cpu_s"`
-	CPUCores      float64 `json:"cpu_cores"` // cpu_s / seconds
+	Device        string  `json:"device,omitempty"`
+	CPUUser       float64 `json:"cpu_user_seconds"`
+	CPUSys        float64 `json:"cpu_sys_seconds"`
+	CPUSeconds    float64 `json:"cpu_seconds"`
+	CPUCores      float64 `json:"cpu_cores"` // cpu_seconds / seconds
 	Verified      bool    `json:"verified"`  // digest and length matched at the receiver
 	Digest        string  `json:"digest"`
 	DigestAlgo    string  `json:"digest_algo"`      // sha256 or xxh3-128
@@ -270,7 +291,7 @@ func (c cpuClock) into(r *transferReport) {
 func newReport(role, peer string, st *transfer.Stats) transferReport {
 	r := transferReport{Role: role, Peer: peer, Mode: st.Mode.String(), Seconds: st.Duration.Seconds(),
 		RawBytes: st.RawBytes, PayloadBytes: st.PayloadBytes, BytesSent: st.BytesSent, BytesReceived: st.BytesReceived,
-		Ratio: st.Ratio(), Chunks: st.Chunks, ChunkBytes: st.ChunkSize, Checksums: st.Checksums, Verified: st.Verified,
+		Ratio: st.Ratio(), Frames: st.Chunks, FrameBytes: st.ChunkSize, Checksums: st.Checksums, Verified: st.Verified,
 		Workers: st.Workers, InFlight: st.InFlight,
 		Digest: hex.EncodeToString(st.SHA256[:]), DigestAlgo: st.Hash.String(), Hash: "stream"}
 	if st.Hash == transfer.XXH3 {
@@ -296,8 +317,8 @@ func (r *transferReport) line() string {
 	if r.Role == "recv" {
 		dir = "from"
 	}
-	s := fmt.Sprintf("%d bytes (%s, %d chunks of %d) %s %s in %.3f s: %.3f GB/s (%.2f Gbit/s) effective, ratio %.4f, "+
-		"%d bytes sent, %d received, CPU %.2f s (%.2f cores)", r.RawBytes, r.Mode, r.Chunks, r.ChunkBytes, dir, r.Peer,
+	s := fmt.Sprintf("%d bytes (%s, %d frames of %d) %s %s in %.3f s: %.3f GB/s (%.2f Gbit/s) effective, ratio %.4f, "+
+		"%d bytes sent, %d received, CPU %.2f s (%.2f cores)", r.RawBytes, r.Mode, r.Frames, r.FrameBytes, dir, r.Peer,
 		r.Seconds, r.GBps, r.Gbitps, r.Ratio, r.BytesSent, r.BytesReceived, r.CPUSeconds, r.CPUCores)
 	if r.Verified {
 		s += ", verified " + r.DigestAlgo + " " + r.Digest[:16] + "…"
@@ -339,6 +360,7 @@ func runSend(ctx context.Context, v *verb, args []string) error {
 		return err
 	}
 	defer release()
+	showBackendNote(v.name, tf.note, *quiet)
 	if mode == transfer.Compressed {
 		if err := tf.warm(ctx, b, 1, opts.ChunkSize); err != nil {
 			return err
@@ -377,7 +399,7 @@ func runSend(ctx context.Context, v *verb, args []string) error {
 		return err
 	}
 	r := newReport("send", *connect, st)
-	r.Backend = tf.backendName(b)
+	r.Backend, r.Device = tf.backendName(b)
 	clock.into(&r)
 	if *asJSON {
 		return writeJSON(os.Stdout, r)
@@ -414,6 +436,9 @@ func runRecv(ctx context.Context, v *verb, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *out == "-" {
+		dataOnStdout()
+	}
 	if len(pos) != 0 {
 		return usagef("recv takes no arguments (the output is -o), got %q", pos[0])
 	}
@@ -425,11 +450,12 @@ func runRecv(ctx context.Context, v *verb, args []string) error {
 		return usagef("--workers and --inflight must not be negative")
 	}
 	ro := transfer.ReceiveOptions{Workers: tf.workers, InFlight: tf.inflight, MaxChunkSize: int(mc)}
-	var b codec.Backend
-	if tf.backend.name != "cpu" || tf.backend.device != "" {
-		if b, _, err = codec.OpenBackend(tf.backend.name, tf.backend.device); err != nil {
-			return fmt.Errorf("backend %s: %s", tf.backend.name, errMessage(err))
-		}
+	b, err := tf.openBackend()
+	if err != nil {
+		return err
+	}
+	showBackendNote(v.name, tf.note, *quiet)
+	if b != nil {
 		defer b.Close()
 		ro.Backend = b
 		// The chunk size is the sender's: prepare for the default; larger chunks grow the memory on first use.
@@ -493,7 +519,7 @@ func runRecv(ctx context.Context, v *verb, args []string) error {
 		return err
 	}
 	r := newReport("recv", peer, st)
-	r.Backend = tf.backendName(b)
+	r.Backend, r.Device = tf.backendName(b)
 	clock.into(&r)
 	report := io.Writer(os.Stdout)
 	if *out == "-" {
@@ -514,19 +540,20 @@ type transferBenchOut struct {
 	Transport  string           `json:"transport"` // loopback TCP, or tcp to/from an address
 	Rate       string           `json:"rate,omitempty"`
 	Data       string           `json:"data"`
-	SizeBytes  int64            `json:"size_bytes"`
-	ChunkBytes int              `json:"chunk_bytes"`
+	RawBytes   int64            `json:"raw_bytes"`
+	FrameBytes int              `json:"frame_bytes"`
 	Workers    int              `json:"workers"`
 	InFlight   int              `json:"inflight"`
 	Backend    string           `json:"backend"`
+	Device     string           `json:"device"`
 	Runs       []transferReport `json:"runs"`
 	// Per mode: the median of the runs' seconds and the run it belongs to.
 	RawSeconds        float64 `json:"raw_seconds,omitempty"`
 	CompressedSeconds float64 `json:"compressed_seconds,omitempty"`
-	RawGBps           float64 `json:"raw_gb_per_s,omitempty"`
-	CompressedGBps    float64 `json:"compressed_gb_per_s,omitempty"`
-	RawCPU            float64 `json:"raw_cpu_s,omitempty"`
-	CompressedCPU     float64 `json:"compressed_cpu_s,omitempty"`
+	RawGBps           float64 `json:"raw_gbps,omitempty"`
+	CompressedGBps    float64 `json:"compressed_gbps,omitempty"`
+	RawCPU            float64 `json:"raw_cpu_seconds,omitempty"`
+	CompressedCPU     float64 `json:"compressed_cpu_seconds,omitempty"`
 	Speedup           float64 `json:"speedup,omitempty"` // raw seconds / compressed seconds
 	BitExact          bool    `json:"bit_exact"`         // every run verified
 }
@@ -563,6 +590,7 @@ func runTransferBench(ctx context.Context, v *verb, args []string) error {
 	count := fs.Int("count", 0, "with --listen: transfers to serve (default: one per mode and repeat)")
 	wait := fs.Duration("wait", 10*time.Second, "with --connect: keep retrying a refused connection for this `duration`")
 	asJSON := fs.Bool("json", false, "print a JSON object")
+	quiet := addQuietFlag(fs)
 	nf := addNCCLFlags(fs)
 	pos, err := parseArgs(v, fs, args)
 	if err != nil {
@@ -616,13 +644,14 @@ func runTransferBench(ctx context.Context, v *verb, args []string) error {
 		return err
 	}
 	defer release()
+	showBackendNote(v.name, tf.note, *quiet)
 	// Both ends share the backend here: twice the workers.
 	if err := tf.warm(ctx, b, 2, opts.ChunkSize); err != nil {
 		return err
 	}
 	ro := transfer.ReceiveOptions{Workers: tf.workers, InFlight: tf.inflight, Backend: b}
-	out := transferBenchOut{Date: time.Now().UTC().Format(time.RFC3339), Data: *data, Backend: tf.backendName(b),
-		Rate: *rateS, BitExact: true}
+	out := transferBenchOut{Date: time.Now().UTC().Format(time.RFC3339), Data: *data, Rate: *rateS, BitExact: true}
+	out.Backend, out.Device = tf.backendName(b)
 
 	if *listen != "" {
 		n := *count
@@ -637,7 +666,7 @@ func runTransferBench(ctx context.Context, v *verb, args []string) error {
 		return err
 	}
 	src = src[:size]
-	out.SizeBytes = size
+	out.RawBytes = size
 	out.Transport = "loopback TCP, both ends in this process"
 	if *connect != "" {
 		out.Transport = "TCP to " + *connect
@@ -650,9 +679,9 @@ func runTransferBench(ctx context.Context, v *verb, args []string) error {
 			if err != nil {
 				return fmt.Errorf("%s run: %w", m, err)
 			}
-			r.Backend = out.Backend
+			r.Backend, r.Device = out.Backend, out.Device
 			out.Runs = append(out.Runs, r)
-			out.ChunkBytes, out.Workers, out.InFlight = r.ChunkBytes, r.Workers, r.InFlight
+			out.FrameBytes, out.Workers, out.InFlight = r.FrameBytes, r.Workers, r.InFlight
 			out.BitExact = out.BitExact && r.Verified
 		}
 	}
@@ -769,10 +798,10 @@ func benchListen(ctx context.Context, addr string, n int, ro transfer.ReceiveOpt
 			continue
 		}
 		r := newReport("recv", t.Conn().RemoteAddr().String(), st)
-		r.Backend = out.Backend
+		r.Backend, r.Device = out.Backend, out.Device
 		clock.into(&r)
 		out.Runs = append(out.Runs, r)
-		out.SizeBytes, out.ChunkBytes, out.Workers, out.InFlight = r.RawBytes, r.ChunkBytes, r.Workers, r.InFlight
+		out.RawBytes, out.FrameBytes, out.Workers, out.InFlight = r.RawBytes, r.FrameBytes, r.Workers, r.InFlight
 		if !asJSON {
 			fmt.Printf("transfer-bench: received %s\n", r.line())
 		}
@@ -790,8 +819,8 @@ func printTransferBench(o *transferBenchOut) {
 	if o.Rate != "" {
 		rate = "sender paced at " + o.Rate
 	}
-	fmt.Printf("transfer-bench: %d bytes of %s, chunks of %d, %d workers, %d in flight, backend %s, %s (%s)\n",
-		o.SizeBytes, o.Data, o.ChunkBytes, o.Workers, o.InFlight, o.Backend, o.Transport, rate)
+	fmt.Printf("transfer-bench: %d bytes of %s, frames of %d, %d workers, %d in flight, backend %s (%s), %s (%s)\n",
+		o.RawBytes, o.Data, o.FrameBytes, o.Workers, o.InFlight, o.Backend, o.Device, o.Transport, rate)
 	fmt.Printf("  %-6s %9s %8s %8s %14s %7s %7s %6s  %s\n", "mode", "seconds", "GB/s", "Gbit/s", "bytes sent", "ratio",
 		"CPU s", "cores", "bit-exact")
 	for _, r := range o.Runs {

@@ -93,7 +93,11 @@ func runTransferBenchNCCL(ctx context.Context, fs *flag.FlagSet, nf *ncclFlags, 
 			return err
 		}
 		if asJSON {
-			return writeJSON(os.Stdout, r)
+			res, err := renamedJSON(r, ncclCheckKeys)
+			if err != nil {
+				return err
+			}
+			return writeJSON(os.Stdout, res)
 		}
 		fmt.Printf("transfer-bench --check: NCCL %s (%s), CUDA %s: %d bytes %s → %s, bit-exact %v; first %.3f ms "+
 			"(with connection set-up), second %.3f ms\n", r.NCCLVersion, r.NCCLLibrary, r.CUDADriver, r.Bytes, r.Devices[0],
@@ -102,18 +106,18 @@ func runTransferBenchNCCL(ctx context.Context, fs *flag.FlagSet, nf *ncclFlags, 
 	}
 
 	chunk := int64(gpulink.DefaultChunkBytes)
-	if len(setFlags(fs, "chunk")) > 0 {
-		n, err := parseSize(tf.chunk)
+	if len(setFlags(fs, "frame-size")) > 0 {
+		n, err := parseSize(tf.frame)
 		if err != nil || n%gpulink.ChunkAlign != 0 || n > gpulink.MaxChunkBytes {
-			return usagef("--chunk %q: want a multiple of %d bytes up to 1GiB with --transport nccl (e.g. 32MiB)", tf.chunk,
-				gpulink.ChunkAlign)
+			return usagef("--frame-size %q: want a multiple of %d bytes up to 1GiB with --transport nccl (e.g. 32MiB)",
+				tf.frame, gpulink.ChunkAlign)
 		}
 		chunk = n
 	}
 	if tf.inflight < 0 {
 		return usagef("--inflight must not be negative")
 	}
-	if err := checkOptions(flagOption{"codec-chunk", codec.WithChunkSize(tf.codecChunk)}); err != nil {
+	if err := checkOptions(flagOption{"chunk", codec.WithChunkSize(tf.codecChunk)}); err != nil {
 		return err
 	}
 	shift := uint(0)
@@ -168,14 +172,31 @@ func runTransferBenchNCCL(ctx context.Context, fs *flag.FlagSet, nf *ncclFlags, 
 			Data string `json:"data"`
 			*gpulink.Result
 		}{time.Now().UTC().Format(time.RFC3339), data, r}
-		return writeJSON(os.Stdout, out)
+		res, err := renamedJSON(out, ncclKeys)
+		if err != nil {
+			return err
+		}
+		return writeJSON(os.Stdout, res)
 	}
 	printNCCLBench(r, data)
 	return nil
 }
 
+// ncclKeys renames gpulink.Result's JSON keys into the CLI's vocabulary (docs/JSON.md).
+var ncclKeys = map[string]string{
+	"size_bytes": "raw_bytes", "chunk_bytes": "frame_bytes", "chunks": "frames", "codec_chunk": "chunk",
+	"gb_per_s": "gbps", "raw_gb_per_s": "raw_gbps", "compressed_gb_per_s": "compressed_gbps",
+	"body_bytes": "payload_bytes", "encode_gpu_s": "encode_gpu_seconds", "decode_gpu_s": "decode_gpu_seconds",
+	"host_wait_encode_s": "host_wait_encode_seconds", "host_wait_decode_s": "host_wait_decode_seconds",
+	"host_enqueue_s": "host_enqueue_seconds", "host_prepare_s": "host_prepare_seconds",
+	"devices": "cuda_device_names", "vulkan_devices": "vulkan_device_names",
+}
+
+// ncclCheckKeys renames gpulink.CheckResult's JSON keys likewise.
+var ncclCheckKeys = map[string]string{"bytes": "raw_bytes", "devices": "cuda_device_names"}
+
 func printNCCLBench(r *gpulink.Result, data string) {
-	fmt.Printf("transfer-bench: %d bytes of %s, NCCL %s, %s → %s; vkzip in %d chunks of %d, %d in flight, ratio %.4f; "+
+	fmt.Printf("transfer-bench: %d bytes of %s, NCCL %s, %s → %s; vkzip in %d frames of %d, %d in flight, ratio %.4f; "+
 		"raw from %s memory\n", r.SizeBytes, data, r.NCCLVersion, r.Devices[0], r.Devices[1], r.Chunks, r.ChunkBytes,
 		r.InFlight, r.Ratio, r.RawFrom)
 	fmt.Printf("  %-6s %10s %9s  %s\n", "mode", "ms", "GB/s", "bit-exact")

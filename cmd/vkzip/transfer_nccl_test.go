@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func TestTransferBenchNCCLWithoutLibraries(t *testing.T) {
 	t.Setenv("VKZIP_NCCL_LIB", "/nonexistent/libnccl.so.2")
 	for _, args := range [][]string{
 		{"transfer-bench", "--transport", "nccl", "--size", "2GiB"},
-		{"transfer-bench", "--transport", "nccl", "--check", "--json"},
+		{"transfer-bench", "--transport", "nccl", "--check"},
 	} {
 		r := vkz(t, t.TempDir(), nil, args...)
 		requireFailure(t, r, "transfer-bench")
@@ -23,6 +24,14 @@ func TestTransferBenchNCCLWithoutLibraries(t *testing.T) {
 		assert.Contains(t, r.stderr, "NCCL library not available", "%v", args)
 		assert.Contains(t, r.stderr, "VKZIP_NCCL_LIB", "%v", args)
 		assert.Empty(t, r.stdout)
+		// Under --json the same failure is a JSON object on stdout, with the same exit status.
+		r = vkz(t, t.TempDir(), nil, append(args, "--json")...)
+		require.Equal(t, exitFailure, r.code, r.stderr)
+		assert.Empty(t, r.stderr)
+		var e errorJSON
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &e), r.stdout)
+		assert.Contains(t, e.Error, "CUDA driver not available", "%v", args)
+		assert.Contains(t, e.Error, "NCCL library not available", "%v", args)
 	}
 	// --nccl-lib names the library; the driver still goes first in the message.
 	r := vkz(t, t.TempDir(), nil, "transfer-bench", "--transport", "nccl", "--nccl-lib", "/elsewhere/libnccl.so.2")
@@ -40,12 +49,13 @@ func TestTransferBenchNCCLUsage(t *testing.T) {
 		{"transfer-bench", "--transport", "nccl", "--backend", "cpu"},
 		{"transfer-bench", "--transport", "nccl", "--gpus", "0"},
 		{"transfer-bench", "--transport", "nccl", "--gpus", "1,1"},
-		{"transfer-bench", "--transport", "nccl", "--chunk", "1000"},
-		{"transfer-bench", "--transport", "nccl", "--chunk", "2GiB"},
+		{"transfer-bench", "--transport", "nccl", "--frame-size", "1000"},
+		{"transfer-bench", "--transport", "nccl", "--frame-size", "2GiB"},
 		{"transfer-bench", "--transport", "nccl", "--size", "1001"},
 		{"transfer-bench", "--transport", "nccl", "--raw-from", "host"},
 		{"transfer-bench", "--transport", "nccl", "--modes", "zstd"},
-		{"transfer-bench", "--transport", "nccl", "--codec-chunk", "1000"},
+		{"transfer-bench", "--transport", "nccl", "--chunk", "1000"},
+		{"transfer-bench", "--transport", "nccl", "--chunk", "4MiB"}, // --chunk counts values, as in every verb
 	} {
 		r := vkz(t, t.TempDir(), nil, args...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
