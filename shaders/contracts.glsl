@@ -97,6 +97,12 @@ layout(constant_id = 10) const uint RFILL = 2;
 layout(constant_id = 11) const uint LOWPF = 1;
 #endif
 
+#if defined(KERNEL_STORED)
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
+layout(constant_id = 1) const uint DECODE = 0; // 0: values to body; 1: body to values
+#endif
+
 #if defined(KERNEL_SZ4_ENCODE)
 layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; // segment's values, 8 per uvec4
 layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; };
@@ -270,6 +276,12 @@ layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; // ≥ 1 
 layout(std430, binding = 3) writeonly buffer Dst { uint dst[]; };
 layout(std430, binding = 3) writeonly buffer DstV { uvec4 dstv[]; };
 layout(std430, binding = 4) buffer Status { uint status[]; };
+#endif
+
+#if defined(KERNEL_STORED)
+layout(std430, binding = 0) readonly buffer Src { uint src[]; }; // values (encode) or body (decode)
+layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; }; // body (encode) or values (decode)
+layout(std430, binding = 2) buffer Status { uint status[]; }; // decode: flags (STATUS_*), as the other kernels
 #endif
 
 #if defined(KERNEL_HUFF_CHECK)
@@ -453,6 +465,13 @@ layout(push_constant) uniform PC {
     uint chunks; uint lastLen; uint checksums; uint pieceLen;
     uint lowWords; uint dstWords; uint lowBase; uint tableBase;
     uint pieceBase; uint dstBase;
+} pc;
+#endif
+
+#if defined(KERNEL_STORED)
+layout(push_constant) uniform PC {
+    uint words; uint bytes; uint checksums; uint srcBase;
+    uint dstBase;
 } pc;
 #endif
 

@@ -248,9 +248,10 @@ var Kernels = []*Kernel{
 	{Name: "huff_decode", Push: pushOf[HuffDecodePush](), Bindings: huffDecodes, Spec: huffDecodeSpecs},
 	{Name: "huff_decode_i64", Push: pushOf[HuffDecodeI64Push](), Bindings: huffDecodes, Spec: huffDecodeSpecs},
 	{Name: "stored", Push: pushOf[StoredPush](),
-		Bindings: []Binding{ro("src"), wo("dst"), rw("status")},
-		// DECODE 0: values to body, 1: body to values.
-		Spec: []Spec{specWG, {"DECODE", 1, 0}}},
+		Bindings: []Binding{ro("src").with("values (encode) or body (decode)"),
+			wo("dst").with("body (encode) or values (decode)"),
+			rw("status").with("decode: flags (STATUS_*), as the other kernels")},
+		Spec: []Spec{specWG, {"DECODE", 1, 0, "0: values to body; 1: body to values"}}},
 	{Name: "huff_check", Push: pushOf[HuffCheckPush](),
 		Bindings: []Binding{ro("lows").with(oneWord), ro("table"), ro("pieces").with(oneWord), rw("status"),
 			ro("consts").with("CRC tables (huff_common.glsl)")},

@@ -5,23 +5,9 @@
 // the CRC, a fallback's, runs serially in the first invocation over the words the copy reads (not the ones it
 // writes, so no ordering within the dispatch is needed).
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint DECODE = 0; // 0: values to body; 1: body to values
-
 #include "layout.glsl"
-
-layout(std430, binding = 0) readonly buffer Src { uint src[]; };  // values (encode) or body (decode)
-layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; }; // body (encode) or values (decode)
-layout(std430, binding = 2) buffer Status { uint status[]; };     // decode: flags (STATUS_*), as the other kernels
-
-layout(push_constant) uniform PC {
-    uint words;     // data words: ceil(bytes / 4)
-    uint bytes;     // data bytes
-    uint checksums;
-    uint srcBase;   // word offsets of the data within bindings 0 and 1
-    uint dstBase;
-} pc;
+#define KERNEL_STORED
+#include "contracts.glsl"
 
 shared uint table[256];
 

@@ -31,11 +31,13 @@
 //
 //  1. Register the format with package codec (its id, name, body bounds, CPU reference): the Vulkan backend codes
 //     exactly the reference's bytes, and its tests compare against it.
-//  2. Write its kernels in shaders/ (NAME.comp, including layout.glsl for the format constants), compile them to
-//     SPIR-V with glslc as the go:generate lines of shaders/shaders.go do, and add their names to shaders.Names.
-//  3. Declare each kernel's contract in package shaders (contracts.go, push.go): a push struct whose fields match
-//     the GLSL push block member by member, and a Kernel with the bindings in binding order and the
-//     specialization constants with their IDs; name the kernel here in contracts.go (kernel("NAME")).
+//  2. Declare each of its kernels' contract in package shaders (contracts.go, push.go): a push struct whose fields
+//     match the GLSL push block member by member, and a Kernel with its bindings in binding order and its
+//     specialization constants with their IDs; regenerate contracts.glsl (go run ./shaders/gen -o shaders).
+//  3. Write the kernels in shaders/NAME.comp: #define KERNEL_<NAME> and #include "contracts.glsl" for the
+//     declarations (and "layout.glsl" for the format's numbers), compile them with glslc as the go:generate lines of
+//     shaders/shaders.go do, add those lines and the names to shaders.Names, and name each kernel in this
+//     package's contracts.go (kernel("NAME")).
 //  4. Write FORMAT.go with a type implementing gpuCodec: check, shape, deviceBytes and checkBody from the format's
 //     geometry; encode and decode take their streams from the regions (valsAt for the values, bodyAt for byte
 //     ranges of the body, scratch or zeroed for device-only memory; r.work and r.status are the work and status
@@ -49,7 +51,9 @@
 //     operations through PrepareEncode and PrepareDecode into poisoned buffers (stored_test.go is the smallest
 //     example).
 //
-// A format auto may choose per chunk also implements autoCandidate (auto.go): the layout of its scratch body, its
+// Optional parts: a format whose kernels have measured tuning defaults implements kernelTuner, one whose shared
+// memory grows with the tuning sharedUser (codec.go). A format auto may choose per chunk also implements
+// autoCandidate (auto.go): the layout of its scratch body, its
 // encode into it, and its decoder over the pieces of an auto body. A format whose decoder reads the side length
 // from its status block at run time implements blockDecoder, and PrepareDecode then takes Blocks for it.
 package vkcodec
