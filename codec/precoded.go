@@ -143,3 +143,18 @@ func (c *Codec) AppendPrecoded(dst []byte, t PrecodedTensor, final bool, fill fu
 	}
 	return dst, nil
 }
+
+// CheckSeal verifies the seal after tensor record index's body (sealed containers; src holds the container from
+// its first byte), as a decoder does before it trusts the body: ErrChecksum when the body is not the one the
+// directory was written with, ErrNonCanonical for a seal in a container without checksums. A decoder that runs the
+// body elsewhere (a device decoder) calls it first.
+func (ct *Container) CheckSeal(src []byte, index int) error {
+	if index < 0 || index >= len(ct.Recs) || ct.Recs[index].Blob {
+		return errorf(ErrInvalidInput, "record %d has no body", index)
+	}
+	if !ct.Sealed() {
+		return nil
+	}
+	_, err := ct.checkSeal(src, index, nil)
+	return err
+}
