@@ -149,6 +149,18 @@ func (cd *cudaDev) encode(ctx context.Context, c *codec.Codec, d layout.DType, d
 		return dst, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", nbytes, uint64(devMaxBytes))
 	}
 	n := nbytes / uint64(d.Size())
+	if dims != nil { // refused before any device work, as the host encoder refuses it
+		v := uint64(1)
+		for _, x := range dims {
+			if x != 0 && v > maxTensorValues/x {
+				return dst, invalidf("shape %v is too large", dims)
+			}
+			v *= x
+		}
+		if v != n {
+			return dst, invalidf("shape %v holds %d values, the tensor %d", dims, v, n)
+		}
+	}
 	p, err := cd.dc.plan(c, d, n)
 	if err != nil {
 		return dst, err

@@ -24,7 +24,13 @@ func openVulkan(t *testing.T) *vkcodec.Backend {
 	if err != nil {
 		t.Skipf("no Vulkan device: %v", err)
 	}
-	t.Cleanup(func() { vb.Close() })
+	t.Cleanup(func() {
+		// With VKZIP_VALIDATE=1 the Khronos validation layers watch every test here: any message fails it.
+		if msgs := vb.ValidationMessages(); len(msgs) > 0 {
+			t.Errorf("validation: %d messages, first: %s", len(msgs), msgs[0])
+		}
+		vb.Close()
+	})
 	return vb
 }
 
