@@ -262,7 +262,8 @@ func TestBufferPayloadIsCLIRaw(t *testing.T) {
 	}
 	data = data[128:] // the npy header: the rest is 32,768 bytes of BF16
 	for _, prefer := range []string{"", "speed", "balanced", "ratio"} {
-		cf := config{backend: "cpu", formats: preferModes[prefer]}
+		l, _ := codec.PreferFormats(prefer)
+		cf := config{backend: "cpu", formats: l}
 		opts, err := cf.options()
 		if err != nil {
 			t.Fatal(err)

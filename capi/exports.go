@@ -131,7 +131,7 @@ func vkzipgo_open(opts *C.vkzip_options, out *C.vkzip_codec) C.int {
 			if cf.formats != "" {
 				return invalidf("prefer %q and formats %q both given: prefer picks the formats itself", prefer, cf.formats)
 			}
-			l, ok := preferModes[prefer]
+			l, ok := codec.PreferFormats(prefer)
 			if !ok {
 				return invalidf("prefer %q: want speed, balanced or ratio", prefer)
 			}

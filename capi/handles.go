@@ -22,14 +22,6 @@ type config struct {
 	chunkSize       int // 0 = the format's default
 }
 
-// preferModes are the format lists of vkzip_options.prefer: the same lists as `vkzip encode --prefer`
-// (cmd/vkzip/encode.go), so that a payload made here equals the CLI's. python/tests compares the two.
-var preferModes = map[string]string{
-	"speed":    "splitzip4,xw4,xw3",
-	"balanced": "auto",
-	"ratio":    "huff,auto",
-}
-
 // options turns a config into codec options, as the CLI's encode does for the same flags.
 func (cf *config) options() ([]codec.Option, error) {
 	opts := []codec.Option{codec.WithChecksums(!cf.noChecksums), codec.WithFormat(cf.formats)}
