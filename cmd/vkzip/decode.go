@@ -26,9 +26,12 @@ leaves an existing kv.safetensors alone); the output gets the payload's permissi
 which encode took from the original; several INPUTs give one output each; the INPUTs are kept unless --rm. A
 failed INPUT is named on one line of stderr and the others still run; the exit status is 1 if any failed.
 
-Every checksum and format rule is verified before the output appears. A file output is written to an unnamed
-file (Linux) or a hidden temporary one and put in place only when the whole payload has decoded, so a failure,
-Ctrl-C or kill leaves nothing behind; stdout receives nothing until then. A payload encoded with --no-checksum
+Every checksum and format rule is verified before the bytes they cover are written. The payload is read once, in
+order, and decoded frame by frame in bounded memory (about 150 MiB on the cpu backend, whatever its size). A file
+output is written to an unnamed file (Linux) or a hidden temporary one and put in place only when the whole
+payload has decoded, so a failure, Ctrl-C or kill leaves nothing behind. Stdout (or a FIFO) receives each frame's
+bytes once that frame has verified, so a consumer starts early; if a later frame is damaged or missing, the
+consumer has the verified output so far and decode exits with status 1. A payload encoded with --no-checksum
 decodes with a warning, since corruption of its tensor data cannot be detected. 'vkzip test' checks payloads
 without writing anything.`,
 	examples: `  vkzip decode kv.safetensors.vkz                 # writes kv.safetensors (not over an existing one)
@@ -53,10 +56,6 @@ type decodeResult struct {
 	Device       string  `json:"device"`
 	Checksums    bool    `json:"checksums"`
 }
-
-// spillLimit is how much decoded output destined for a stream is held in memory before it goes to a temporary
-// file instead.
-const spillLimit = 512 << 20
 
 func runDecode(ctx context.Context, v *verb, args []string) error {
 	fs := newFlags(v)
@@ -93,17 +92,20 @@ func decodeOne(ctx context.Context, s *fileSession, j fileJob, ff *fileFlags, as
 		return err
 	}
 	outOpts := outputOptionsFor(j.in, ff.force)
-	data, release, err := readInput(j.in)
+	in, size, closeIn, err := openStreamInput(j.in)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer closeIn()
 
-	// The bar's size is the decoded one; reading it from the headers is cheap, but skip it when no bar can show.
+	// The bar's size is the decoded one, read from the frames' headers of a regular file; no bar can show for
+	// a pipe, whose headers arrive with the data.
 	var p *progress
-	if !quiet && isTerminal(os.Stderr) {
-		if raw, ok := decodedSize(data); ok {
-			p = newProgress("decode", int64(raw), quiet)
+	if !quiet && size > progressMin && isTerminal(os.Stderr) {
+		if f, ok := in.(*os.File); ok {
+			if raw, ok := decodedSize(f, size); ok {
+				p = newProgress("decode", int64(raw), quiet)
+			}
 		}
 	}
 	c, err := s.codec(p)
@@ -112,33 +114,23 @@ func decodeOne(ctx context.Context, s *fileSession, j fileJob, ff *fileFlags, as
 	}
 	defer c.Close()
 
-	// Decode into a sink that nobody sees until the payload has verified: an unnamed or temporary file beside
-	// the output, or for a stream (stdout, a device) a buffer copied out afterwards.
-	var sink io.Writer
-	var commit func() error
-	if isStream(j.out) {
-		sb := &spillBuffer{limit: spillLimit}
-		defer sb.close()
-		sink = sb
-		commit = func() error { return copyToStream(j.out, sb) }
-	} else {
-		a, err := createOutput(j.out, outOpts)
-		if err != nil {
-			return err
-		}
-		defer a.abort()
-		sink, commit = a, a.commit
+	// Decoded bytes go out batch by batch, each only once every checksum of its records has verified. A file
+	// output appears under its name only once the whole payload has (an unnamed or temporary file until then);
+	// a stream (stdout, a FIFO) receives the verified batches as they come, and on a later error the exit status
+	// tells the consumer that what it has is incomplete.
+	sink, commit, abort, err := openSink(j.out, outOpts)
+	if err != nil {
+		return err
 	}
-	var n int64
+	defer abort()
 	start := time.Now()
-	err = c.DecodeStream(ctx, data, func(_ *codec.Rec, d []byte) error {
+	st, err := c.DecodeFile(ctx, writerFunc(func(d []byte) (int, error) {
 		k, err := sink.Write(d)
-		n += int64(k)
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", shown(j.out, "stdout"), err)
+			return k, fmt.Errorf("writing %s: %w", shown(j.out, "stdout"), err)
 		}
-		return nil
-	})
+		return k, nil
+	}), in)
 	secs := time.Since(start).Seconds()
 	if err != nil {
 		p.abort()
@@ -148,16 +140,15 @@ func decodeOne(ctx context.Context, s *fileSession, j fileJob, ff *fileFlags, as
 	if err := commit(); err != nil {
 		return err
 	}
-	checksums := hasChecksums(data)
 	if ff.rm {
-		release()
+		closeIn()
 		if err := removeInput(j.in); err != nil {
 			return err
 		}
 	}
 
-	res := decodeResult{Input: j.in, Output: j.out, PayloadBytes: int64(len(data)), RawBytes: n, Seconds: secs,
-		Backend: s.b.Name(), Device: s.b.Device(), Checksums: checksums}
+	res := decodeResult{Input: j.in, Output: j.out, PayloadBytes: st.InputBytes, RawBytes: st.OutputBytes,
+		Seconds: secs, Backend: s.b.Name(), Device: s.b.Device(), Checksums: st.Checksums}
 	res.Ratio = ratio(res.RawBytes, res.PayloadBytes)
 	res.DecodeGBps = gbpsOf(res.RawBytes, secs)
 	s.showNote("decode", quiet)
@@ -180,52 +171,24 @@ func decodeOne(ctx context.Context, s *fileSession, j fileJob, ff *fileFlags, as
 	return nil
 }
 
-// copyToStream writes the verified output to stdout or an existing non-regular file.
-func copyToStream(path string, sb *spillBuffer) error {
-	if path == "-" {
-		return sb.copyTo(os.Stdout)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = sb.copyTo(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
 
-// forContainers calls fn for each container of a payload, in order, until one fails to parse.
-func forContainers(src []byte, fn func(*codec.Container)) error {
-	for len(src) > 0 {
-		ct, err := codec.ParseHeader(src)
-		if err != nil {
-			return err
-		}
-		fn(ct)
-		if ct.Size == 0 || ct.Size > uint64(len(src)) {
-			return fmt.Errorf("container size %d", ct.Size)
-		}
-		src = src[ct.Size:]
-	}
-	return nil
-}
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// decodedSize is the number of bytes a payload decodes to, read from its headers (for the progress bar).
-func decodedSize(src []byte) (uint64, bool) {
+// decodedSize is the number of bytes the payload in the regular file f (size bytes) decodes to, read from its
+// containers' headers alone (for the progress bar).
+func decodedSize(f *os.File, size int64) (uint64, bool) {
 	var n uint64
-	err := forContainers(src, func(ct *codec.Container) {
+	for off := int64(0); off < size; {
+		ct, err := codec.ReadHeader(io.NewSectionReader(f, off, size-off))
+		if err != nil || ct.Size == 0 {
+			return 0, false
+		}
 		for i := range ct.Recs {
 			n += ct.Recs[i].RawSize()
 		}
-	})
-	return n, err == nil
-}
-
-// hasChecksums reports whether every container of a (decoded, so valid) payload carries checksums.
-func hasChecksums(src []byte) bool {
-	all := true
-	err := forContainers(src, func(ct *codec.Container) { all = all && ct.Checksums() })
-	return all && err == nil
+		off += int64(ct.Size)
+	}
+	return n, true
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,7 +26,9 @@ var encodeVerb = &verb{
 Compresses each INPUT (a path, or - for stdin) into one vkzip container, INPUT.vkz unless -o or -c says
 otherwise. A safetensors file is stored as its header (kept verbatim) followed by every tensor in data order; an
 npy file as its header and its array; a raw file (--dtype bf16) as one tensor. 'vkzip decode' gives back the
-input byte for byte.
+input byte for byte. The input is read once, in order, and the payload written as it is made: a stream of frames
+of 32 MiB of input each (a tensor larger than that in slices), so memory stays bounded (about 150 MiB on the cpu
+backend) whatever the input's size, and stdin may be a pipe of any length.
 
 Files work as with zstd: an existing output is never replaced without -f; the output gets the input's permission
 bits and modification time; several INPUTs give one output each (-o and -c take one INPUT); the INPUTs are kept
@@ -107,10 +110,12 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		strings.Join(codec.DefaultFormatNames(), ","))
 	prefer := fs.String("prefer", "", "`mode` instead of --format: speed ("+preferList("speed")+"), balanced ("+
 		preferList("balanced")+") or ratio ("+preferList("ratio")+")")
+	frameFlag := fs.String("frame", "32MiB", "input `bytes` per frame of the payload (a multiple of 8, at most 128MiB): "+
+		"memory grows with it, not with the input")
 	in := addInputFlags(fs, "")
 	asJSON := fs.Bool("json", false, "print the result as a JSON object per input")
-	verify := fs.Bool("verify", false, "decode the payload with the Go reference codec and compare it with the input before "+
-		"writing anything: catches a faulty encoder (a GPU driver's, say) at the cost of a CPU decode")
+	verify := fs.Bool("verify", false, "decode every frame of the payload with the Go reference codec and compare it with its "+
+		"input before writing it: catches a faulty encoder (a GPU driver's, say) at the cost of a CPU decode")
 	quiet := addQuietFlag(fs)
 	bf := addBackendFlags(fs, "auto")
 	pos, err := parseArgs(v, fs, args)
@@ -120,6 +125,10 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	jobs, err := planJobs(pos, ff, func(in string) (string, error) { return in + ".vkz", nil })
 	if err != nil {
 		return err
+	}
+	frame, err := parseSize(*frameFlag)
+	if err != nil || frame < 8 || frame > codec.MaxFrameSize/2 || frame%8 != 0 {
+		return usagef("--frame %q: want a multiple of 8 bytes from 8 to 128MiB", *frameFlag)
 	}
 	openOpts, err := in.options()
 	if err != nil {
@@ -156,9 +165,12 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 		fmt.Fprintln(os.Stderr, "vkzip: encode: warning: --no-checksum: corruption of tensor data in these payloads would go undetected")
 	}
 	e := &encoder{s: s, openOpts: openOpts, formats: formats, formatFlag: *format != "", ff: ff, verify: *verify,
-		asJSON: *asJSON, quiet: *quiet, checksums: !*noCRC}
+		asJSON: *asJSON, quiet: *quiet, checksums: !*noCRC, frame: int(frame)}
 	return forEachInput(ctx, v.name, jobs, func(j fileJob) error { return e.encode(ctx, j) })
 }
+
+// errVerify marks an encode whose payload did not decode to its input (encode --verify).
+var errVerify = codec.ErrVerify
 
 // encoder encodes the inputs of one encode command.
 type encoder struct {
@@ -170,6 +182,7 @@ type encoder struct {
 	verify        bool
 	asJSON, quiet bool
 	checksums     bool
+	frame         int // input bytes per frame
 }
 
 func (e *encoder) encode(ctx context.Context, j fileJob) error {
@@ -180,63 +193,83 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 		return fmt.Errorf("refusing to write a payload to a terminal (redirect stdout, or -f)")
 	}
 	outOpts := outputOptionsFor(j.in, e.ff.force)
-	f, release, err := openTensors(j.in, e.openOpts)
+	in, size, closeIn, err := openStreamInput(j.in)
 	if err != nil {
 		return err
 	}
-	defer release()
-	for _, w := range uncodedWarnings(f, shown(j.in, "stdin"), e.formats, e.formatFlag) {
-		fmt.Fprintf(os.Stderr, "vkzip: encode: warning: %s\n", w)
-	}
-	recs := fileRecords(f)
-
-	p := newProgress("encode", f.Size, e.quiet)
+	defer closeIn()
+	p := newProgress("encode", size, e.quiet)
 	c, err := e.s.codec(p)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	sink, commit, abort, err := openSink(j.out, outOpts)
+	if err != nil {
+		return err
+	}
+	defer abort()
+	name := ""
+	if j.in != "-" {
+		name = j.in
+	}
 	start := time.Now()
-	payload, err := c.Encode(ctx, nil, recs, true)
+	st, err := c.EncodeFile(ctx, sink, in, codec.FileOptions{OpenOptions: e.openOpts, Name: name, Verify: e.verify, FrameSize: e.frame,
+		Header: func(f *tensorfile.File) {
+			for _, w := range uncodedWarnings(f, shown(j.in, "stdin"), e.formats, e.formatFlag) {
+				fmt.Fprintf(os.Stderr, "vkzip: encode: warning: %s\n", w)
+			}
+		}})
 	secs := time.Since(start).Seconds()
 	if err != nil {
 		p.abort()
+		if j.in == "-" {
+			var te *tensorfile.Error
+			if errors.As(err, &te) {
+				err = fmt.Errorf("stdin: %s", errMessage(err))
+			}
+		}
+		if errors.Is(err, codec.ErrVerify) {
+			err = fmt.Errorf("%w (nothing written)", err)
+		}
 		return err
 	}
 	p.finish()
-	var verifySecs float64
-	if e.verify {
-		vstart := time.Now()
-		if err := verifyPayload(ctx, payload, f); err != nil {
-			return err
-		}
-		verifySecs = time.Since(vstart).Seconds()
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := writeFile(j.out, payload, outOpts); err != nil {
+	if err := commit(); err != nil {
 		return err
 	}
 	if e.ff.rm {
-		release() // unmap before the file goes
+		closeIn()
 		if err := removeInput(j.in); err != nil {
 			return err
 		}
 	}
 
-	res := encodeResult{Input: j.in, Output: j.out, RawBytes: f.Size, PayloadBytes: int64(len(payload)),
-		Seconds: secs, Backend: e.s.b.Name(), Device: e.s.b.Device(), Records: len(recs), Checksums: e.checksums}
+	res := encodeResult{Input: j.in, Output: j.out, RawBytes: st.InputBytes, PayloadBytes: st.OutputBytes,
+		Seconds: secs, Backend: e.s.b.Name(), Device: e.s.b.Device(), Records: st.Records, Checksums: e.checksums}
 	res.Ratio = ratio(res.RawBytes, res.PayloadBytes)
-	res.Verified, res.VerifySeconds = e.verify, verifySecs
+	res.Verified = e.verify
+	if e.verify {
+		res.VerifySeconds = secs // verification runs frame by frame, inside the encode
+	}
 	res.EncodeGBps = gbpsOf(res.RawBytes, secs)
-	if info, err := codec.Inspect(payload); err == nil {
-		res.Escapes, res.EscapeRate = payloadEscapes(info)
-		res.Formats = formatCounts(info)
-		if cbs := info.Containers[0].Codebooks; len(cbs) > 0 {
-			for _, e := range cbs[0] {
-				res.Codebook = append(res.Codebook, int(e))
-			}
+	var tally escapeTally
+	for _, ch := range st.Chunks {
+		if escapingFormats[ch.Format] {
+			tally.escapes += ch.Escapes
+			tally.values += ch.Values
+		}
+	}
+	res.Escapes, res.EscapeRate = tally.count(), tally.rate()
+	for _, f := range st.Formats {
+		res.Formats = append(res.Formats, formatCount{Format: f.Format, Tensors: f.Tensors})
+	}
+	if st.Codebook != nil {
+		for _, e := range st.Codebook {
+			res.Codebook = append(res.Codebook, int(e))
 		}
 	}
 
@@ -256,7 +289,7 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 		}
 		verified := ""
 		if res.Verified {
-			verified = fmt.Sprintf(", verified by the reference decoder in %.3f s", verifySecs)
+			verified = ", every frame verified by the reference decoder"
 		}
 		esc := ""
 		if res.EscapeRate != nil {
@@ -267,26 +300,6 @@ func (e *encoder) encode(ctx context.Context, j fileJob) error {
 			secs, gb(res.EncodeGBps), backendDesc(e.s.b), strings.Join(fc, ", "), verified)
 	}
 	return nil
-}
-
-// openTensors parses a tensor file (path, or - for stdin).
-func openTensors(path string, opts tensorfile.OpenOptions) (*tensorfile.File, func(), error) {
-	if path == "-" {
-		data, err := io.ReadAll(os.Stdin)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading stdin: %w", err)
-		}
-		f, err := tensorfile.Parse(data, opts)
-		if err != nil {
-			return nil, nil, fmt.Errorf("stdin: %s", errMessage(err))
-		}
-		return f, func() {}, nil
-	}
-	f, err := tensorfile.Open(path, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, func() { f.Close() }, nil
 }
 
 // fileRecords lays a tensor file out as container records: the header bytes as a blob, then every tensor in data
@@ -547,6 +560,9 @@ func uncodedWarnings(f *tensorfile.File, name, formats string, explicit bool) []
 		n := uint64(0)
 		if es := t.DType.Size(); es > 0 && t.DType != layout.DTypeOpaque {
 			n = uint64(t.Size) / uint64(es)
+			if t.Size < 0 {
+				n = 1 // a raw array from a pipe, of a length not known yet: judged by its dtype
+			}
 		}
 		if n == 0 || !anyFormatCodes(t.DType) {
 			continue
@@ -589,25 +605,4 @@ func anyFormatCodes(d layout.DType) bool {
 		}
 	}
 	return false
-}
-
-// formatCounts counts the tensors of a payload by format.
-func formatCounts(info *codec.Info) []formatCount {
-	var out []formatCount
-	for _, c := range info.Containers {
-	next:
-		for _, r := range c.Records {
-			if r.Kind != "tensor" {
-				continue
-			}
-			for i := range out {
-				if out[i].Format == r.Format {
-					out[i].Tensors++
-					continue next
-				}
-			}
-			out = append(out, formatCount{Format: r.Format, Tensors: 1})
-		}
-	}
-	return out
 }

@@ -36,6 +36,73 @@ func readInput(path string) (data []byte, release func(), err error) {
 	return f.Tensors[0].Data, func() { f.Close() }, nil
 }
 
+// openStreamInput opens path ("-" = stdin) for reading once, in order: encode and decode stream their inputs
+// through read calls, so that memory does not grow with the input (a memory-mapped file's pages would count as
+// the process's memory as they are read). size is the input's length for a regular file, -1 otherwise; closeIn
+// may be called more than once.
+func openStreamInput(path string) (in io.Reader, size int64, closeIn func(), err error) {
+	size = -1
+	if path == "-" {
+		if fi, err := os.Stdin.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+		return os.Stdin, size, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, err
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, 0, nil, fmt.Errorf("%s is a directory", path)
+	}
+	if fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	closed := false
+	return f, size, func() {
+		if !closed {
+			closed = true
+			f.Close()
+		}
+	}, nil
+}
+
+// openSink opens the output path for a verb that writes as it goes. A file is written through an atomicFile, so
+// it appears only on commit and a failure leaves nothing; stdout and an existing non-regular file (a FIFO,
+// /dev/null) receive the bytes as they are written. abort is safe to defer unconditionally.
+func openSink(path string, opts outputOptions) (w io.Writer, commit func() error, abort func(), err error) {
+	nop := func() error { return nil }
+	if path == "-" {
+		return os.Stdout, nop, func() {}, nil
+	}
+	if isStream(path) {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		closed := false
+		closeF := func() error {
+			if closed {
+				return nil
+			}
+			closed = true
+			return f.Close()
+		}
+		return f, closeF, func() { closeF() }, nil
+	}
+	a, err := createOutput(path, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return a, a.commit, a.abort, nil
+}
+
 // isStream reports whether path names a destination that cannot be replaced by a rename: stdout, or an existing
 // file that is not a regular one (/dev/null, a FIFO). Those are written in place, after all checks have passed.
 func isStream(path string) bool {
@@ -262,59 +329,6 @@ func writeOutput(path string, data []byte) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return a.commit()
-}
-
-// spillBuffer holds output that must not reach a stream before it has all been verified: in memory up to limit
-// bytes, beyond that in a temporary file, which close removes.
-type spillBuffer struct {
-	limit int
-	mem   []byte
-	f     *os.File
-	n     int64
-}
-
-func (s *spillBuffer) Write(p []byte) (int, error) {
-	if s.f == nil && len(s.mem)+len(p) <= s.limit {
-		s.mem = append(s.mem, p...)
-		s.n += int64(len(p))
-		return len(p), nil
-	}
-	if s.f == nil {
-		f, err := os.CreateTemp("", "vkzip-decode-*")
-		if err != nil {
-			return 0, fmt.Errorf("creating a temporary file for the output: %w", err)
-		}
-		s.f = f
-		if _, err := f.Write(s.mem); err != nil {
-			return 0, err
-		}
-		s.mem = nil
-	}
-	n, err := s.f.Write(p)
-	s.n += int64(n)
-	return n, err
-}
-
-// copyTo writes everything buffered to w.
-func (s *spillBuffer) copyTo(w io.Writer) error {
-	if s.f == nil {
-		_, err := w.Write(s.mem)
-		return err
-	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	_, err := io.Copy(w, s.f)
-	return err
-}
-
-func (s *spillBuffer) close() {
-	if s.f != nil {
-		s.f.Close()
-		os.Remove(s.f.Name())
-		s.f = nil
-	}
-	s.mem = nil
 }
 
 // isTerminal reports whether f is a character device: a terminal, in practice.

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"time"
-
-	"github.com/vkzip/vkzip/codec"
 )
 
 var testVerb = &verb{
@@ -78,30 +76,27 @@ func runTest(ctx context.Context, v *verb, args []string) error {
 	})
 }
 
-// testPayload decodes the payload in path, verifying it, and discards what it decodes to.
+// testPayload decodes the payload in path, verifying it, and discards what it decodes to. It reads the payload
+// once, in order, in the bounded memory of codec.DecodeFile.
 func testPayload(ctx context.Context, s *fileSession, path string) (testResult, error) {
-	data, release, err := readInput(path)
+	in, _, closeIn, err := openStreamInput(path)
 	if err != nil {
 		return testResult{}, err
 	}
-	defer release()
+	defer closeIn()
 	c, err := s.codec(nil)
 	if err != nil {
 		return testResult{}, err
 	}
 	defer c.Close()
-	var n int64
 	start := time.Now()
-	err = c.DecodeStream(ctx, data, func(_ *codec.Rec, d []byte) error {
-		k, err := io.Discard.Write(d)
-		n += int64(k)
-		return err
-	})
+	st, err := c.DecodeFile(ctx, io.Discard, in)
 	if err != nil {
 		return testResult{}, err
 	}
 	secs := time.Since(start).Seconds()
-	return testResult{Input: path, PayloadBytes: int64(len(data)), RawBytes: n, Ratio: ratio(n, int64(len(data))),
+	n := st.OutputBytes
+	return testResult{Input: path, PayloadBytes: st.InputBytes, RawBytes: n, Ratio: ratio(n, st.InputBytes),
 		Seconds: secs, DecodeGBps: gbpsOf(n, secs), Backend: s.b.Name(), Device: s.b.Device(),
-		Checksums: hasChecksums(data)}, nil
+		Checksums: st.Checksums}, nil
 }
