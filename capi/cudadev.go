@@ -166,7 +166,7 @@ func (cd *cudaDev) encode(ctx context.Context, c *codec.Codec, d layout.DType, d
 		return dst, err
 	}
 	if err := cd.ensureVals(pad256(nbytes)); err != nil {
-		return dst, err
+		return dst, staged("no shared buffer of %d bytes: %v", pad256(nbytes), err)
 	}
 	st, err := cd.stream(stream)
 	if err != nil {
@@ -214,7 +214,7 @@ func (cd *cudaDev) decode(ctx context.Context, src []byte, ptr, dstCap, stream u
 		return 0, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", n, uint64(devMaxBytes))
 	}
 	if err := cd.ensureVals(pad256(n)); err != nil {
-		return 0, err
+		return 0, staged("no shared buffer of %d bytes: %v", pad256(n), err)
 	}
 	// The caller's memory is written only once the whole body verified.
 	if err := cd.dc.decode(ctx, pl, src, cd.vals.VK); err != nil {
