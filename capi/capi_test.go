@@ -273,14 +273,12 @@ func TestBufferPayloadIsCLIRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range []layout.DType{layout.DTypeBF16, layout.DTypeF16, layout.DTypeF8E4M3, layout.DTypeF32} {
-			f, err := tensorfile.Parse(data, tensorfile.OpenOptions{Kind: tensorfile.Raw, DType: d})
-			if err != nil {
+			var cli bytes.Buffer // `vkzip encode --kind raw --dtype D -`
+			if _, err := c.EncodeFile(t.Context(), &cli, bytes.NewReader(data), codec.FileOptions{
+				OpenOptions: tensorfile.OpenOptions{Kind: tensorfile.Raw, DType: d}}); err != nil {
 				t.Fatal(err)
 			}
-			want, err := c.Encode(t.Context(), nil, fileRecords(f), true)
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := cli.Bytes()
 			got, err := encodeTensor(c, d, data, nil, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +21,6 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
-	"github.com/vkzip/vkzip/tensorfile"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -191,65 +191,41 @@ func decodeInto(c *codec.Codec, src, dst []byte) ([]byte, uint64, error) {
 	return out, uint64(len(out)), nil
 }
 
-// fileRecords lays a tensor file out as records, as `vkzip encode` does (cmd/vkzip/encode.go): the header bytes
-// as a blob, then every tensor in data order, so that the payloads are the same.
-func fileRecords(f *tensorfile.File) []codec.Record {
-	recs := make([]codec.Record, 0, len(f.Tensors)+1)
-	if len(f.Prefix) > 0 {
-		recs = append(recs, codec.Record{Blob: true, Data: f.Prefix})
-	}
-	for _, t := range f.Tensors {
-		r := codec.Record{Name: t.Name, DType: t.DType, Shape: t.Shape, Data: t.Data}
-		switch {
-		case t.DType == layout.DTypeOpaque:
-			r.Shape = nil
-		case r.Shape == nil:
-			r.Shape = []uint64{}
-		}
-		recs = append(recs, r)
-	}
-	return recs
-}
-
-// encodeTensorFile encodes a safetensors or npy file held in memory and appends the payload to dst.
+// encodeTensorFile encodes a safetensors or npy file held in memory and appends the payload to dst, as a stream
+// of frames exactly as `vkzip encode` writes it (codec.Codec.EncodeFile).
 func encodeTensorFile(c *codec.Codec, data, dst []byte) ([]byte, error) {
-	f, err := tensorfile.Parse(data, tensorfile.OpenOptions{})
-	if err != nil {
+	buf := bytes.NewBuffer(dst)
+	if _, err := c.EncodeFile(context.Background(), buf, bytes.NewReader(data), codec.FileOptions{}); err != nil {
 		return dst, err
 	}
-	return c.Encode(context.Background(), dst, fileRecords(f), true)
+	return buf.Bytes(), nil
 }
 
-// encodeFile encodes the tensor file at in into out.
+// encodeFile encodes the tensor file at in into out, streaming in bounded memory (codec.Codec.EncodeFile), so that
+// the payload is the one `vkzip encode in` writes.
 func encodeFile(c *codec.Codec, in, out string) error {
-	f, err := tensorfile.Open(in, tensorfile.OpenOptions{})
+	f, err := os.Open(in)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	payload, err := c.Encode(context.Background(), nil, fileRecords(f), true)
-	if err != nil {
-		return err
-	}
 	return writeAtomic(out, func(w *bufio.Writer) error {
-		_, err := w.Write(payload)
+		_, err := c.EncodeFile(context.Background(), w, f, codec.FileOptions{Name: in})
 		return err
 	})
 }
 
-// decodeFile decodes the payload at in into out; out appears only if the whole payload verified.
+// decodeFile decodes the payload at in into out in bounded memory (codec.Codec.DecodeFile); out appears only if the
+// whole payload verified.
 func decodeFile(c *codec.Codec, in, out string) error {
-	f, err := tensorfile.Open(in, tensorfile.OpenOptions{Kind: tensorfile.Raw})
+	f, err := os.Open(in)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	src := f.Tensors[0].Data
 	return writeAtomic(out, func(w *bufio.Writer) error {
-		return c.DecodeStream(context.Background(), src, func(_ *codec.Rec, d []byte) error {
-			_, err := w.Write(d)
-			return err
-		})
+		_, err := c.DecodeFile(context.Background(), w, f)
+		return err
 	})
 }
 
