@@ -10,7 +10,7 @@ layout(constant_id = 5) const uint U = 2; // slots per thread loaded together (m
 layout(constant_id = 8) const uint CRC_BITS = 5; // register bits per CRC shift-table field (crc_fields.glsl)
 #endif
 
-#if defined(KERNEL_SZ4_SCAN) || defined(KERNEL_AUTO_PICK)
+#if defined(KERNEL_SZ4_SCAN) || defined(KERNEL_AUTO_PICK) || defined(KERNEL_EXPHIST)
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 #endif
@@ -284,6 +284,11 @@ layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; }; // body (encod
 layout(std430, binding = 2) buffer Status { uint status[]; }; // decode: flags (STATUS_*), as the other kernels
 #endif
 
+#if defined(KERNEL_EXPHIST)
+layout(std430, binding = 0) readonly buffer Src { uint src[]; }; // BF16 values, 2 per word
+layout(std430, binding = 1) buffer Hist { uint hist[]; }; // 256 counts, one per exponent, zeroed by the host
+#endif
+
 #if defined(KERNEL_HUFF_CHECK)
 layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; // ≥ 1 word
 layout(std430, binding = 1) readonly buffer Table { uint table[]; };
@@ -472,6 +477,12 @@ layout(push_constant) uniform PC {
 layout(push_constant) uniform PC {
     uint words; uint bytes; uint checksums; uint srcBase;
     uint dstBase;
+} pc;
+#endif
+
+#if defined(KERNEL_EXPHIST)
+layout(push_constant) uniform PC {
+    uint n; uint srcBase;
 } pc;
 #endif
 
