@@ -21,12 +21,12 @@ import (
 // devCodec runs prepared operations on one Vulkan backend, reusing them for tensors of the same geometry. Not safe
 // for concurrent use: its owner (cudaDev) serialises calls.
 type devCodec struct {
-	vb   *vkcodec.Backend
-	body *vk.Buffer // bodies: the encoder's output, the decoder's input
-	hist *expHist
-	encs map[opKey]*vkcodec.EncodeOp
-	decs map[opKey]*vkcodec.DecodeOp
-	vals *vk.Buffer // the values buffer the cached operations are bound to
+	vb    *vkcodec.Backend
+	body  *vk.Buffer // bodies: the encoder's output, the decoder's input
+	encs  map[opKey]*vkcodec.EncodeOp
+	decs  map[opKey]*vkcodec.DecodeOp
+	hists map[uint64]*vkcodec.ExpHistOp // by value count
+	vals  *vk.Buffer                    // the values buffer the cached operations are bound to
 }
 
 // opKey is what a prepared operation is recorded for (bodyLen: decodes only).
@@ -61,7 +61,7 @@ func (dc *devCodec) plan(c *codec.Codec, d layout.DType, n uint64) (codec.Tensor
 	if !dc.vb.SupportsResident(p.Format) {
 		return p, staged("no device-resident %s on %s", codec.FormatName(p.Format), dc.vb.Device())
 	}
-	if p.UsesCodebook && p.Codebook == nil && (d != layout.DTypeBF16 || n > maxHistValues) {
+	if p.UsesCodebook && p.Codebook == nil && (d != layout.DTypeBF16 || n > vkcodec.MaxExpHistValues) {
 		return p, staged("a per-encode codebook for %d values of %s", n, dtypeName(d))
 	}
 	return p, nil
@@ -107,14 +107,51 @@ func (dc *devCodec) bindVals(vals *vk.Buffer) {
 }
 
 func (dc *devCodec) flushOps() {
-	for k, op := range dc.encs {
+	closeAll(dc.encs)
+	closeAll(dc.decs)
+	closeAll(dc.hists)
+}
+
+func closeAll[K comparable, O interface{ Close() }](m map[K]O) {
+	for k, op := range m {
 		op.Close()
-		delete(dc.encs, k)
+		delete(m, k)
 	}
-	for k, op := range dc.decs {
-		op.Close()
-		delete(dc.decs, k)
+}
+
+// cachedOp returns the operation of *m under k, prepared on first use; past maxCachedOps the cache starts over.
+func cachedOp[K comparable, O interface{ Close() }](m *map[K]O, k K, prepare func() (O, error)) (O, error) {
+	if op, ok := (*m)[k]; ok {
+		return op, nil
 	}
+	if len(*m) >= maxCachedOps {
+		closeAll(*m)
+	}
+	op, err := prepare()
+	if err != nil {
+		return op, err
+	}
+	if *m == nil {
+		*m = map[K]O{}
+	}
+	(*m)[k] = op
+	return op, nil
+}
+
+// expHist counts the exponents of the n BF16 values at the start of vals on the device (vkcodec.ExpHistOp), after
+// waits.
+func (dc *devCodec) expHist(ctx context.Context, vals *vk.Buffer, n uint64, waits []vk.SemaphoreValue) (codec.ExpHistogram, error) {
+	dc.bindVals(vals)
+	op, err := cachedOp(&dc.hists, n, func() (*vkcodec.ExpHistOp, error) {
+		return dc.vb.PrepareExpHist(ctx, vk.BufferRange{Buf: vals}, n)
+	})
+	if err != nil {
+		return codec.ExpHistogram{}, err
+	}
+	if err := op.SubmitWith(waits, nil); err != nil {
+		return codec.ExpHistogram{}, err
+	}
+	return op.Finish(ctx)
 }
 
 func keyOf(format uint8, d layout.DType, n uint64, shift uint, cb *codec.Codebook, checksums bool) opKey {
@@ -134,14 +171,7 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals *vk.Buffer,
 	}
 	dc.bindVals(vals)
 	if p.UsesCodebook && p.Codebook == nil {
-		if dc.hist == nil {
-			h, err := newExpHist(dc.vb.VK())
-			if err != nil {
-				return dst, err
-			}
-			dc.hist = h
-		}
-		h, err := dc.hist.run(ctx, vals, n, waits)
+		h, err := dc.expHist(ctx, vals, n, waits)
 		if err != nil {
 			return dst, err
 		}
@@ -150,25 +180,13 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals *vk.Buffer,
 		p.Codebook = &cb
 	}
 	k := keyOf(p.Format, d, n, p.Shift, p.Codebook, p.Checksums)
-	op := dc.encs[k]
-	if op == nil {
-		if len(dc.encs) >= maxCachedOps {
-			for k2, o := range dc.encs {
-				o.Close()
-				delete(dc.encs, k2)
-			}
-		}
-		var err error
-		op, err = dc.vb.PrepareEncode(ctx, vkcodec.EncodeSpec{Format: p.Format, DType: d, N: n, Shift: p.Shift,
+	op, err := cachedOp(&dc.encs, k, func() (*vkcodec.EncodeOp, error) {
+		return dc.vb.PrepareEncode(ctx, vkcodec.EncodeSpec{Format: p.Format, DType: d, N: n, Shift: p.Shift,
 			Codebook: p.Codebook, Checksums: p.Checksums, Src: vk.BufferRange{Buf: vals},
 			Dst: vk.BufferRange{Buf: dc.body}})
-		if err != nil {
-			return dst, err
-		}
-		if dc.encs == nil {
-			dc.encs = map[opKey]*vkcodec.EncodeOp{}
-		}
-		dc.encs[k] = op
+	})
+	if err != nil {
+		return dst, err
 	}
 	if err := op.SubmitWith(waits, nil); err != nil {
 		return dst, err
@@ -226,33 +244,19 @@ func (dc *devCodec) decode(ctx context.Context, pl devPayload, src []byte, vals 
 	}
 	k := keyOf(r.Format, r.DType, r.Elements, uint(r.Shift), pl.cb, pl.ct.Checksums())
 	k.bodyLen = r.BodyLen
-	op := dc.decs[k]
-	if op == nil {
-		if len(dc.decs) >= maxCachedOps {
-			for k2, o := range dc.decs {
-				o.Close()
-				delete(dc.decs, k2)
-			}
-		}
-		var err error
-		op, err = dc.vb.PrepareDecode(ctx, vkcodec.DecodeSpec{Format: r.Format, DType: r.DType, N: r.Elements,
+	op, err := cachedOp(&dc.decs, k, func() (*vkcodec.DecodeOp, error) {
+		return dc.vb.PrepareDecode(ctx, vkcodec.DecodeSpec{Format: r.Format, DType: r.DType, N: r.Elements,
 			Shift: uint(r.Shift), Codebook: pl.cb, Checksums: pl.ct.Checksums(), Body: vk.BufferRange{Buf: dc.body},
 			BodyLen: r.BodyLen, Dst: vk.BufferRange{Buf: vals}})
-		if err != nil {
-			return err
-		}
-		if dc.decs == nil {
-			dc.decs = map[opKey]*vkcodec.DecodeOp{}
-		}
-		dc.decs[k] = op
+	})
+	if err != nil {
+		return err
 	}
 	return op.Run(ctx)
 }
 
 func (dc *devCodec) close() {
 	dc.flushOps()
-	dc.hist.close()
-	dc.hist = nil
 	if dc.body != nil {
 		dc.body.Close()
 		dc.body = nil

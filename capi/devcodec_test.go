@@ -61,25 +61,26 @@ func poisoned(t *testing.T, dev *vk.Device, size uint64) *vk.Buffer {
 	return b
 }
 
-// The histogram kernel counts what codec.ExpHistogram counts, odd lengths and padding after the values included.
+// The device histogram a per-encode codebook is calibrated from counts what codec.ExpHistogram counts, odd
+// lengths and padding after the values included, with its prepared operations reused across calls and dropped
+// with the values buffer they were prepared for.
 func TestDeviceExpHistogram(t *testing.T) {
 	vb := openVulkan(t)
 	dev := vb.VK()
-	h, err := newExpHist(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
+	dc := devCodec{vb: vb}
+	defer dc.close()
 	vals := synth.Gauss(300001, 3)
-	buf := poisoned(t, dev, pad256(uint64(len(vals))+512))
-	if err := dev.Upload(context.Background(), buf, 0, vals); err != nil {
-		t.Fatal(err)
+	bufs := []*vk.Buffer{poisoned(t, dev, pad256(uint64(len(vals))+512)), poisoned(t, dev, pad256(uint64(len(vals))))}
+	for _, buf := range bufs {
+		if err := dev.Upload(context.Background(), buf, 0, vals); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, n := range []int{1, 2, 255, 4097, 300001} {
-		var want codec.ExpHistogram
-		want.Add(vals[:2*n])
-		for range 2 { // a second run must start from zero counts
-			got, err := h.run(context.Background(), buf, uint64(n), nil)
+	for _, buf := range bufs {
+		for _, n := range []int{1, 2, 255, 4097, 300001, 255} {
+			var want codec.ExpHistogram
+			want.Add(vals[:2*n])
+			got, err := dc.expHist(context.Background(), buf, uint64(n), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,8 +89,8 @@ func TestDeviceExpHistogram(t *testing.T) {
 			}
 		}
 	}
-	if _, err := h.run(context.Background(), buf, uint64(buf.Size()), nil); err == nil {
-		t.Error("a histogram of more values than the buffer holds ran")
+	if _, err := dc.expHist(context.Background(), bufs[0], bufs[0].Size(), nil); !errors.Is(err, codec.ErrInvalidInput) {
+		t.Errorf("a histogram of more values than the buffer holds: %v, want ErrInvalidInput", err)
 	}
 }
 
