@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"context"
 	"sync"
 	"unsafe"
 
@@ -15,10 +16,11 @@ import (
 	"github.com/vkzip/vkzip/cudabridge"
 )
 
-// CUDA memory through cudabridge. Encode copies the tensor device-to-host once and encodes it in host memory;
-// decode decodes and verifies in host memory, then copies host-to-device once: both hops are counted in
-// cudabridge's HostStagedBytes. A path without host staging needs the codec to run on buffers shared with CUDA
-// (cudabridge's EncodeOp/DecodeOp over a prepared Vulkan encode), which this ABI does not reach yet.
+// CUDA memory through cudabridge. Each call first tries the device path (cudadev.go: one device copy into memory
+// shared with Vulkan, the codec on the GPU, no value through host memory); where that path is not available it
+// stages through host memory: encode copies the tensor device-to-host once and encodes it in host memory, decode
+// decodes and verifies in host memory, then copies host-to-device once, both hops counted in cudabridge's
+// HostStagedBytes. notePath records which path each call took.
 
 var cudaState struct {
 	mu   sync.Mutex
@@ -92,16 +94,52 @@ func vkzipgo_encode_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes 
 			return err
 		}
 		defer release()
-		return encodeCUDA(hd.c, d, dims, uint64(ptr), uint64(nbytes), int(dev), uint64(stream), out, outLen)
+		return encodeCUDA(hd, d, dims, uint64(ptr), uint64(nbytes), int(dev), uint64(stream), out, outLen)
 	})
 }
 
-func encodeCUDA(c *codec.Codec, d layout.DType, dims []uint64, ptr, nbytes uint64, dev int, stream uint64,
+func encodeCUDA(hd *handle, d layout.DType, dims []uint64, ptr, nbytes uint64, dev int, stream uint64,
 	out *unsafe.Pointer, outLen *C.size_t) error {
 	cc, err := cudaContext(dev)
 	if err != nil {
 		return err
 	}
+	ndim := -1
+	if dims != nil {
+		ndim = len(dims)
+	}
+	hd.cuda.mu.Lock()
+	why := hd.cuda.setup(hd.c, cc, dev)
+	if why == nil {
+		err = toC(d, nbytes, ndim, out, outLen, func(dst []byte) ([]byte, error) {
+			return hd.cuda.encode(context.Background(), hd.c, d, dims, ptr, nbytes, stream, dst)
+		})
+		if isStaged(err) {
+			why, err = err, nil
+		}
+	}
+	how := ""
+	if why == nil && err == nil {
+		how = "shared: " + hd.cuda.vb.Device()
+	}
+	hd.cuda.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if why == nil {
+		notePath(true, how)
+		return nil
+	}
+	if err := encodeCUDAStaged(hd.c, cc, d, dims, ptr, nbytes, stream, out, outLen); err != nil {
+		return err
+	}
+	notePath(false, "staged: "+why.Error())
+	return nil
+}
+
+// encodeCUDAStaged copies the tensor to host memory and encodes it there.
+func encodeCUDAStaged(c *codec.Codec, cc *cudabridge.Context, d layout.DType, dims []uint64, ptr, nbytes uint64,
+	stream uint64, out *unsafe.Pointer, outLen *C.size_t) error {
 	if err := cudaSync(cc, stream); err != nil {
 		return err
 	}
@@ -145,6 +183,28 @@ func vkzipgo_decode_cuda(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, ptr C.
 		if err != nil {
 			return err
 		}
+		hd.cuda.mu.Lock()
+		why := hd.cuda.setup(hd.c, cc, int(dev))
+		var got uint64
+		if why == nil {
+			got, err = hd.cuda.decode(context.Background(), data, uint64(ptr), uint64(dstCap), uint64(stream))
+			if isStaged(err) {
+				why, err = err, nil
+			}
+		}
+		how := ""
+		if why == nil && err == nil {
+			how = "shared: " + hd.cuda.vb.Device()
+		}
+		hd.cuda.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if why == nil {
+			notePath(true, how)
+			*outLen = C.size_t(got)
+			return nil
+		}
 		host, _, err := decodeInto(hd.c, data, make([]byte, 0, pi.decoded))
 		if err != nil {
 			return err
@@ -162,6 +222,7 @@ func vkzipgo_decode_cuda(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, ptr C.
 		if err := cc.Synchronize(); err != nil {
 			return err
 		}
+		notePath(false, "staged: "+why.Error())
 		*outLen = C.size_t(len(host))
 		return nil
 	})
@@ -173,13 +234,28 @@ func vkzipgo_cuda_get_counters(out *C.vkzip_cuda_counters) C.int {
 		if out == nil {
 			return invalidf("out is NULL")
 		}
-		if out.struct_size < C.uint32_t(unsafe.Sizeof(*out)) {
+		// Callers built against an older header pass the struct as it was then: fill the fields that fit.
+		size := uintptr(out.struct_size)
+		if size < unsafe.Offsetof(out.shared_calls) {
 			return invalidf("vkzip_cuda_counters.struct_size is %d: set it to sizeof(vkzip_cuda_counters)", int(out.struct_size))
 		}
+		var v C.vkzip_cuda_counters
+		v.struct_size = out.struct_size
 		k := cudabridge.ReadCounters()
-		out.host_staged_bytes = C.uint64_t(k.HostStagedBytes)
-		out.device_copy_bytes = C.uint64_t(k.DeviceCopyBytes)
-		out.zero_copy_bytes = C.uint64_t(k.ZeroCopyBytes)
+		v.host_staged_bytes = C.uint64_t(k.HostStagedBytes)
+		v.device_copy_bytes = C.uint64_t(k.DeviceCopyBytes)
+		v.zero_copy_bytes = C.uint64_t(k.ZeroCopyBytes)
+		v.shared_calls = C.uint64_t(cudaPaths.shared.Load())
+		v.staged_calls = C.uint64_t(cudaPaths.staged.Load())
+		if cudaPaths.lastShared.Load() {
+			v.last_shared = 1
+		}
+		if p := cudaPaths.last.Load(); p != nil {
+			b := unsafe.Slice((*byte)(unsafe.Pointer(&v.last_path[0])), len(v.last_path))
+			copy(b[:len(b)-1], *p) // NUL-terminated: v is zeroed, and the copy leaves the last byte
+		}
+		n := min(size, unsafe.Sizeof(v))
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(out)), n), unsafe.Slice((*byte)(unsafe.Pointer(&v)), n))
 		return nil
 	})
 }

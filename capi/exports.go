@@ -286,7 +286,16 @@ func encodeToC(c *codec.Codec, d layout.DType, data []byte, dims []uint64, out *
 	if dims != nil {
 		ndim = len(dims)
 	}
-	bound, err := encodeBound(d, uint64(len(data)), ndim)
+	return toC(d, uint64(len(data)), ndim, out, outLen, func(room []byte) ([]byte, error) {
+		return encodeTensor(c, d, data, dims, room)
+	})
+}
+
+// toC hands the payload of one tensor (nbytes of d, ndim dimensions) that encode appends to room (empty, with
+// room for the bound) to C in malloc'd memory.
+func toC(d layout.DType, nbytes uint64, ndim int, out *unsafe.Pointer, outLen *C.size_t,
+	encode func(room []byte) ([]byte, error)) error {
+	bound, err := encodeBound(d, nbytes, ndim)
 	if err != nil {
 		return err
 	}
@@ -298,7 +307,7 @@ func encodeToC(c *codec.Codec, d layout.DType, data []byte, dims []uint64, out *
 		return statusf(C.VKZIP_E_TOO_LARGE, "cannot allocate %d bytes", bound)
 	}
 	room := unsafe.Slice((*byte)(p), int(bound))
-	res, err := encodeTensor(c, d, data, dims, room[:0])
+	res, err := encode(room[:0])
 	if err == nil && (len(res) > len(room) || (len(res) > 0 && unsafe.Pointer(&res[0]) != p)) {
 		err = statusf(C.VKZIP_E_INTERNAL, "payload of %d bytes exceeds its bound %d", len(res), bound)
 	}

@@ -62,6 +62,7 @@ type handle struct {
 	c      *codec.Codec
 	cf     config
 	closed bool
+	cuda   cudaDev // the CUDA device path's cached state (cudadev.go)
 }
 
 var (
@@ -115,5 +116,8 @@ func closeHandle(id uint64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+	h.cuda.mu.Lock()
+	h.cuda.close() // before the codec: it may run on the codec's backend
+	h.cuda.mu.Unlock()
 	return h.c.Close()
 }

@@ -10,7 +10,7 @@ layout(constant_id = 5) const uint U = 2; // slots per thread loaded together (m
 layout(constant_id = 8) const uint CRC_BITS = 5; // register bits per CRC shift-table field (crc_fields.glsl)
 #endif
 
-#if defined(KERNEL_SZ4_SCAN) || defined(KERNEL_AUTO_PICK)
+#if defined(KERNEL_SZ4_SCAN) || defined(KERNEL_AUTO_PICK) || defined(KERNEL_EXPHIST)
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 #endif
@@ -183,6 +183,11 @@ layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; layout(std430
 layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 2) buffer Status { uint status[]; };
 #endif
 
+#if defined(KERNEL_EXPHIST)
+layout(std430, binding = 0) readonly buffer Src { uint src[]; }; // BF16 values, 2 per word
+layout(std430, binding = 1) buffer Hist { uint hist[]; }; // 256 counts, one per exponent, zeroed by the host
+#endif
+
 #if defined(KERNEL_HUFF_CHECK)
 layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer Table { uint table[]; }; layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; layout(std430, binding = 3) buffer Status { uint status[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
 #endif
@@ -277,6 +282,12 @@ layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; ui
 
 #if defined(KERNEL_STORED)
 layout(push_constant) uniform PC { uint words; uint bytes; uint checksums; uint srcBase; uint dstBase; } pc;
+#endif
+
+#if defined(KERNEL_EXPHIST)
+layout(push_constant) uniform PC {
+    uint n; uint srcBase;
+} pc;
 #endif
 
 #if defined(KERNEL_HUFF_CHECK)

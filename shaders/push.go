@@ -327,3 +327,9 @@ type StoredPush struct {
 	SrcBase   uint32 `glsl:"srcBase"` // word offsets of the data within bindings 0 and 1
 	DstBase   uint32 `glsl:"dstBase"`
 }
+
+// ExpHistPush is exphist's push-constant block.
+type ExpHistPush struct {
+	N       uint32 `glsl:"n"`       // values counted
+	SrcBase uint32 `glsl:"srcBase"` // word offset of the first value within binding 0
+}

@@ -32,6 +32,7 @@
 //	tbe3_place.comp  TBE-3 encode pass 3: fallback bytes or raw exponents to their offsets, chunk CRCs finished
 //	tbe3_decode.comp TBE-3 decode, validation and CRC check in one pass
 //	stored.comp      stored bodies on the device: values copied in or out, padding and CRC word written or checked
+//	exphist.comp     exponent histogram of BF16 values: the counts a per-encode codebook is calibrated from
 package shaders
 
 import (
@@ -59,6 +60,7 @@ import (
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_decode.comp -o tbe3_decode.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O tbe3_decode_pieces.comp -o tbe3_decode_pieces.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O stored.comp -o stored.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O exphist.comp -o exphist.spv
 
 //go:embed *.spv
 var spv embed.FS
@@ -66,7 +68,7 @@ var spv embed.FS
 // Names lists the kernels.
 var Names = []string{"sz4_encode", "sz4_scan", "sz4_place", "sz4_decode", "zf12_encode", "zf12_place", "zf12_decode",
 	"sz4_decode_pieces", "zf12_decode_pieces", "auto_pick", "auto_gather", "copy", "tbe3_encode", "tbe3_place", "tbe3_decode",
-	"tbe3_decode_pieces", "stored"}
+	"tbe3_decode_pieces", "stored", "exphist"}
 
 // SPIRV returns the SPIR-V of a kernel.
 func SPIRV(name string) ([]byte, error) { return spv.ReadFile(name + ".spv") }

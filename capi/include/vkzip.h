@@ -99,12 +99,21 @@ typedef struct vkzip_info {
     uint64_t shape[VKZIP_MAX_DIMS];
 } vkzip_info;
 
-/* Byte counts of how CUDA tensor data moved (process-wide, only ever growing). */
+/* How CUDA tensor data moved (process-wide; the counts only ever grow). vkzip_encode_cuda and vkzip_decode_cuda
+ * take the shared path where they can: one device-to-device copy between the caller's memory and a buffer shared
+ * by CUDA and Vulkan (device_copy_bytes), the codec working in place there (zero_copy_bytes), no value through
+ * host memory (host_staged_bytes does not move; the payload itself is host memory either way). Otherwise they
+ * stage the values through host memory (host_staged_bytes), and last_path says why. */
 typedef struct vkzip_cuda_counters {
-    uint32_t struct_size;        /* sizeof(vkzip_cuda_counters), set by the caller */
-    uint64_t host_staged_bytes;  /* bytes that crossed host memory, each hop counted */
+    uint32_t struct_size;        /* sizeof(vkzip_cuda_counters), set by the caller (an older, shorter struct gets
+                                    the fields it has) */
+    uint64_t host_staged_bytes;  /* value bytes that crossed host memory, each hop counted */
     uint64_t device_copy_bytes;  /* bytes copied device to device */
     uint64_t zero_copy_bytes;    /* bytes read or written in place in memory shared by CUDA and Vulkan */
+    uint64_t shared_calls;       /* CUDA encodes and decodes that took the shared path */
+    uint64_t staged_calls;       /* those that staged through host memory */
+    int32_t last_shared;         /* 1: the process's last CUDA encode or decode took the shared path */
+    char last_path[128];         /* that call's path: "shared: <Vulkan device>" or "staged: <why>"; "" before any */
 } vkzip_cuda_counters;
 
 /* ---- library ---- */
@@ -189,16 +198,24 @@ int vkzip_calibrate(const char *dtype, const void *src, size_t nbytes, uint8_t c
 /* ---- CUDA memory (NVIDIA; libcuda.so.1 loaded at run time) ---- */
 
 /* Encodes nbytes of dtype at device address dev_ptr on CUDA device cuda_device (an ordinal, in the primary context
- * PyTorch and the CUDA runtime use) into a host payload (*out, vkzip_free it), equal to vkzip_encode's of the same
- * bytes. stream is the CUstream that produced the data (0: the whole context is synchronized first). This build
- * stages the tensor through host memory: one device-to-host copy, counted in host_staged_bytes. Without a CUDA
- * driver or device: VKZIP_E_NO_DEVICE. */
+ * PyTorch and the CUDA runtime use) into a host payload (*out, vkzip_free it), equal byte for byte to vkzip_encode's
+ * of the same bytes. stream is the CUstream that produced the data (0: the whole context is synchronized first).
+ * The shared path (see vkzip_cuda_counters): the values are copied once, device to device, after stream's work
+ * into a buffer shared with Vulkan on the same GPU, coded there by the Vulkan codec (a per-encode codebook is
+ * calibrated there too), and only the body comes back to the host, as the payload. It needs a Vulkan device that
+ * is that GPU with external memory, a tensor of at most 2 GiB, and a format list that codes it on the device (not
+ * auto, not stored); otherwise the tensor is staged through host memory (one device-to-host copy). The codec
+ * handle keeps its Vulkan backend, shared buffer and semaphore for the calls that follow (released by vkzip_close);
+ * calls on one handle take turns on them. Without a CUDA driver or device: VKZIP_E_NO_DEVICE. */
 int vkzip_encode_cuda(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
                       const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream, void **out,
                       size_t *out_len);
 /* Decodes a host payload into device memory at dev_ptr (dst_cap bytes) on cuda_device, after stream's work
- * (0: the whole context) and before the call returns; *out_len is the decoded length. Staged: the payload is
- * decoded and verified in host memory, then copied once host-to-device (counted in host_staged_bytes). */
+ * (0: the whole context) and before the call returns; *out_len is the decoded length. The shared path (a payload
+ * of one container holding one tensor in a format with a device decoder): the body is uploaded, decoded and
+ * verified by the Vulkan codec into the shared buffer, then copied once device to device into dev_ptr; a damaged
+ * payload leaves dev_ptr untouched. Otherwise the payload is decoded and verified in host memory and copied once
+ * host-to-device (counted in host_staged_bytes). */
 int vkzip_decode_cuda(vkzip_codec codec, const void *src, size_t len, uint64_t dev_ptr, size_t dst_cap,
                       int32_t cuda_device, uint64_t stream, size_t *out_len);
 /* The process's CUDA data-movement counters (set out->struct_size first). */

@@ -393,6 +393,15 @@ static void test_cuda(vkzip_codec c) {
     memset(&k, 0, sizeof k);
     k.struct_size = sizeof k;
     CHECK_ST(vkzip_cuda_get_counters(&k), VKZIP_OK);
+    CHECK(memchr(k.last_path, 0, sizeof k.last_path) != NULL && (k.last_shared == 0 || k.last_shared == 1),
+          "counters: last_path terminated, last_shared 0 or 1");
+    /* A caller built against the first header passes the struct as it was then: only its fields are written. */
+    memset(&k, 0xA5, sizeof k);
+    k.struct_size = offsetof(vkzip_cuda_counters, shared_calls);
+    CHECK_ST(vkzip_cuda_get_counters(&k), VKZIP_OK);
+    CHECK(k.struct_size == offsetof(vkzip_cuda_counters, shared_calls) && k.shared_calls == 0xA5A5A5A5A5A5A5A5ull &&
+              k.last_path[0] == (char)0xA5,
+          "a short counters struct gets only its fields");
     k.struct_size = 4;
     CHECK_ST(vkzip_cuda_get_counters(&k), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_cuda_get_counters(NULL), VKZIP_E_INVALID_ARGUMENT);

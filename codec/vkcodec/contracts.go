@@ -37,6 +37,7 @@ var (
 	kHuffCheck     = kernel("huff_check")
 	kHuffDecode    = kernel("huff_decode")
 	kHuffDecodeI64 = kernel("huff_decode_i64")
+	kExpHist       = kernel("exphist")
 )
 
 // kernel is the contract of the named kernel; a missing one is a programming error, caught at start-up.

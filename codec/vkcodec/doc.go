@@ -1,6 +1,9 @@
 // Package vkcodec is the Vulkan backend of vkzip: the kernels of package shaders driven through package vk, for
 // host-memory jobs (Backend.Encode, Backend.Decode) and for device-resident operations (Backend.PrepareEncode,
-// Backend.PrepareDecode: tensors already in device buffers, recorded once and run many times).
+// Backend.PrepareDecode: tensors already in device buffers, recorded once and run many times). Two prepared
+// operations stand outside the format registry and go through the same sessions, pipeline cache and submission:
+// PrepareCopy (copy.go, the bandwidth roofline) and PrepareExpHist (hist.go, the exponent histogram a per-encode
+// codebook is calibrated from).
 //
 // # Design
 //

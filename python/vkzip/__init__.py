@@ -518,13 +518,18 @@ def version():
 
 
 def cuda_counters():
-    """The process's CUDA data-movement byte counters: host_staged_bytes, device_copy_bytes, zero_copy_bytes."""
+    """How the process's CUDA tensors moved (vkzip_cuda_counters in vkzip.h): the byte counters host_staged_bytes
+    (values through host memory), device_copy_bytes (device-to-device copies into and out of memory shared with
+    Vulkan) and zero_copy_bytes (the codec's work in place there); shared_calls and staged_calls, the CUDA encodes
+    and decodes that took the shared path or staged through host memory; shared, whether the last one took the
+    shared path, and last_path, that call's path in words ("shared: <device>" or "staged: <why>")."""
     import ctypes
     k = _lib.CudaCounters()
     k.struct_size = ctypes.sizeof(k)
     _lib.check(_lib.lib().vkzip_cuda_get_counters(ctypes.byref(k)))
     return {"host_staged_bytes": k.host_staged_bytes, "device_copy_bytes": k.device_copy_bytes,
-            "zero_copy_bytes": k.zero_copy_bytes}
+            "zero_copy_bytes": k.zero_copy_bytes, "shared_calls": k.shared_calls, "staged_calls": k.staged_calls,
+            "shared": bool(k.last_shared), "last_path": k.last_path.decode(errors="replace")}
 
 
 def library_path():

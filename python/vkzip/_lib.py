@@ -64,6 +64,10 @@ class CudaCounters(ctypes.Structure):
         ("host_staged_bytes", ctypes.c_uint64),
         ("device_copy_bytes", ctypes.c_uint64),
         ("zero_copy_bytes", ctypes.c_uint64),
+        ("shared_calls", ctypes.c_uint64),
+        ("staged_calls", ctypes.c_uint64),
+        ("last_shared", ctypes.c_int32),
+        ("last_path", ctypes.c_char * 128),
     ]
 
 

@@ -1,0 +1,289 @@
+//go:build cgo
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/cudabridge"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// The device path of CUDA tensors. A CUDA tensor (cudaMalloc memory, PyTorch's caching allocator) cannot be
+// imported into Vulkan, so it is copied once, device to device, into a buffer shared by both APIs (Vulkan memory
+// exported and imported into CUDA: cudabridge.NewSharedBuffer), where the Vulkan codec encodes it in place; a decode
+// writes the shared buffer and the same one copy moves the values into the caller's memory. The copy is counted in
+// the bridge's DeviceCopyBytes, the in-place codec traffic in ZeroCopyBytes, and no value crosses host memory
+// (HostStagedBytes does not move). Where memory cannot be shared (no Vulkan device on that GPU, no external memory)
+// or the tensor is one the device does not code, the call stages through host memory instead, and the counters say
+// which path ran.
+
+// devMaxBytes bounds the values one handle's shared buffer holds (grow-only up to it); larger tensors stage through
+// host memory. 2 GiB keeps a BF16 tensor's value count within the histogram kernel's 32-bit counts.
+const devMaxBytes = 2 << 30
+
+// cudaDev is a codec handle's device path for one CUDA device: the Vulkan backend on that GPU (the codec's own when
+// it runs there, else one opened for it), the shared values buffer, the semaphore CUDA signals when the values are
+// in place, and the stream of calls that pass stream 0. Everything is kept for the calls that follow and closed by
+// vkzip_close. Calls on one handle take turns on it.
+type cudaDev struct {
+	mu      sync.Mutex
+	ordinal int
+	cc      *cudabridge.Context
+	vb      *vkcodec.Backend
+	ownVB   bool
+	dc      devCodec
+	vals    *cudabridge.SharedBuffer
+	sem     *cudabridge.SharedSemaphore // nil: CUDA→Vulkan ordered by a host wait
+	semVal  uint64
+	st      *cudabridge.Stream
+	broken  string // why this device cannot share memory (sticky): every call stages
+	started bool
+}
+
+// setup readies the device path for CUDA device cc (the handle's codec c): a stagedReason when memory cannot be
+// shared there.
+func (cd *cudaDev) setup(c *codec.Codec, cc *cudabridge.Context, ordinal int) error {
+	if cd.started && cd.ordinal != ordinal {
+		cd.close() // one device per handle at a time: a call on another device starts over
+	}
+	if cd.started {
+		if cd.broken != "" {
+			return &stagedReason{cd.broken}
+		}
+		return nil
+	}
+	cd.started, cd.ordinal, cd.cc = true, ordinal, cc
+	if err := cd.open(c); err != nil {
+		cd.broken = err.Error()
+		cd.release()
+		return &stagedReason{cd.broken}
+	}
+	return nil
+}
+
+// open finds the Vulkan device that is the CUDA device's GPU and checks that memory is shared with CUDA there.
+func (cd *cudaDev) open(c *codec.Codec) error {
+	uuid := cd.cc.Info().UUID
+	if vb, ok := c.Backend().(*vkcodec.Backend); ok && vb.Info().UUID == uuid {
+		cd.vb = vb
+	} else {
+		devs, err := vkcodec.Devices()
+		if err != nil {
+			return fmt.Errorf("no Vulkan: %v", err)
+		}
+		idx := -1
+		for _, d := range devs {
+			if d.UUID == uuid && d.Usable {
+				idx = d.Index
+			}
+		}
+		if idx < 0 {
+			return fmt.Errorf("no usable Vulkan device is CUDA device %d (%s)", cd.ordinal, cudabridge.FormatUUID(uuid))
+		}
+		vb, err := vkcodec.Open(vkcodec.Options{Device: strconv.Itoa(idx)})
+		if err != nil {
+			return fmt.Errorf("opening Vulkan device %d: %v", idx, err)
+		}
+		cd.vb, cd.ownVB = vb, true
+	}
+	cd.dc.vb = cd.vb
+	// A first shared buffer proves that memory is shared between the APIs on this GPU.
+	if err := cd.ensureVals(1); err != nil {
+		return fmt.Errorf("Vulkan memory cannot be shared with CUDA on %s: %v", cd.vb.Device(), err)
+	}
+	var err error
+	if cd.st, err = cd.cc.NewStream(); err != nil {
+		return err
+	}
+	if cd.cc.Info().TimelineSemaphores {
+		if s, err := cudabridge.NewSharedSemaphore(cd.cc, cd.vb.VK(), 0); err == nil {
+			cd.sem = s
+		}
+	}
+	return nil
+}
+
+// ensureVals makes the shared values buffer hold at least n bytes (grow-only, at most devMaxBytes).
+func (cd *cudaDev) ensureVals(n uint64) error {
+	if cd.vals != nil && cd.vals.Size >= n {
+		return nil
+	}
+	cd.dc.bindVals(nil)
+	if cd.vals != nil {
+		cd.vals.Close()
+		cd.vals = nil
+	}
+	s, err := cudabridge.NewSharedBuffer(cd.cc, cd.vb.VK(), growSize(n))
+	if err != nil {
+		return err
+	}
+	cd.vals = s
+	return nil
+}
+
+// stream is the stream a call's copies go on: the caller's, or for stream 0 the handle's own after the whole
+// context's work (the header's contract for 0).
+func (cd *cudaDev) stream(stream uint64) (*cudabridge.Stream, error) {
+	if stream != 0 {
+		return cd.cc.WrapStream(uintptr(stream)), nil
+	}
+	return cd.st, cd.cc.Synchronize()
+}
+
+// encode encodes nbytes of d at CUDA address ptr (shape dims) on the device path and appends the payload to dst.
+func (cd *cudaDev) encode(ctx context.Context, c *codec.Codec, d layout.DType, dims []uint64, ptr, nbytes,
+	stream uint64, dst []byte) ([]byte, error) {
+	if nbytes == 0 {
+		return dst, staged("an empty tensor")
+	}
+	if nbytes > devMaxBytes {
+		return dst, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", nbytes, uint64(devMaxBytes))
+	}
+	n := nbytes / uint64(d.Size())
+	if dims != nil { // refused before any device work, as the host encoder refuses it
+		v := uint64(1)
+		for _, x := range dims {
+			if x != 0 && v > maxTensorValues/x {
+				return dst, invalidf("shape %v is too large", dims)
+			}
+			v *= x
+		}
+		if v != n {
+			return dst, invalidf("shape %v holds %d values, the tensor %d", dims, v, n)
+		}
+	}
+	p, err := cd.dc.plan(c, d, n)
+	if err != nil {
+		return dst, err
+	}
+	if err := cd.ensureVals(pad256(nbytes)); err != nil {
+		return dst, staged("no shared buffer of %d bytes: %v", pad256(nbytes), err)
+	}
+	st, err := cd.stream(stream)
+	if err != nil {
+		return dst, err
+	}
+	// The one device copy, ordered after the caller's work on its stream; the encode starts once it landed.
+	if err := cd.cc.CopyAsync(st, cd.vals.Ptr, cudabridge.DevicePtr(ptr), nbytes); err != nil {
+		return dst, err
+	}
+	var waits []vk.SemaphoreValue
+	if cd.sem != nil {
+		cd.semVal++
+		if err := cd.sem.CU.Signal(st, cd.semVal); err != nil {
+			return dst, err
+		}
+		waits = []vk.SemaphoreValue{cd.sem.At(cd.semVal)}
+	} else if err := st.Synchronize(); err != nil {
+		return dst, err
+	}
+	out, err := cd.dc.encode(ctx, c, cd.vals.VK, d, dims, n, p, waits, dst)
+	if err != nil {
+		if cd.sem != nil {
+			// The Vulkan side may not have consumed the signal: wait for the copy, so the next call's writes into
+			// the shared buffer cannot overtake it.
+			st.Synchronize()
+		}
+		return dst, err
+	}
+	cudabridge.CountZeroCopy(nbytes)
+	return out, nil
+}
+
+// decode decodes src (one container, one coded tensor) on the device path into CUDA memory at ptr (dstCap bytes),
+// after the caller's work on stream and before it returns; the decoded length.
+func (cd *cudaDev) decode(ctx context.Context, src []byte, ptr, dstCap, stream uint64) (uint64, error) {
+	pl, err := cd.dc.parsePayload(src)
+	if err != nil {
+		return 0, err
+	}
+	n := pl.rec.RawSize()
+	if n > dstCap {
+		return 0, invalidf("device buffer of %d bytes: the payload decodes to %d", dstCap, n)
+	}
+	if n > devMaxBytes {
+		return 0, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", n, uint64(devMaxBytes))
+	}
+	if err := cd.ensureVals(pad256(n)); err != nil {
+		return 0, staged("no shared buffer of %d bytes: %v", pad256(n), err)
+	}
+	// The caller's memory is written only once the whole body verified.
+	if err := cd.dc.decode(ctx, pl, src, cd.vals.VK); err != nil {
+		return 0, err
+	}
+	cudabridge.CountZeroCopy(n)
+	st, err := cd.stream(stream)
+	if err != nil {
+		return 0, err
+	}
+	if err := cd.cc.CopyAsync(st, cudabridge.DevicePtr(ptr), cd.vals.Ptr, n); err != nil {
+		return 0, err
+	}
+	// In place before the call returns, and the shared buffer free for the next call.
+	return n, st.Synchronize()
+}
+
+// release closes what open made (not the codec's own backend).
+func (cd *cudaDev) release() {
+	if cd.st != nil {
+		cd.st.Synchronize()
+		cd.st.Close()
+		cd.st = nil
+	}
+	if cd.vb != nil {
+		cd.vb.VK().WaitIdle()
+	}
+	cd.dc.close()
+	if cd.vals != nil {
+		cd.vals.Close()
+		cd.vals = nil
+	}
+	if cd.sem != nil {
+		cd.sem.Close()
+		cd.sem = nil
+	}
+	if cd.ownVB && cd.vb != nil {
+		cd.vb.Close()
+	}
+	cd.vb, cd.ownVB, cd.dc = nil, false, devCodec{}
+}
+
+// close releases everything; a later call starts over.
+func (cd *cudaDev) close() {
+	cd.release()
+	cd.started, cd.broken, cd.cc, cd.semVal = false, "", nil, 0
+}
+
+func pad256(n uint64) uint64 { return (n + 255) &^ 255 }
+
+// Which path the process's CUDA calls took: counts, and the last call's path in words.
+var cudaPaths struct {
+	shared, staged atomic.Uint64
+	lastShared     atomic.Bool
+	last           atomic.Pointer[string]
+}
+
+func notePath(shared bool, how string) {
+	if shared {
+		cudaPaths.shared.Add(1)
+	} else {
+		cudaPaths.staged.Add(1)
+	}
+	cudaPaths.lastShared.Store(shared)
+	cudaPaths.last.Store(&how)
+}
+
+// isStaged reports whether err asks for the host-staged path.
+func isStaged(err error) bool {
+	var s *stagedReason
+	return errors.As(err, &s)
+}
