@@ -184,8 +184,7 @@ layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, 
 #endif
 
 #if defined(KERNEL_EXPHIST)
-layout(std430, binding = 0) readonly buffer Src { uint src[]; }; // BF16 values, 2 per word
-layout(std430, binding = 1) buffer Hist { uint hist[]; }; // 256 counts, one per exponent, zeroed by the host
+layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, binding = 1) buffer Hist { uint hist[]; };
 #endif
 
 #if defined(KERNEL_HUFF_CHECK)
@@ -285,9 +284,7 @@ layout(push_constant) uniform PC { uint words; uint bytes; uint checksums; uint 
 #endif
 
 #if defined(KERNEL_EXPHIST)
-layout(push_constant) uniform PC {
-    uint n; uint srcBase;
-} pc;
+layout(push_constant) uniform PC { uint n; uint srcBase; } pc;
 #endif
 
 #if defined(KERNEL_HUFF_CHECK)
