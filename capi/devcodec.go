@@ -202,7 +202,7 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals *vk.Buffer,
 // devPayload is a payload the device path decodes: one final container holding one coded tensor.
 type devPayload struct {
 	ct  *codec.Container
-	rec *codec.Rec
+	rec *codec.ParsedRecord
 	cb  *codec.Codebook
 }
 

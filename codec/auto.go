@@ -333,9 +333,9 @@ func autoCheck(body []byte, n uint64, shift uint, d layout.DType) ([]autoPiece, 
 	return ps, nil
 }
 
-// CheckAutoTable validates an auto body's structure (docs/FORMAT.md §11.3): what a GPU backend checks on the host
+// checkAutoTable validates an auto body's structure (docs/FORMAT.md §11.3): what a GPU backend checks on the host
 // before it dispatches.
-func CheckAutoTable(body []byte, n uint64, shift uint, d layout.DType) error {
+func checkAutoTable(body []byte, n uint64, shift uint, d layout.DType) error {
 	_, err := autoCheck(body, n, shift, jobDType(d))
 	return err
 }
@@ -463,7 +463,7 @@ func init() {
 			"smallest, recorded in the chunk table (BF16: splitzip4, zf12, tbe3; F8/F16/F32: xw3, xw2, xw4); KV: 1.43x",
 		MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift, MaxValues: layout.MaxCodedValues,
 		BodyBounds: autoBounds, CRCWords: autoCRCWords, CPU: autoCPU{}, Chunks: autoChunks, CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
-			return CheckAutoTable(body, n, shift, d)
+			return checkAutoTable(body, n, shift, d)
 		},
 		dtypes: autoDTypes, codebookFor: autoCodebook})
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // craft builds a version 1 container (no seals) whose metadata says whatever the test wants (valid framing and CRC), followed by body.
-func craft(cbs []Codebook, recs []Rec, body []byte) []byte {
+func craft(cbs []Codebook, recs []ParsedRecord, body []byte) []byte {
 	b := appendHeader(nil, dirHead{version: layout.Version1}, layout.FlagChecksums|layout.FlagFinal, cbs, recs)
 	return append(b, body...)
 }
@@ -30,19 +30,19 @@ func TestBadInputClasses(t *testing.T) {
 	}{
 		{"empty", nil, ErrTruncated},
 		{"not vkzip", []byte("PK\x03\x04 this is a zip file, not a payload"), ErrFormat},
-		{"2^60 elements", craft([]Codebook{cb}, []Rec{{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatSplitZip4,
+		{"2^60 elements", craft([]Codebook{cb}, []ParsedRecord{{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatSplitZip4,
 			Shift: 16, Codebook: 0, Shape: []uint64{huge}, Elements: huge, BodyLen: 1 << 62}}, nil), ErrTooLarge},
-		{"2^31 values claimed, tiny body", craft([]Codebook{cb}, []Rec{{Name: "x", DType: layout.DTypeBF16,
+		{"2^31 values claimed, tiny body", craft([]Codebook{cb}, []ParsedRecord{{Name: "x", DType: layout.DTypeBF16,
 			Format: layout.FormatSplitZip4, Shift: 16, Codebook: 0, Shape: []uint64{1 << 31}, Elements: 1 << 31,
 			BodyLen: layout.SZ4{N: 1 << 31, Shift: 16}.MinBodySize()}}, make([]byte, 64)), ErrTruncated},
-		{"duplicate codebook entries", craft([]Codebook{dup}, []Rec{{Name: "x", DType: layout.DTypeBF16,
+		{"duplicate codebook entries", craft([]Codebook{dup}, []ParsedRecord{{Name: "x", DType: layout.DTypeBF16,
 			Format: layout.FormatSplitZip4, Shift: 10, Codebook: 0, Shape: []uint64{4}, Elements: 4, BodyLen: 24}},
 			make([]byte, 24)), ErrCorrupt},
-		{"shape disagrees with element count", craft(nil, []Rec{{Name: "x", DType: layout.DTypeF32, Format: layout.FormatStored,
+		{"shape disagrees with element count", craft(nil, []ParsedRecord{{Name: "x", DType: layout.DTypeF32, Format: layout.FormatStored,
 			Codebook: layout.NoCodebook, Shape: []uint64{3}, Elements: 4, BodyLen: 20}}, make([]byte, 20)), ErrCorrupt},
-		{"unknown format", craft(nil, []Rec{{Name: "x", DType: layout.DTypeBF16, Format: 77,
+		{"unknown format", craft(nil, []ParsedRecord{{Name: "x", DType: layout.DTypeBF16, Format: 77,
 			Codebook: layout.NoCodebook, Shape: []uint64{2}, Elements: 2, BodyLen: 8}}, make([]byte, 8)), ErrUnsupported},
-		{"codebook never referenced", craft([]Codebook{cb}, []Rec{{Blob: true, Data: []byte("hi")}}, nil), ErrNonCanonical},
+		{"codebook never referenced", craft([]Codebook{cb}, []ParsedRecord{{Blob: true, Data: []byte("hi")}}, nil), ErrNonCanonical},
 	}
 	c := newCPU(t)
 	for _, tc := range cases {

@@ -115,7 +115,7 @@ func TestBigMetadata(t *testing.T) {
 	out = nil
 	var streamed int
 	n = allocDuring(func() {
-		err = c.DecodeStream(context.Background(), max, func(_ *Rec, d []byte) error { streamed += len(d); return nil })
+		err = c.DecodeStream(context.Background(), max, func(_ *ParsedRecord, d []byte) error { streamed += len(d); return nil })
 	})
 	require.NoError(t, err)
 	require.Equal(t, layout.MaxMetaRaw-8-4-4-(layout.MaxRecords-2)*36-2*5, streamed)

@@ -192,7 +192,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 	if sealed {
 		sealSize = layout.SealSize
 	}
-	dir := make([]Rec, len(recs))
+	dir := make([]ParsedRecord, len(recs))
 	var jobs []EncodeJob
 	var jobRec []int
 	var maxBody []uint64 // per job: the largest body it can have
@@ -413,7 +413,7 @@ func (c *Codec) encode(ctx context.Context, dst []byte, recs []Record, final boo
 
 // writeSeals fills the seal after each tensor body of a version 2 container whose bodies are in place (cont: the
 // container from its first byte; metaEnd: where its bodies start). With checksums off every seal is 0.
-func (c *Codec) writeSeals(cont []byte, metaEnd int, dir []Rec) error {
+func (c *Codec) writeSeals(cont []byte, metaEnd int, dir []ParsedRecord) error {
 	metaCRC := binary.LittleEndian.Uint32(cont[metaEnd-4:])
 	off := uint64(metaEnd)
 	var words []uint32
@@ -437,7 +437,7 @@ func (c *Codec) writeSeals(cont []byte, metaEnd int, dir []Rec) error {
 }
 
 // firstBody is the index of the first record with a body, or -1.
-func firstBody(dir []Rec) int {
+func firstBody(dir []ParsedRecord) int {
 	for i := range dir {
 		if !dir[i].Blob {
 			return i
@@ -459,7 +459,7 @@ func getScratch(n uint64) *[]byte {
 
 func putScratch(p *[]byte) { scratchPool.Put(p) }
 
-func fillTensorRec(d *Rec, r *Record) error {
+func fillTensorRec(d *ParsedRecord, r *Record) error {
 	if !r.DType.Valid() {
 		return errorf(ErrInvalidInput, "tensor %q: unknown dtype %d", r.Name, r.DType)
 	}
@@ -512,7 +512,7 @@ func appendStored(dst, data []byte, checksums bool) []byte {
 }
 
 // checkStored verifies a stored body and returns its data.
-func checkStored(body []byte, r *Rec, checksums bool) ([]byte, error) {
+func checkStored(body []byte, r *ParsedRecord, checksums bool) ([]byte, error) {
 	n := r.RawSize()
 	pad := body[n : len(body)-4]
 	stored := binary.LittleEndian.Uint32(body[len(body)-4:])
@@ -635,7 +635,7 @@ func (c *Codec) header(src []byte) (*Container, error) {
 // blobs false, the tensors' only: blobs are the caller's to take from the directory). The first invalid record in
 // record order decides the error.
 func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from, to int, out []byte, blobs bool) error {
-	outSize := func(r *Rec) int {
+	outSize := func(r *ParsedRecord) int {
 		if r.Blob && !blobs {
 			return 0
 		}
@@ -696,7 +696,7 @@ func (c *Codec) decodeInto(ctx context.Context, src []byte, ct *Container, from,
 
 // DecodeStream decodes the containers in src in order and hands each record's decoded bytes to fn, which must not
 // keep them. src must end exactly after a final container.
-func (c *Codec) DecodeStream(ctx context.Context, src []byte, fn func(r *Rec, data []byte) error) error {
+func (c *Codec) DecodeStream(ctx context.Context, src []byte, fn func(r *ParsedRecord, data []byte) error) error {
 	var first uint16
 	var buf []byte
 	for k := uint64(0); ; k++ {
@@ -724,7 +724,7 @@ const decodeBatch = 256 << 20
 // parsed header (Size tells how many bytes it took). Records are decoded in batches of bounded size.
 // It does not check the container's place in a stream: a caller that walks a stream container by container checks
 // each with Container.CheckStreamPosition (DecodeStream, DecodeAll and Reader do).
-func (c *Codec) DecodeContainer(ctx context.Context, src []byte, fn func(r *Rec, data []byte) error) (*Container, error) {
+func (c *Codec) DecodeContainer(ctx context.Context, src []byte, fn func(r *ParsedRecord, data []byte) error) (*Container, error) {
 	ct, err := c.header(src)
 	if err != nil {
 		return nil, err
@@ -738,7 +738,7 @@ func (c *Codec) DecodeContainer(ctx context.Context, src []byte, fn func(r *Rec,
 
 // decodeContainerAt decodes the container at index k of a stream (first: the version of the stream's first
 // container, set when k is 0) with a caller-kept output buffer, reused across calls.
-func (c *Codec) decodeContainerAt(ctx context.Context, src []byte, bufp *[]byte, k uint64, first *uint16, fn func(r *Rec, data []byte) error) (*Container, error) {
+func (c *Codec) decodeContainerAt(ctx context.Context, src []byte, bufp *[]byte, k uint64, first *uint16, fn func(r *ParsedRecord, data []byte) error) (*Container, error) {
 	ct, err := c.header(src)
 	if err != nil {
 		return nil, err
@@ -756,11 +756,11 @@ func (c *Codec) decodeContainerAt(ctx context.Context, src []byte, bufp *[]byte,
 }
 
 // decodeRecords decodes the records of a parsed container in batches of bounded size, calling fn for each.
-func (c *Codec) decodeRecords(ctx context.Context, src []byte, ct *Container, bufp *[]byte, fn func(r *Rec, data []byte) error) error {
+func (c *Codec) decodeRecords(ctx context.Context, src []byte, ct *Container, bufp *[]byte, fn func(r *ParsedRecord, data []byte) error) error {
 	buf := *bufp
 	defer func() { *bufp = buf }()
 	// Blobs are handed to fn straight from the directory: only tensors take room in the batch buffer.
-	tensorSize := func(r *Rec) uint64 {
+	tensorSize := func(r *ParsedRecord) uint64 {
 		if r.Blob {
 			return 0
 		}
@@ -796,7 +796,7 @@ func (c *Codec) decodeRecords(ctx context.Context, src []byte, ct *Container, bu
 // resolveAuto writes each auto job's tensor in its smallest coding: one candidate format throughout, or auto's
 // per-chunk mix when that is smaller despite its chunk table. It updates the jobs, their records and body bounds,
 // and drops the codebook of tensors whose format uses none.
-func (c *Codec) resolveAuto(ctx context.Context, jobs []EncodeJob, jobRec []int, dir []Rec, maxBody []uint64) error {
+func (c *Codec) resolveAuto(ctx context.Context, jobs []EncodeJob, jobRec []int, dir []ParsedRecord, maxBody []uint64) error {
 	var sub []EncodeJob
 	var at []int
 	for j := range jobs {

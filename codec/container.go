@@ -22,8 +22,9 @@ import (
 //	bodies     one per tensor record, in record order, each a multiple of 4 bytes; in version 2 each is followed
 //	           by its u32 seal (sealOf)
 
-// Rec is one directory record: an inline blob or a tensor whose body follows the metadata.
-type Rec struct {
+// ParsedRecord is one directory record of a parsed container: an inline blob, or a tensor whose body follows the
+// metadata. (Record is what an encoder is given.)
+type ParsedRecord struct {
 	Data     []byte // blob bytes (Blob), else nil
 	Name     string
 	Shape    []uint64
@@ -38,7 +39,7 @@ type Rec struct {
 }
 
 // RawSize is the number of bytes the record decodes to.
-func (r *Rec) RawSize() uint64 {
+func (r *ParsedRecord) RawSize() uint64 {
 	if r.Blob {
 		return uint64(len(r.Data))
 	}
@@ -52,7 +53,7 @@ type Container struct {
 	MetaCRC   uint32 // the metadata CRC-32C, which every version 2 seal covers
 	Sequence  uint64 // index of the container in its stream (version 2; 0 in version 1)
 	Codebooks []Codebook
-	Recs      []Rec
+	Recs      []ParsedRecord
 	MetaLen   uint64 // bytes before the first body
 	Size      uint64 // total container size, bodies included
 }
@@ -64,7 +65,7 @@ func (c *Container) Checksums() bool { return c.Flags&layout.FlagChecksums != 0 
 func (c *Container) Sealed() bool { return c.Version >= layout.Version2 }
 
 // SealOff is the offset of tensor record r's seal from the container start (sealed containers).
-func (r *Rec) SealOff() uint64 { return r.BodyOff + r.BodyLen }
+func (r *ParsedRecord) SealOff() uint64 { return r.BodyOff + r.BodyLen }
 
 // CheckStreamPosition checks that the container may stand at index k of a stream whose first container has
 // version first (docs/FORMAT.md §8): one version throughout, and a version 2 container carries sequence k.
@@ -89,7 +90,7 @@ type dirHead struct {
 }
 
 // appendDirectory serialises the uncompressed directory.
-func appendDirectory(b []byte, h dirHead, cbs []Codebook, recs []Rec) []byte {
+func appendDirectory(b []byte, h dirHead, cbs []Codebook, recs []ParsedRecord) []byte {
 	le := binary.LittleEndian
 	if h.version >= layout.Version2 {
 		b = le.AppendUint64(b, h.sequence)
@@ -124,7 +125,7 @@ func appendDirectory(b []byte, h dirHead, cbs []Codebook, recs []Rec) []byte {
 }
 
 // appendHeader writes preamble, compressed directory, padding and CRC.
-func appendHeader(b []byte, h dirHead, flags uint16, cbs []Codebook, recs []Rec) []byte {
+func appendHeader(b []byte, h dirHead, flags uint16, cbs []Codebook, recs []ParsedRecord) []byte {
 	dir := appendDirectory(nil, h, cbs, recs)
 	start := len(b)
 	b = append(b, layout.Magic[:]...)
@@ -304,12 +305,12 @@ func (c *Container) parseDirectory(dir []byte) error {
 		return errorf(ErrTooLarge, "%d records exceed the %d-record limit", nrec, layout.MaxRecords)
 	}
 	if r.err == nil {
-		c.Recs = make([]Rec, 0, nrec) // bounded above: no growth, no garbage
+		c.Recs = make([]ParsedRecord, 0, nrec) // bounded above: no growth, no garbage
 	}
 	var dims dimArena
 	nextCB := uint32(0) // codebooks must be first referenced in order
 	for i := uint32(0); i < nrec && r.err == nil; i++ {
-		var rec Rec
+		var rec ParsedRecord
 		switch t := r.u8(); t {
 		case layout.RecordBlob:
 			rec.Blob = true
@@ -353,7 +354,7 @@ func (a *dimArena) take(n int) []uint64 {
 	return s
 }
 
-func (c *Container) parseTensor(r *reader, rec *Rec, nextCB *uint32, dims *dimArena) error {
+func (c *Container) parseTensor(r *reader, rec *ParsedRecord, nextCB *uint32, dims *dimArena) error {
 	rec.Name = string(r.need(int(r.u16())))
 	rec.DType = layout.DType(r.u8())
 	rec.Format = r.u8()
@@ -485,7 +486,7 @@ func sealOf(metaCRC, index uint32, words []uint32) uint32 {
 
 // bodyWords appends to dst the checksum words of a tensor body that has passed its format's structural checks:
 // a stored body's CRC word, or what the format's CRCWords reads from its chunk table.
-func bodyWords(r *Rec, body []byte, dst []uint32) ([]uint32, error) {
+func bodyWords(r *ParsedRecord, body []byte, dst []uint32) ([]uint32, error) {
 	if r.Format == layout.FormatStored {
 		if len(body) < 4 {
 			return dst, errorf(ErrCorrupt, "stored body of %d bytes", len(body))

@@ -114,7 +114,7 @@ func ExampleCodec_Encode() {
 	if err != nil {
 		panic(err)
 	}
-	err = c.DecodeStream(ctx, payload, func(r *codec.Rec, data []byte) error {
+	err = c.DecodeStream(ctx, payload, func(r *codec.ParsedRecord, data []byte) error {
 		if r.Blob {
 			fmt.Printf("blob %s\n", data)
 			return nil

@@ -328,7 +328,7 @@ func (e *fileEncoder) check() error {
 	}
 	k := 0
 	if err == nil {
-		err = e.ref.decodeRecords(e.ctx, e.out, ct, &e.vbuf, func(_ *Rec, d []byte) error {
+		err = e.ref.decodeRecords(e.ctx, e.out, ct, &e.vbuf, func(_ *ParsedRecord, d []byte) error {
 			if k >= len(e.recs) || !bytes.Equal(d, e.recs[k].Data) {
 				return fmt.Errorf("%w: frame %d decodes to other bytes than its input, record %d", ErrVerify, e.seq, k)
 			}

@@ -217,7 +217,7 @@ func TestDecodeFileWritesOnlyVerifiedFrames(t *testing.T) {
 // without allocating what it claims.
 func TestDecodeFileClaimedLengths(t *testing.T) {
 	c := newCPU(t)
-	dir := []Rec{{Name: "x", DType: layout.DTypeOpaque, Shape: []uint64{1 << 40}, Elements: 1 << 40,
+	dir := []ParsedRecord{{Name: "x", DType: layout.DTypeOpaque, Shape: []uint64{1 << 40}, Elements: 1 << 40,
 		Format: layout.FormatStored, Codebook: layout.NoCodebook, BodyLen: layout.StoredBody(1 << 40)}}
 	hdr := appendHeader(nil, dirHead{version: layout.Version2}, c.flags(true), nil, dir)
 	payload := append(hdr, make([]byte, 1000)...)

@@ -122,27 +122,27 @@ func TestByFormatGrouping(t *testing.T) {
 func TestDirectoryRulesByFormat(t *testing.T) {
 	cb := goldenCodebook
 	sz := layout.SZ4{N: 4, Shift: 10}
-	rec := func(mod func(r *Rec)) []Rec {
-		r := Rec{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatSplitZip4, Shift: 10, Codebook: 0,
+	rec := func(mod func(r *ParsedRecord)) []ParsedRecord {
+		r := ParsedRecord{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatSplitZip4, Shift: 10, Codebook: 0,
 			Shape: []uint64{4}, Elements: 4, BodyLen: sz.MinBodySize()}
 		mod(&r)
-		return []Rec{r}
+		return []ParsedRecord{r}
 	}
 	body := make([]byte, sz.MaxBodySize())
 	for _, tc := range []struct {
 		name string
 		cbs  []Codebook
-		mod  func(r *Rec)
+		mod  func(r *ParsedRecord)
 		cls  error
 	}{
-		{"wrong dtype", []Codebook{cb}, func(r *Rec) { r.DType = layout.DTypeF16 }, ErrCorrupt},
-		{"shift below range", []Codebook{cb}, func(r *Rec) { r.Shift = 9 }, ErrCorrupt},
-		{"shift above range", []Codebook{cb}, func(r *Rec) { r.Shift = 17 }, ErrCorrupt},
-		{"missing codebook", nil, func(r *Rec) {}, ErrCorrupt},
-		{"no codebook reference", nil, func(r *Rec) { r.Codebook = layout.NoCodebook }, ErrCorrupt},
-		{"body too short", []Codebook{cb}, func(r *Rec) { r.BodyLen -= 4 }, ErrCorrupt},
-		{"body too long", []Codebook{cb}, func(r *Rec) { r.BodyLen = sz.MaxBodySize() + 4 }, ErrCorrupt},
-		{"stored with a shift", nil, func(r *Rec) {
+		{"wrong dtype", []Codebook{cb}, func(r *ParsedRecord) { r.DType = layout.DTypeF16 }, ErrCorrupt},
+		{"shift below range", []Codebook{cb}, func(r *ParsedRecord) { r.Shift = 9 }, ErrCorrupt},
+		{"shift above range", []Codebook{cb}, func(r *ParsedRecord) { r.Shift = 17 }, ErrCorrupt},
+		{"missing codebook", nil, func(r *ParsedRecord) {}, ErrCorrupt},
+		{"no codebook reference", nil, func(r *ParsedRecord) { r.Codebook = layout.NoCodebook }, ErrCorrupt},
+		{"body too short", []Codebook{cb}, func(r *ParsedRecord) { r.BodyLen -= 4 }, ErrCorrupt},
+		{"body too long", []Codebook{cb}, func(r *ParsedRecord) { r.BodyLen = sz.MaxBodySize() + 4 }, ErrCorrupt},
+		{"stored with a shift", nil, func(r *ParsedRecord) {
 			r.Format, r.Codebook, r.BodyLen = layout.FormatStored, layout.NoCodebook, layout.StoredBody(8)
 		}, nil},
 	} {

@@ -41,7 +41,7 @@ func wiredCases(r *rand.Rand, shift uint) []wiredCase {
 	return out
 }
 
-// refEncode is the per-tensor reference body (EncodeTBE3, CPUBackend.EncodeXW).
+// refEncode is the per-tensor reference body (encodeTBE3, CPUBackend.EncodeXW).
 func refEncode(t *testing.T, c wiredCase, shift uint, checksums bool) []byte {
 	t.Helper()
 	if c.f == layout.FormatTBE3 {
@@ -50,7 +50,7 @@ func refEncode(t *testing.T, c wiredCase, shift uint, checksums bool) []byte {
 	return xwEncode(t, c.f, c.dt, c.src, shift, checksums)
 }
 
-// refDecode is the per-tensor reference verdict (DecodeTBE3, CPUBackend.DecodeXW).
+// refDecode is the per-tensor reference verdict (decodeTBE3, CPUBackend.DecodeXW).
 func refDecode(t *testing.T, c wiredCase, body []byte, shift uint, checksums bool) ([]byte, error) {
 	t.Helper()
 	if c.f == layout.FormatTBE3 {
@@ -203,31 +203,31 @@ func TestFormatLists(t *testing.T) {
 func TestTBE3DirectoryRules(t *testing.T) {
 	const n = 5000
 	g := layout.TBE3{N: n, Shift: 10}
-	rec := func(mod func(r *Rec)) []Rec {
-		r := Rec{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatTBE3, Shift: 10, Codebook: layout.NoCodebook,
+	rec := func(mod func(r *ParsedRecord)) []ParsedRecord {
+		r := ParsedRecord{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatTBE3, Shift: 10, Codebook: layout.NoCodebook,
 			Shape: []uint64{n}, Elements: n, BodyLen: g.MinBodySize()}
 		mod(&r)
-		return []Rec{r}
+		return []ParsedRecord{r}
 	}
 	body := make([]byte, g.MaxBodySize()+8)
 	cb := goldenCodebook
 	for _, tc := range []struct {
 		name string
 		cbs  []Codebook
-		mod  func(r *Rec)
+		mod  func(r *ParsedRecord)
 		cls  error // nil: valid
 	}{
-		{"smallest body", nil, func(r *Rec) {}, nil},
-		{"largest body", nil, func(r *Rec) { r.BodyLen = g.MaxBodySize() }, nil},
-		{"F16", nil, func(r *Rec) { r.DType = layout.DTypeF16 }, ErrCorrupt},
-		{"shift 9", nil, func(r *Rec) { r.Shift = 9 }, ErrCorrupt},
-		{"shift 17", nil, func(r *Rec) { r.Shift = 17 }, ErrCorrupt},
-		{"2^32 values", nil, func(r *Rec) { r.Shape, r.Elements = []uint64{1 << 32}, 1<<32 }, ErrTooLarge},
-		{"no values", nil, func(r *Rec) { r.Shape, r.Elements, r.BodyLen = []uint64{0}, 0, 0 }, ErrNonCanonical},
-		{"a codebook", []Codebook{cb}, func(r *Rec) { r.Codebook = 0 }, ErrNonCanonical},
-		{"body short", nil, func(r *Rec) { r.BodyLen -= 4 }, ErrCorrupt},
-		{"body long", nil, func(r *Rec) { r.BodyLen = g.MaxBodySize() + 4 }, ErrCorrupt},
-		{"body not a multiple of 4", nil, func(r *Rec) { r.BodyLen += 2 }, ErrCorrupt},
+		{"smallest body", nil, func(r *ParsedRecord) {}, nil},
+		{"largest body", nil, func(r *ParsedRecord) { r.BodyLen = g.MaxBodySize() }, nil},
+		{"F16", nil, func(r *ParsedRecord) { r.DType = layout.DTypeF16 }, ErrCorrupt},
+		{"shift 9", nil, func(r *ParsedRecord) { r.Shift = 9 }, ErrCorrupt},
+		{"shift 17", nil, func(r *ParsedRecord) { r.Shift = 17 }, ErrCorrupt},
+		{"2^32 values", nil, func(r *ParsedRecord) { r.Shape, r.Elements = []uint64{1 << 32}, 1<<32 }, ErrTooLarge},
+		{"no values", nil, func(r *ParsedRecord) { r.Shape, r.Elements, r.BodyLen = []uint64{0}, 0, 0 }, ErrNonCanonical},
+		{"a codebook", []Codebook{cb}, func(r *ParsedRecord) { r.Codebook = 0 }, ErrNonCanonical},
+		{"body short", nil, func(r *ParsedRecord) { r.BodyLen -= 4 }, ErrCorrupt},
+		{"body long", nil, func(r *ParsedRecord) { r.BodyLen = g.MaxBodySize() + 4 }, ErrCorrupt},
+		{"body not a multiple of 4", nil, func(r *ParsedRecord) { r.BodyLen += 2 }, ErrCorrupt},
 	} {
 		_, err := ParseHeader(craft(tc.cbs, rec(tc.mod), body))
 		if tc.cls == nil {
@@ -258,15 +258,15 @@ func TestXWDirectoryRulesMatchCheckXWRecord(t *testing.T) {
 							if cbi == 0 {
 								cbs = []Codebook{cb}
 							}
-							rec := Rec{Name: "x", DType: dt, Format: f, Shift: shift, Codebook: cbi,
+							rec := ParsedRecord{Name: "x", DType: dt, Format: f, Shift: shift, Codebook: cbi,
 								Shape: []uint64{n}, Elements: n, BodyLen: bl}
 							if dt == layout.DTypeOpaque {
 								continue // opaque records count bytes; no format codes them
 							}
 							want := checkXWRecord(f, dt, shift, cbi, n, bl)
-							_, got := ParseHeader(craft(cbs, []Rec{rec}, body))
+							_, got := ParseHeader(craft(cbs, []ParsedRecord{rec}, body))
 							what := fmt.Sprintf("%s %v shift %d n %d body %d codebook %d: want %v, got %v",
-								FormatNameXW(f), dt, shift, n, bl, cbi, want, got)
+								formatNameXW(f), dt, shift, n, bl, cbi, want, got)
 							if want == nil {
 								require.NoError(t, got, what)
 							} else {

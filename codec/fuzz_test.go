@@ -49,7 +49,7 @@ func FuzzDecode(f *testing.F) {
 		dec := newCPU(t)
 		var recs []Record
 		var shifts []uint8
-		err := dec.DecodeStream(context.Background(), b, func(r *Rec, d []byte) error {
+		err := dec.DecodeStream(context.Background(), b, func(r *ParsedRecord, d []byte) error {
 			rec := Record{Blob: r.Blob, Name: r.Name, DType: r.DType, Shape: r.Shape, Data: append([]byte{}, d...)}
 			if r.Blob {
 				rec.Data = append([]byte{}, r.Data...)

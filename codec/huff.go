@@ -677,9 +677,9 @@ func huffCheckTable(body []byte, g *huffGeom) error {
 	return nil
 }
 
-// CheckHuffTable validates a huff body's chunk table and piece headers: what a GPU backend checks on the host
+// checkHuffTable validates a huff body's chunk table and piece headers: what a GPU backend checks on the host
 // before it dispatches, so its errors read like the reference's.
-func CheckHuffTable(body []byte, n uint64, shift uint) error {
+func checkHuffTable(body []byte, n uint64, shift uint) error {
 	g := newHuffGeom(n, shift)
 	return huffCheckTable(body, &g)
 }
@@ -695,9 +695,9 @@ func checkHuffParams(n uint64, shift uint, cls error) error {
 	return nil
 }
 
-// CheckHuffBody runs the checks of DecodeHuff that need no lane data — parameters, body length, the chunk table
+// checkHuffBody runs the checks of decodeHuff that need no lane data — parameters, body length, the chunk table
 // and piece headers, an empty tensor — so a GPU backend reports those exactly as the reference does.
-func CheckHuffBody(body []byte, n uint64, shift uint) error {
+func checkHuffBody(body []byte, n uint64, shift uint) error {
 	if err := checkHuffParams(n, shift, ErrCorrupt); err != nil {
 		return err
 	}
@@ -715,10 +715,10 @@ func CheckHuffBody(body []byte, n uint64, shift uint) error {
 	return nil
 }
 
-// EncodeHuff encodes n BF16 values (src, little-endian, 2n bytes) as a huff body with chunks of 2^shift values into
+// encodeHuff encodes n BF16 values (src, little-endian, 2n bytes) as a huff body with chunks of 2^shift values into
 // dst (capacity ≥ layout.Huff.MaxBodySize) and returns the body, a prefix of dst. Sequential: the CPU backend runs
 // the chunks in parallel.
-func EncodeHuff(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
+func encodeHuff(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
 	if err := checkHuffParams(n, shift, ErrInvalidInput); err != nil {
 		return nil, err
 	}
@@ -752,14 +752,14 @@ func EncodeHuff(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, 
 	return body[:g.pieces+off], nil
 }
 
-// DecodeHuff decodes and validates a huff body of n values into dst (2n bytes), sequentially. Errors are *Error
+// decodeHuff decodes and validates a huff body of n values into dst (2n bytes), sequentially. Errors are *Error
 // values of the classes of docs/FORMAT.md §14: structure first, then checksums, then the lane streams and
 // canonical-form rules, each at the lowest chunk that has one.
-func DecodeHuff(dst, body []byte, n uint64, shift uint, checksums bool) error {
+func decodeHuff(dst, body []byte, n uint64, shift uint, checksums bool) error {
 	if uint64(len(dst)) != 2*n {
 		return errorf(ErrInvalidInput, "destination of %d bytes for %d values", len(dst), n)
 	}
-	if err := CheckHuffBody(body, n, shift); err != nil {
+	if err := checkHuffBody(body, n, shift); err != nil {
 		return err
 	}
 	g := newHuffGeom(n, shift)

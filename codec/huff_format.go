@@ -23,7 +23,9 @@ func init() {
 			g := newHuffGeom(n, shift)
 			return tableCRCWords(body, g.table, g.Chunks(), dst)
 		},
-		CPU: huffCPU{}, Chunks: huffChunks})
+		CPU: huffCPU{}, Chunks: huffChunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error {
+			return checkHuffBody(body, n, shift)
+		}})
 }
 
 // huffBody adapts a huff body to the chunk-parallel driver: the low piece is the dense part, the piece the side.
@@ -38,7 +40,7 @@ func (g *huffBody) sideSlot() uint64                      { return layout.HuffRa
 func (g *huffBody) rawSide(m uint64) uint64               { return layout.HuffRawPiece(m) }
 func (g *huffBody) sideSize(info uint32, m uint64) uint64 { return huffPieceSize(info, m) }
 func (g *huffBody) valueSize() uint64                     { return 2 }
-func (g *huffBody) check(body []byte) error               { return CheckHuffBody(body, g.N, g.Shift) }
+func (g *huffBody) check(body []byte) error               { return checkHuffBody(body, g.N, g.Shift) }
 func (g *huffBody) wordOffsets()                          {}
 
 func (g *huffBody) dense(body []byte, c uint64) (a, b []byte) {

@@ -21,7 +21,7 @@ import (
 func encHuff(t testing.TB, src []byte, shift uint, checksums bool) []byte {
 	t.Helper()
 	n := uint64(len(src) / 2)
-	body, err := EncodeHuff(make([]byte, layout.Huff{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
+	body, err := encodeHuff(make([]byte, layout.Huff{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
 	require.NoError(t, err)
 	return body
 }
@@ -62,7 +62,7 @@ func TestHuffRoundTrip(t *testing.T) {
 				for _, crc := range []bool{true, false} {
 					body := encHuff(t, src, shift, crc)
 					dst := make([]byte, len(src))
-					require.NoError(t, DecodeHuff(dst, body, uint64(n), shift, crc), "%s n %d shift %d", name, n, shift)
+					require.NoError(t, decodeHuff(dst, body, uint64(n), shift, crc), "%s n %d shift %d", name, n, shift)
 					require.True(t, bytes.Equal(src, dst), "%s n %d shift %d", name, n, shift)
 					// The CPU backend's chunk-parallel codec writes the same bytes and agrees on decoding.
 					be := NewCPUBackend(3)
@@ -180,7 +180,7 @@ func TestHuffBitFlips(t *testing.T) {
 			for bit := 0; bit < 8*len(body); bit++ {
 				copy(mod, body)
 				mod[bit/8] ^= 1 << (bit % 8)
-				err := DecodeHuff(dst, mod, n, 12, crc)
+				err := decodeHuff(dst, mod, n, 12, crc)
 				if err == nil {
 					require.False(t, crc, "%s: flip of bit %d decodes with checksums on", name, bit)
 					continue
@@ -206,7 +206,7 @@ func TestHuffErrorClasses(t *testing.T) {
 	dst := make([]byte, 2*n)
 	check := func(b []byte, cls error, what string) {
 		t.Helper()
-		err := DecodeHuff(dst, b, n, 12, false)
+		err := decodeHuff(dst, b, n, 12, false)
 		require.ErrorIs(t, err, cls, what)
 		// The CPU backend's parallel decoder reports the same class.
 		dj := []DecodeJob{{Format: layout.FormatHuff, DType: layout.DTypeBF16, Body: b, N: n, Shift: 12, Dst: dst}}
@@ -249,7 +249,7 @@ func TestHuffErrorClasses(t *testing.T) {
 	two := encHuff(t, kvLike(r, 5000, 0), 12, false)
 	g2 := layout.Huff{N: 5000, Shift: 12}
 	binary.LittleEndian.PutUint32(two[g2.TableOffset()+12+4:], binary.LittleEndian.Uint32(two[g2.TableOffset()+12+4:])+1)
-	require.ErrorIs(t, DecodeHuff(make([]byte, 10000), two, 5000, 12, false), ErrCorrupt)
+	require.ErrorIs(t, decodeHuff(make([]byte, 10000), two, 5000, 12, false), ErrCorrupt)
 }
 
 // Real KV data (two tensors of the shared KV test file, codec/testdata/xw/README.md): round trip and a ratio floor
@@ -262,7 +262,7 @@ func TestHuffRealKV(t *testing.T) {
 	for shift := uint(layout.HuffMinShift); shift <= layout.HuffMaxShift; shift++ {
 		body := encHuff(t, src, shift, true)
 		dst := make([]byte, len(src))
-		require.NoError(t, DecodeHuff(dst, body, n, shift, true))
+		require.NoError(t, decodeHuff(dst, body, n, shift, true))
 		require.Equal(t, src, dst)
 		ratio := float64(len(src)) / float64(len(body))
 		t.Logf("shift %d: %.4fx", shift, ratio)
@@ -287,7 +287,7 @@ func FuzzHuffBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, n32 uint32, checksums bool) {
 		n := uint64(n32 % 100000)
 		dst := make([]byte, 2*n)
-		err := DecodeHuff(dst, body, n, 12, checksums)
+		err := decodeHuff(dst, body, n, 12, checksums)
 		if err != nil {
 			var e *Error
 			require.True(t, errors.As(err, &e), "untyped error %v", err)
@@ -386,7 +386,7 @@ func TestHuffNoCodeBits(t *testing.T) {
 			for _, lane := range set {
 				b[g.PieceOffset()+lanes+lane*16+bit/8] |= 1 << (bit % 8)
 			}
-			require.ErrorIs(t, DecodeHuff(dst, b, n, 12, false), ErrCorrupt, "lanes %v bit %d", set, bit)
+			require.ErrorIs(t, decodeHuff(dst, b, n, 12, false), ErrCorrupt, "lanes %v bit %d", set, bit)
 		}
 	}
 }
@@ -418,7 +418,7 @@ func TestHuffChunkByTensorSize(t *testing.T) {
 			assert.Equal(t, want, got[i].ChunkSize, "tensor of %d values", n)
 		}
 		var dec [][]byte
-		require.NoError(t, c.DecodeStream(context.Background(), enc, func(_ *Rec, data []byte) error {
+		require.NoError(t, c.DecodeStream(context.Background(), enc, func(_ *ParsedRecord, data []byte) error {
 			dec = append(dec, append([]byte{}, data...))
 			return nil
 		}))

@@ -95,7 +95,7 @@ func (c *Codec) AppendPrecoded(dst []byte, t PrecodedTensor, final bool, fill fu
 		shape = []uint64{t.N}
 	}
 	// The checks of fillTensorRec, with the value count in place of the values' bytes.
-	d := Rec{Name: t.Name, DType: t.DType, Shape: shape, Format: p.Format, Shift: uint8(p.Shift), Codebook: layout.NoCodebook}
+	d := ParsedRecord{Name: t.Name, DType: t.DType, Shape: shape, Format: p.Format, Shift: uint8(p.Shift), Codebook: layout.NoCodebook}
 	if len(t.Name) > 0xFFFF || len(shape) > 255 {
 		return dst, errorf(ErrInvalidInput, "tensor name of %d bytes or rank %d", len(t.Name), len(shape))
 	}
@@ -119,7 +119,7 @@ func (c *Codec) AppendPrecoded(dst []byte, t PrecodedTensor, final bool, fill fu
 	if p.UsesCodebook {
 		d.Codebook, cbs = 0, []Codebook{*p.Codebook}
 	}
-	dir := []Rec{d}
+	dir := []ParsedRecord{d}
 	h := dirHead{version: c.o.version}
 	if err := checkMetaSize(len(appendDirectory(nil, h, cbs, dir))); err != nil {
 		return dst, err

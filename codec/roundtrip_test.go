@@ -150,7 +150,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	enc, err := c.Encode(context.Background(), nil, recs, true)
 	require.NoError(t, err)
 	var got []Record
-	require.NoError(t, c.DecodeStream(context.Background(), enc, func(r *Rec, d []byte) error {
+	require.NoError(t, c.DecodeStream(context.Background(), enc, func(r *ParsedRecord, d []byte) error {
 		got = append(got, Record{Name: r.Name, DType: r.DType, Shape: r.Shape, Data: append([]byte{}, d...), Blob: r.Blob})
 		return nil
 	}))
@@ -236,7 +236,7 @@ func TestEncodePlacement(t *testing.T) {
 			require.Equal(t, ref, got[len(prefix):], "trial %d extra %d", trial, extra)
 		}
 		i := 0
-		require.NoError(t, c.DecodeStream(context.Background(), ref, func(rc *Rec, d []byte) error {
+		require.NoError(t, c.DecodeStream(context.Background(), ref, func(rc *ParsedRecord, d []byte) error {
 			require.Equal(t, string(recs[i].Data), string(d), "trial %d record %d", trial, i)
 			i++
 			return nil

@@ -187,7 +187,7 @@ func (r *Reader) next() error {
 	if ct, err = r.c.header(r.frame); err != nil {
 		return err
 	}
-	err = r.c.decodeRecords(r.ctx, r.frame, ct, &r.dec, func(_ *Rec, d []byte) error {
+	err = r.c.decodeRecords(r.ctx, r.frame, ct, &r.dec, func(_ *ParsedRecord, d []byte) error {
 		r.out.Write(d)
 		return nil
 	})

@@ -324,9 +324,9 @@ func sz4CheckTable(body []byte, g *sz4Geom) error {
 	})
 }
 
-// CheckSZ4Table validates a SplitZip-4 body's chunk table structurally (docs/FORMAT.md §5.3): what a GPU backend
+// checkSZ4Table validates a SplitZip-4 body's chunk table structurally (docs/FORMAT.md §5.3): what a GPU backend
 // checks on the host before it dispatches, so its errors read like the reference's.
-func CheckSZ4Table(body []byte, n uint64, shift uint) error {
+func checkSZ4Table(body []byte, n uint64, shift uint) error {
 	g := newSZ4Geom(n, shift)
 	return sz4CheckTable(body, &g)
 }
@@ -345,7 +345,7 @@ func init() {
 			g := newSZ4Geom(n, shift)
 			return tableCRCWords(body, g.table, g.Chunks(), dst)
 		},
-		CPU: sz4CPU{}, Chunks: sz4Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckSZ4Table(body, n, shift) }, ChunkBodySize: sz4ChunkBodySize, planned: true})
+		CPU: sz4CPU{}, Chunks: sz4Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return checkSZ4Table(body, n, shift) }, ChunkBodySize: sz4ChunkBodySize, planned: true})
 }
 
 // sz4Chunks lists a SplitZip-4 body's chunk table.

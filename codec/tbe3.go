@@ -399,9 +399,9 @@ func finishTBE3(body []byte, n uint64, shift uint, chunks []tbe3Chunk, checksums
 	return body[:g.side+off]
 }
 
-// EncodeTBE3 encodes n BF16 values (src, little-endian, 2n bytes) as a TBE-3 body with chunks of 2^shift values
+// encodeTBE3 encodes n BF16 values (src, little-endian, 2n bytes) as a TBE-3 body with chunks of 2^shift values
 // into dst (capacity ≥ layout.TBE3.MaxBodySize) and returns the body, a prefix of dst.
-func EncodeTBE3(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
+func encodeTBE3(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
 	if err := checkTBE3Params(n, shift, ErrInvalidInput); err != nil {
 		return nil, err
 	}
@@ -425,14 +425,14 @@ func EncodeTBE3(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, 
 	return finishTBE3(body, n, shift, chunks, checksums), nil
 }
 
-// DecodeTBE3 decodes and validates a TBE-3 body of n values into dst (2n bytes). Errors are *Error values of the
+// decodeTBE3 decodes and validates a TBE-3 body of n values into dst (2n bytes). Errors are *Error values of the
 // classes of docs/FORMAT.md §12: structural table errors first, then checksums, then the canonical-form rules,
 // each at the lowest chunk that has one.
-func DecodeTBE3(dst, body []byte, n uint64, shift uint, checksums bool) error {
+func decodeTBE3(dst, body []byte, n uint64, shift uint, checksums bool) error {
 	if uint64(len(dst)) != 2*n {
 		return errorf(ErrInvalidInput, "destination of %d bytes for %d values", len(dst), n)
 	}
-	if err := CheckTBE3Body(body, n, shift); err != nil {
+	if err := checkTBE3Body(body, n, shift); err != nil {
 		return err
 	}
 	g := newTBE3Geom(n, shift)
@@ -491,9 +491,9 @@ func decodeTBE3Chunk(dst, body []byte, n uint64, shift uint, c uint64, checksums
 	return nil
 }
 
-// CheckTBE3Body runs the checks of DecodeTBE3 that need no chunk data — parameters, body length, the chunk table,
+// checkTBE3Body runs the checks of decodeTBE3 that need no chunk data — parameters, body length, the chunk table,
 // an empty tensor — so a GPU backend reports those exactly as the reference does before it dispatches.
-func CheckTBE3Body(body []byte, n uint64, shift uint) error {
+func checkTBE3Body(body []byte, n uint64, shift uint) error {
 	if err := checkTBE3Params(n, shift, ErrCorrupt); err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func init() {
 			return tableCRCWords(body, g.table, g.Chunks(), dst)
 		},
 		CPU: tbe3CPU{}, Chunks: tbe3Chunks, ChunkBodySize: tbe3ChunkBodySize,
-		CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckTBE3Body(body, n, shift) }})
+		CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return checkTBE3Body(body, n, shift) }})
 }
 
 // tbe3ChunkBodySize is the one-chunk TBE-3 body of m values: planes, SM bytes, one table entry and the side piece
@@ -51,7 +51,7 @@ func (g *tbe3Body) sideSlot() uint64                      { return layout.TBE3Ra
 func (g *tbe3Body) rawSide(m uint64) uint64               { return layout.TBE3RawSide(m) }
 func (g *tbe3Body) sideSize(info uint32, m uint64) uint64 { return tbe3SideSize(info, m) }
 func (g *tbe3Body) valueSize() uint64                     { return 2 }
-func (g *tbe3Body) check(body []byte) error               { return CheckTBE3Body(body, g.N, g.Shift) }
+func (g *tbe3Body) check(body []byte) error               { return checkTBE3Body(body, g.N, g.Shift) }
 
 func (g *tbe3Body) dense(body []byte, c uint64) (a, b []byte) {
 	pl, ph := g.planePiece(c)

@@ -18,14 +18,14 @@ import (
 func encTBE3(t testing.TB, src []byte, shift uint, checksums bool) []byte {
 	t.Helper()
 	n := uint64(len(src) / 2)
-	body, err := EncodeTBE3(make([]byte, layout.TBE3{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
+	body, err := encodeTBE3(make([]byte, layout.TBE3{N: n, Shift: shift}.MaxBodySize()), src, n, shift, checksums)
 	require.NoError(t, err)
 	return body
 }
 
 func decTBE3(body []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
 	dst := make([]byte, 2*n)
-	return dst, DecodeTBE3(dst, body, n, shift, checksums)
+	return dst, decodeTBE3(dst, body, n, shift, checksums)
 }
 
 func TestTBE3MatchesSpecEncoder(t *testing.T) {
@@ -287,9 +287,9 @@ func TestTBE3Structure(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt)
 	_, err = decTBE3(nil, 0, 10, true)
 	require.ErrorIs(t, err, ErrNonCanonical)
-	_, err = EncodeTBE3(make([]byte, 100), nil, 0, 10, true)
+	_, err = encodeTBE3(make([]byte, 100), nil, 0, 10, true)
 	require.ErrorIs(t, err, ErrInvalidInput)
-	_, err = EncodeTBE3(make([]byte, 10), src, n, 10, true)
+	_, err = encodeTBE3(make([]byte, 10), src, n, 10, true)
 	require.ErrorIs(t, err, ErrInvalidInput)
 	require.Equal(t, ErrNonCanonical, classOf(func() error { _, e := decTBE3(nil, 0, 10, false); return e }()))
 }
@@ -338,13 +338,13 @@ func FuzzTBE3Body(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, n32 uint32, checksums bool) {
 		n := uint64(n32 % 100000)
 		dst := make([]byte, 2*n)
-		err := DecodeTBE3(dst, body, n, 10, checksums)
+		err := decodeTBE3(dst, body, n, 10, checksums)
 		if err != nil {
 			var e *Error
 			require.True(t, errors.As(err, &e), "untyped error %v", err)
 			return
 		}
-		again, err := EncodeTBE3(make([]byte, layout.TBE3{N: n, Shift: 10}.MaxBodySize()), dst, n, 10, checksums)
+		again, err := encodeTBE3(make([]byte, layout.TBE3{N: n, Shift: 10}.MaxBodySize()), dst, n, 10, checksums)
 		require.NoError(t, err)
 		if !bytes.Equal(body, again) { // not require.Equal: its diff of large bodies takes minutes
 			t.Fatalf("a body of %d bytes (n %d) decodes but is not canonical: re-encoded to %d bytes, first difference at %d",
@@ -382,7 +382,7 @@ func BenchmarkTBE3Encode(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	for i := 0; i < b.N; i++ {
 		var err error
-		if body, err = EncodeTBE3(dst, src, n, layout.DefaultChunkShift, true); err != nil {
+		if body, err = encodeTBE3(dst, src, n, layout.DefaultChunkShift, true); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -396,7 +396,7 @@ func BenchmarkTBE3Decode(b *testing.B) {
 	dst := make([]byte, len(src))
 	b.SetBytes(int64(len(src)))
 	for i := 0; i < b.N; i++ {
-		if err := DecodeTBE3(dst, body, n, layout.DefaultChunkShift, true); err != nil {
+		if err := decodeTBE3(dst, body, n, layout.DefaultChunkShift, true); err != nil {
 			b.Fatal(err)
 		}
 	}

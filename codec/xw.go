@@ -403,7 +403,7 @@ func checkXWRecord(format uint8, dt layout.DType, shift uint8, codebook uint32, 
 	x, ok := layout.NewXW(format, dt, elements, uint(shift))
 	switch {
 	case !ok:
-		return errorf(ErrCorrupt, "%s does not code %v", FormatNameXW(format), dt)
+		return errorf(ErrCorrupt, "%s does not code %v", formatNameXW(format), dt)
 	case shift < layout.MinChunkShift || shift > layout.MaxChunkShift:
 		return errorf(ErrCorrupt, "chunk shift %d outside [%d, %d]", shift, layout.MinChunkShift, layout.MaxChunkShift)
 	case elements > layout.MaxCodedValues:
@@ -417,28 +417,28 @@ func checkXWRecord(format uint8, dt layout.DType, shift uint8, codebook uint32, 
 	return nil
 }
 
-// CheckXWTable validates an exponent-window body's chunk table structurally (docs/FORMAT.md §13.2.2): what a
+// checkXWTable validates an exponent-window body's chunk table structurally (docs/FORMAT.md §13.2.2): what a
 // GPU backend checks on the host before it dispatches, so its errors read like the reference's.
-func CheckXWTable(body []byte, format uint8, dt layout.DType, n uint64, shift uint) error {
+func checkXWTable(body []byte, format uint8, dt layout.DType, n uint64, shift uint) error {
 	g, ok := newXWGeom(format, dt, n, shift)
 	if !ok {
-		return errorf(ErrInvalidInput, "%s does not code %v", FormatNameXW(format), dt)
+		return errorf(ErrInvalidInput, "%s does not code %v", formatNameXW(format), dt)
 	}
 	return g.checkTable(body)
 }
 
-// XWMaxBodySize is the largest body of n values of dtype dt in format f: the capacity an encoder's destination
+// xwMaxBodySize is the largest body of n values of dtype dt in format f: the capacity an encoder's destination
 // needs.
-func XWMaxBodySize(format uint8, dt layout.DType, n uint64, shift uint) (uint64, error) {
+func xwMaxBodySize(format uint8, dt layout.DType, n uint64, shift uint) (uint64, error) {
 	x, ok := layout.NewXW(format, dt, n, shift)
 	if !ok {
-		return 0, errorf(ErrInvalidInput, "%s does not code %v", FormatNameXW(format), dt)
+		return 0, errorf(ErrInvalidInput, "%s does not code %v", formatNameXW(format), dt)
 	}
 	return x.MaxBodySize(), nil
 }
 
-// FormatNameXW names the exponent-window formats ("" for other ids).
-func FormatNameXW(f uint8) string {
+// formatNameXW names the exponent-window formats ("" for other ids).
+func formatNameXW(f uint8) string {
 	switch f {
 	case layout.FormatXW2:
 		return "xw2"
@@ -453,7 +453,7 @@ func FormatNameXW(f uint8) string {
 // xwFormatByName maps "xw2", "xw3" and "xw4" to their ids.
 func xwFormatByName(name string) (uint8, bool) {
 	for _, f := range []uint8{layout.FormatXW2, layout.FormatXW3, layout.FormatXW4} {
-		if FormatNameXW(f) == name {
+		if formatNameXW(f) == name {
 			return f, true
 		}
 	}
@@ -464,7 +464,7 @@ func xwArgs(format uint8, dt layout.DType, n uint64, shift uint) (xwGeom, error)
 	g, ok := newXWGeom(format, dt, n, shift)
 	switch {
 	case !ok:
-		return g, errorf(ErrInvalidInput, "%s does not code %v", FormatNameXW(format), dt)
+		return g, errorf(ErrInvalidInput, "%s does not code %v", formatNameXW(format), dt)
 	case shift < layout.MinChunkShift || shift > layout.MaxChunkShift:
 		return g, errorf(ErrInvalidInput, "chunk shift %d outside [%d, %d]", shift, layout.MinChunkShift, layout.MaxChunkShift)
 	case n > layout.MaxCodedValues:
@@ -474,7 +474,7 @@ func xwArgs(format uint8, dt layout.DType, n uint64, shift uint) (xwGeom, error)
 }
 
 // EncodeXW encodes n values of dtype dt (src, little-endian) as an exponent-window body of format f, on the
-// backend's goroutines. dst must have capacity for XWMaxBodySize; the body returned is a prefix of it.
+// backend's goroutines. dst must have capacity for xwMaxBodySize; the body returned is a prefix of it.
 func (b *CPUBackend) EncodeXW(ctx context.Context, format uint8, dt layout.DType, src []byte, n uint64, shift uint,
 	checksums bool, dst []byte) ([]byte, error) {
 	g, err := xwArgs(format, dt, n, shift)

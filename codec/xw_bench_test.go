@@ -18,7 +18,7 @@ func BenchmarkXW(b *testing.B) {
 	for _, dt := range []layout.DType{layout.DTypeF8E5M2, layout.DTypeF8E4M3, layout.DTypeF16, layout.DTypeF32} {
 		src := floatValues(r, dt, n, kvCenter(dt), 1.6)
 		f := uint8(layout.FormatXW3)
-		max, _ := XWMaxBodySize(f, dt, n, layout.DefaultChunkShift)
+		max, _ := xwMaxBodySize(f, dt, n, layout.DefaultChunkShift)
 		dst := make([]byte, max)
 		body, err := be.EncodeXW(ctx, f, dt, src, n, layout.DefaultChunkShift, true, dst)
 		if err != nil {

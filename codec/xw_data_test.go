@@ -32,8 +32,9 @@ func TestXWRealKV(t *testing.T) {
 		n := uint64(len(bf) / 2)
 		for f, min := range fs {
 			for _, shift := range []uint{10, 14, 16} {
-				max, err := codec.XWMaxBodySize(f, dt, n, shift)
-				require.NoError(t, err)
+				x, ok := layout.NewXW(f, dt, n, shift)
+				require.True(t, ok)
+				max := x.MaxBodySize()
 				body, err := be.EncodeXW(ctx, f, dt, src, n, shift, true, make([]byte, max))
 				require.NoError(t, err)
 				dst := make([]byte, len(src))
@@ -43,9 +44,9 @@ func TestXWRealKV(t *testing.T) {
 				require.Equal(t, src, dst)
 				ratio := float64(len(src)) / float64(len(body))
 				if shift == 14 {
-					require.GreaterOrEqual(t, ratio, min, "%v %s", dt, codec.FormatNameXW(f))
+					require.GreaterOrEqual(t, ratio, min, "%v %s", dt, codec.FormatName(f))
 				}
-				t.Logf("%v %s shift %d: %.4fx", dt, codec.FormatNameXW(f), shift, ratio)
+				t.Logf("%v %s shift %d: %.4fx", dt, codec.FormatName(f), shift, ratio)
 			}
 		}
 	}

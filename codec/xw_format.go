@@ -26,7 +26,7 @@ func init() {
 			"as xw3 with 4-bit codes over 15 exponents: for wide exponent ranges (not F8_E4M3)"},
 	} {
 		id := x.id
-		RegisterFormat(Format{ID: id, Name: FormatNameXW(id), About: x.about, DTypes: x.dtypes,
+		RegisterFormat(Format{ID: id, Name: formatNameXW(id), About: x.about, DTypes: x.dtypes,
 			MinShift: layout.MinChunkShift, MaxShift: layout.MaxChunkShift, MaxValues: layout.MaxCodedValues,
 			BodyBounds: func(n uint64, d layout.DType, shift uint) (uint64, uint64) {
 				g, ok := layout.NewXW(id, d, n, shift)
@@ -38,7 +38,7 @@ func init() {
 			CRCWords: func(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
 				g, ok := newXWGeom(id, d, n, shift)
 				if !ok {
-					return dst, errorf(ErrCorrupt, "%s does not code %v", FormatNameXW(id), d)
+					return dst, errorf(ErrCorrupt, "%s does not code %v", formatNameXW(id), d)
 				}
 				return tableCRCWords(body, g.table, g.Chunks(), dst)
 			},
@@ -48,7 +48,7 @@ func init() {
 			CheckBody: func(body []byte, d layout.DType, n uint64, shift uint) error {
 				g, ok := newXWGeom(id, d, n, shift)
 				if !ok {
-					return errorf(ErrCorrupt, "%s does not code %v", FormatNameXW(id), d)
+					return errorf(ErrCorrupt, "%s does not code %v", formatNameXW(id), d)
 				}
 				return g.checkTable(body)
 			},
@@ -138,7 +138,7 @@ func (xwCPU) Decode(b *CPUBackend, ctx context.Context, jobs []DecodeJob) error 
 func xwChunks(format uint8, body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 	g, ok := newXWGeom(format, d, n, shift)
 	if !ok {
-		return nil, errorf(ErrCorrupt, "%s does not code %v", FormatNameXW(format), d)
+		return nil, errorf(ErrCorrupt, "%s does not code %v", formatNameXW(format), d)
 	}
 	if err := g.checkTable(body); err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func xwChunks(format uint8, body []byte, d layout.DType, n uint64, shift uint) (
 	for c := range out {
 		e := body[g.table+uint64(c)*layout.ChunkEntrySize:]
 		info := binary.LittleEndian.Uint32(e[4*layout.EntryInfo:])
-		out[c] = ChunkInfo{Format: FormatNameXW(format), Kind: "coded", Values: g.ChunkLen(uint64(c)),
+		out[c] = ChunkInfo{Format: formatNameXW(format), Kind: "coded", Values: g.ChunkLen(uint64(c)),
 			SideOffset: binary.LittleEndian.Uint32(e[4*layout.EntrySideOff:]),
 			CRC:        binary.LittleEndian.Uint32(e[4*layout.EntryCRC:])}
 		if info>>layout.KindShift == layout.ChunkRaw {

@@ -64,7 +64,7 @@ func fuzzXW(f *testing.F, dt layout.DType) {
 			}
 			return
 		}
-		max, _ := XWMaxBodySize(format, dt, n, shift)
+		max, _ := xwMaxBodySize(format, dt, n, shift)
 		again, err := be.EncodeXW(context.Background(), format, dt, dst, n, shift, checksums, make([]byte, max))
 		if err != nil {
 			t.Fatal(err)

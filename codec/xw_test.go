@@ -32,7 +32,7 @@ var xwPairs = func() (ps []struct {
 	return ps
 }()
 
-func pairName(f uint8, dt layout.DType) string { return FormatNameXW(f) + "/" + dt.String() }
+func pairName(f uint8, dt layout.DType) string { return formatNameXW(f) + "/" + dt.String() }
 
 // floatValues draws n values of dt whose exponent fields are normal around center (in units of the field) with
 // the given spread, and whose signs and mantissas are random.
@@ -58,7 +58,7 @@ func kvCenter(dt layout.DType) float64 {
 func xwEncode(t testing.TB, f uint8, dt layout.DType, src []byte, shift uint, checksums bool) []byte {
 	t.Helper()
 	n := uint64(len(src) / dt.Size())
-	max, err := XWMaxBodySize(f, dt, n, shift)
+	max, err := xwMaxBodySize(f, dt, n, shift)
 	require.NoError(t, err)
 	body, err := NewCPUBackend(2).EncodeXW(context.Background(), f, dt, src, n, shift, checksums, make([]byte, max))
 	require.NoError(t, err)

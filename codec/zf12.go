@@ -324,9 +324,9 @@ func zf12CheckTable(body []byte, g *zf12Geom) error {
 	})
 }
 
-// CheckZF12Table validates a zf12 body's chunk table and headers structurally (docs/FORMAT.md §10.3): what a GPU
+// checkZF12Table validates a zf12 body's chunk table and headers structurally (docs/FORMAT.md §10.3): what a GPU
 // backend checks on the host before it dispatches, so its errors read like the reference's.
-func CheckZF12Table(body []byte, n uint64, shift uint) error {
+func checkZF12Table(body []byte, n uint64, shift uint) error {
 	g := newZF12Geom(n, shift)
 	return zf12CheckTable(body, &g)
 }
@@ -507,7 +507,7 @@ func init() {
 			g := newZF12Geom(n, shift)
 			return tableCRCWords(body, g.table, g.Chunks(), dst)
 		},
-		CPU: zf12CPU{}, Chunks: zf12Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return CheckZF12Table(body, n, shift) }, ChunkBodySize: zf12ChunkBodySize})
+		CPU: zf12CPU{}, Chunks: zf12Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return checkZF12Table(body, n, shift) }, ChunkBodySize: zf12ChunkBodySize})
 }
 
 // zf12ChunkBodySize is the zf12 body of one chunk of m values: dense streams, headers, entry and the side nibbles

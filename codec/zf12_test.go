@@ -257,7 +257,7 @@ func TestZF12Containers(t *testing.T) {
 	}
 	// A zf12 record that references a codebook is not canonical.
 	z := layout.ZF12{N: 4, Shift: 10}
-	p := craft([]Codebook{goldenCodebook}, []Rec{{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatZF12,
+	p := craft([]Codebook{goldenCodebook}, []ParsedRecord{{Name: "x", DType: layout.DTypeBF16, Format: layout.FormatZF12,
 		Shift: 10, Codebook: 0, Shape: []uint64{4}, Elements: 4, BodyLen: z.MinBodySize()}}, make([]byte, 64))
 	_, err := ParseHeader(p)
 	require.ErrorIs(t, err, ErrNonCanonical)

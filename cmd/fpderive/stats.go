@@ -52,16 +52,17 @@ func printRatios(w io.Writer, f *tensorfile.File, shift uint) error {
 		}
 		n := uint64(len(t.Data) / t.DType.Size())
 		for _, fm := range []uint8{layout.FormatXW2, layout.FormatXW3, layout.FormatXW4} {
-			max, err := codec.XWMaxBodySize(fm, t.DType, n, shift)
-			if err != nil {
+			x, ok := layout.NewXW(fm, t.DType, n, shift)
+			if !ok {
 				continue // a width the dtype does not have
 			}
+			max := x.MaxBodySize()
 			body, err := be.EncodeXW(context.Background(), fm, t.DType, t.Data, n, shift, true, make([]byte, max))
 			if err != nil {
 				return err
 			}
-			add(fmt.Sprintf("%v %s", t.DType, codec.FormatNameXW(fm)), uint64(len(t.Data)), uint64(len(body)))
-			add(fmt.Sprintf("%v %s, SplitZip-style escapes (sized)", t.DType, codec.FormatNameXW(fm)),
+			add(fmt.Sprintf("%v %s", t.DType, codec.FormatName(fm)), uint64(len(t.Data)), uint64(len(body)))
+			add(fmt.Sprintf("%v %s, SplitZip-style escapes (sized)", t.DType, codec.FormatName(fm)),
 				uint64(len(t.Data)), positionalSize(t.Data, t.DType.Size(), e, m, fm, n, shift))
 		}
 		h := make([]uint64, 1<<e)

@@ -154,10 +154,6 @@ func (autoCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	return total
 }
 
-func (autoCodec) checkBody(body []byte, t *tensor) error {
-	return codec.CheckAutoTable(body, t.n, t.shift, t.dt)
-}
-
 // autoCand is one candidate of an encode: its scratch body, work words and passes.
 type autoCand struct {
 	l    candLayout

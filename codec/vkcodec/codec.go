@@ -20,9 +20,6 @@ type gpuCodec interface {
 	shape(t *tensor) shape
 	// deviceBytes is the device memory one tensor's plan takes (the memory budget splits batches by it).
 	deviceBytes(b *Backend, t *tensor, encode bool) uint64
-	// checkBody checks, on the host, what of a body needs no chunk data (sizes, the chunk table) before a
-	// host-memory decode, with the reference's verdict.
-	checkBody(body []byte, t *tensor) error
 	// encode plans the encode of t: its streams are views from r (r.vals for the values, r.body for the body's
 	// streams), its work words r.work, and the returned passes record its kernels.
 	encode(b *Backend, t *tensor, r *regions) (*plan, error)

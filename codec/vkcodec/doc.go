@@ -14,7 +14,6 @@
 //   - shape: its smallest and largest body, where the variable-length part starts and which work word holds its
 //     length after an encode;
 //   - deviceBytes: the device memory one tensor takes, by which batches are split under Options.MemoryBudget;
-//   - checkBody: the host-side checks of a body before a host-memory decode (the kernels check again);
 //   - encode and decode: a plan — its streams taken as views from a regions value (staging regions for host
 //     memory, views of the caller's buffers for device-resident operations, device scratch either way) and its
 //     passes, each recorded with recorder.dispatch.
@@ -41,8 +40,8 @@
 //     declarations (and "layout.glsl" for the format's numbers), compile them with glslc as the go:generate lines of
 //     shaders/shaders.go do, add those lines and the names to shaders.Names, and name each kernel in this
 //     package's contracts.go (kernel("NAME")).
-//  4. Write FORMAT.go with a type implementing gpuCodec: check, shape, deviceBytes and checkBody from the format's
-//     geometry; encode and decode take their streams from the regions (valsAt for the values, bodyAt for byte
+//  4. Write FORMAT.go with a type implementing gpuCodec: check, shape and deviceBytes from the format's geometry
+//     (the host-side checks of a body before a decode are the codec Format's CheckBody, else its BodyBounds); encode and decode take their streams from the regions (valsAt for the values, bodyAt for byte
 //     ranges of the body, scratch or zeroed for device-only memory; r.work and r.status are the work and status
 //     words the driver allocated) and return a plan whose passes call rec.dispatch(keyOf(kernel, wg).with(...),
 //     shaders.PushBytes(&push), groups, bindings...). A decode whose status words are not statusErr's layout sets

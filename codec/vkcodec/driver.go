@@ -83,7 +83,7 @@ func (b *Backend) decodeWith(ctx context.Context, f gpuCodec, jobs []codec.Decod
 			return invalid("%s decode: destination of %d bytes for %d values", codec.FormatName(j.Format),
 				len(j.Dst), j.N)
 		}
-		if err := f.checkBody(j.Body, &ts[i]); err != nil {
+		if err := checkBody(j.Body, &ts[i]); err != nil {
 			j.Err = tensorErr(err, j.Name)
 		}
 	}
@@ -430,4 +430,22 @@ func invalid(f string, a ...any) error {
 func errTooBig(size, limit uint64) error {
 	return &codec.Error{Class: codec.ErrTooLarge, Chunk: -1,
 		Detail: fmt.Sprintf("a %d-byte region exceeds this device's %d-byte binding limit; use smaller tensors or the cpu backend", size, limit)}
+}
+
+// checkBody checks on the host, with the reference's verdict, what of a body needs no chunk data: its format's
+// CheckBody in package codec (sizes, the chunk table, piece headers), or for a format without one (stored) that
+// its length is within the format's bounds. The kernels check everything again.
+func checkBody(body []byte, t *tensor) error {
+	f, ok := codec.LookupFormat(t.format)
+	if !ok {
+		return unsupportedFormat(t.format)
+	}
+	if f.CheckBody != nil {
+		return f.CheckBody(body, t.dt, t.n, t.shift)
+	}
+	if lo, hi := f.BodyBounds(t.n, t.dt, t.shift); uint64(len(body)) < lo || uint64(len(body)) > hi {
+		return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
+			Detail: fmt.Sprintf("%s body of %d bytes, expected %d to %d", f.Name, len(body), lo, hi)}
+	}
+	return nil
 }

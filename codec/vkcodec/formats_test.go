@@ -172,7 +172,7 @@ func TestXWConcurrentCallers(t *testing.T) {
 				p := pairs[r.IntN(len(pairs))]
 				n := uint64(1 + r.IntN(9000))
 				src := xwValues(r, p.dt, int(n), 1.6)
-				maxBody, _ := codec.XWMaxBodySize(p.f, p.dt, n, 12)
+				maxBody, _ := xwMaxBody(p.f, p.dt, n, 12)
 				jobs := []codec.EncodeJob{{Format: p.f, DType: p.dt, Src: src, N: n, Shift: 12, Checksums: true,
 					Dst: make([]byte, maxBody)}}
 				if err := vb.Encode(context.Background(), jobs); err != nil {

@@ -232,10 +232,6 @@ func (huffCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	return total
 }
 
-func (huffCodec) checkBody(body []byte, t *tensor) error {
-	return codec.CheckHuffBody(body, t.n, t.shift)
-}
-
 // huffPlan is where the kernels of one tensor read and write.
 type huffPlan struct {
 	t                             *tensor

@@ -2,7 +2,6 @@ package vkcodec
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -39,14 +38,6 @@ func (storedCodec) shape(t *tensor) shape {
 func (storedCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	data, body := storedBytes(t)
 	return alignRegion(layout.Align4(data)) + alignRegion(body) + regionAlign
-}
-
-func (storedCodec) checkBody(body []byte, t *tensor) error {
-	if _, want := storedBytes(t); uint64(len(body)) != want {
-		return &codec.Error{Class: codec.ErrCorrupt, Chunk: -1,
-			Detail: fmt.Sprintf("stored body of %d bytes, expected %d", len(body), want)}
-	}
-	return nil
 }
 
 func (storedCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {

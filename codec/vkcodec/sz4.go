@@ -201,10 +201,6 @@ func planBytes(g layout.SZ4, per uint64, encode bool) uint64 {
 	return total
 }
 
-func (sz4Codec) checkBody(body []byte, t *tensor) error {
-	return codec.CheckSZ4Table(body, t.n, t.shift)
-}
-
 func (sz4Codec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 	g := layout.SZ4{N: t.n, Shift: t.shift}
 	p := b.planChunked(t, r, g.TableOffset(), g.SideOffset(), 0, 0)

@@ -3,7 +3,6 @@ package vkcodec
 import (
 	"strings"
 
-	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/shaders"
 )
@@ -94,10 +93,6 @@ func (tbe3Codec) shape(t *tensor) shape {
 // value, and side sections of at most 5/8 against 4/8 plus 4/8 of scratch).
 func (tbe3Codec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	return planBytes(layout.SZ4{N: t.n, Shift: t.shift}, b.segChunks(t.shift), encode)
-}
-
-func (tbe3Codec) checkBody(body []byte, t *tensor) error {
-	return codec.CheckTBE3Body(body, t.n, t.shift)
 }
 
 // planTBE3 lays out a TBE-3 tensor whose body regions start at o.

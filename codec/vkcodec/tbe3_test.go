@@ -153,7 +153,7 @@ func TestTBE3CorruptionClasses(t *testing.T) {
 				bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
 			}
 			want := make([]byte, 10000)
-			werr := codec.DecodeTBE3(want, bad, 5000, 10, cs)
+			werr := decodeTBE3Ref(want, bad, 5000, 10, cs)
 			got, gerr := tbe3Decode(t, vb, bad, 5000, 10, cs)
 			if werr == nil {
 				require.NoError(t, gerr)
@@ -261,7 +261,7 @@ func TestTBE3KernelChecksTable(t *testing.T) {
 				binary.LittleEndian.PutUint32(bad[e&^3:], r.Uint32())
 			}
 			want := make([]byte, 2*n)
-			werr := codec.DecodeTBE3(want, bad, n, 10, cs)
+			werr := decodeTBE3Ref(want, bad, n, 10, cs)
 			jobs := []codec.DecodeJob{{Format: layout.FormatTBE3, Body: bad, N: n, Shift: 10, Checksums: cs,
 				Dst: make([]byte, 2*n)}}
 			require.NoError(t, vb.decodeBatch(context.Background(), tbe3Codec{}, jobs, []tensor{decodeTensor(&jobs[0])}))

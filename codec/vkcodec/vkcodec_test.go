@@ -253,17 +253,17 @@ func requireSameDecode(t *testing.T, vb *Backend, cj, gj []codec.DecodeJob) {
 
 // huffRef is the reference codec's huff body of src.
 func huffRef(t *testing.T, src []byte, shift uint, checksums bool) []byte {
-	return refBody(t, codec.EncodeHuff, layout.Huff{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
+	return refBody(t, encodeHuffRef, layout.Huff{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
 		checksums)
 }
 
 // tbe3Ref is the reference codec's TBE-3 body of src.
 func tbe3Ref(t *testing.T, src []byte, shift uint, checksums bool) []byte {
-	return refBody(t, codec.EncodeTBE3, layout.TBE3{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
+	return refBody(t, encodeTBE3Ref, layout.TBE3{N: uint64(len(src) / 2), Shift: shift}.MaxBodySize(), src, shift,
 		checksums)
 }
 
-// refBody is the body a reference encoder (codec.EncodeTBE3, codec.EncodeHuff) makes of the BF16 values src in a
+// refBody is the body a reference encoder (encodeTBE3Ref, encodeHuffRef) makes of the BF16 values src in a
 // buffer of maxBody bytes.
 func refBody(t *testing.T, encode func(dst, src []byte, n uint64, shift uint, checksums bool) ([]byte, error),
 	maxBody uint64, src []byte, shift uint, checksums bool) []byte {

@@ -43,7 +43,7 @@ func (xwCodec) check(b *Backend, t *tensor) error {
 	x, ok := xwOf(t)
 	switch {
 	case !ok:
-		return invalid("%s does not code %v", codec.FormatNameXW(t.format), t.dt)
+		return invalid("%s does not code %v", codec.FormatName(t.format), t.dt)
 	case t.shift < layout.MinChunkShift || t.shift > layout.MaxChunkShift:
 		return invalid("chunk shift %d outside [%d, %d]", t.shift, layout.MinChunkShift, layout.MaxChunkShift)
 	case t.n > layout.MaxCodedValues:
@@ -71,10 +71,6 @@ func (xwCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 		total += alignRegion(x.Chunks() * x.RawSide(x.ChunkValues()))
 	}
 	return total
-}
-
-func (xwCodec) checkBody(body []byte, t *tensor) error {
-	return codec.CheckXWTable(body, t.format, t.dt, t.n, t.shift)
 }
 
 // planXW lays out an exponent-window tensor whose body regions start at o (side section of sideLen bytes).

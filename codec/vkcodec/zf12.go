@@ -3,7 +3,6 @@ package vkcodec
 import (
 	"strings"
 
-	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/shaders"
 )
@@ -39,10 +38,6 @@ func (zf12Codec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	segs := (g.Chunks() + per - 1) / per
 	return planBytes(layout.SZ4{N: t.n, Shift: t.shift}, per, encode) + alignRegion(g.Chunks()*g.HeaderPiece()) +
 		segs*regionAlign + alignRegion(g.MaxBodySize()-g.SideOffset())
-}
-
-func (zf12Codec) checkBody(body []byte, t *tensor) error {
-	return codec.CheckZF12Table(body, t.n, t.shift)
 }
 
 func (zf12Codec) plan(b *Backend, t *tensor, r *regions) *chunkedPlan {

@@ -264,7 +264,7 @@ func Check(t *testing.T, dec *codec.Codec, skip func(format string) bool) {
 				}
 				got, errAll := dec.DecodeAll(at.Payload, nil)
 				var streamed []byte
-				errStream := dec.DecodeStream(context.Background(), at.Payload, func(_ *codec.Rec, d []byte) error {
+				errStream := dec.DecodeStream(context.Background(), at.Payload, func(_ *codec.ParsedRecord, d []byte) error {
 					streamed = append(streamed, d...)
 					return nil
 				})

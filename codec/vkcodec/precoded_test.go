@@ -1,4 +1,4 @@
-package codec_test
+package vkcodec_test
 
 import (
 	"bytes"
