@@ -108,27 +108,13 @@ func encodeCUDA(hd *handle, d layout.DType, dims []uint64, ptr, nbytes uint64, d
 	if dims != nil {
 		ndim = len(dims)
 	}
-	hd.cuda.mu.Lock()
-	why := hd.cuda.setup(hd.c, cc, dev)
-	if why == nil {
-		err = toC(d, nbytes, ndim, out, outLen, func(dst []byte) ([]byte, error) {
+	why, err := hd.cuda.shared(hd.c, cc, dev, func() error {
+		return toC(d, nbytes, ndim, out, outLen, func(dst []byte) ([]byte, error) {
 			return hd.cuda.encode(context.Background(), hd.c, d, dims, ptr, nbytes, stream, dst)
 		})
-		if isStaged(err) {
-			why, err = err, nil
-		}
-	}
-	how := ""
-	if why == nil && err == nil {
-		how = "shared: " + hd.cuda.vb.Device()
-	}
-	hd.cuda.mu.Unlock()
-	if err != nil {
+	})
+	if err != nil || why == nil {
 		return err
-	}
-	if why == nil {
-		notePath(true, how)
-		return nil
 	}
 	if err := encodeCUDAStaged(hd.c, cc, d, dims, ptr, nbytes, stream, out, outLen); err != nil {
 		return err
@@ -183,25 +169,15 @@ func vkzipgo_decode_cuda(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, ptr C.
 		if err != nil {
 			return err
 		}
-		hd.cuda.mu.Lock()
-		why := hd.cuda.setup(hd.c, cc, int(dev))
 		var got uint64
-		if why == nil {
+		why, err := hd.cuda.shared(hd.c, cc, int(dev), func() (err error) {
 			got, err = hd.cuda.decode(context.Background(), data, uint64(ptr), uint64(dstCap), uint64(stream))
-			if isStaged(err) {
-				why, err = err, nil
-			}
-		}
-		how := ""
-		if why == nil && err == nil {
-			how = "shared: " + hd.cuda.vb.Device()
-		}
-		hd.cuda.mu.Unlock()
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		if why == nil {
-			notePath(true, how)
 			*outLen = C.size_t(got)
 			return nil
 		}
@@ -258,4 +234,22 @@ func vkzipgo_cuda_get_counters(out *C.vkzip_cuda_counters) C.int {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(out)), n), unsafe.Slice((*byte)(unsafe.Pointer(&v)), n))
 		return nil
 	})
+}
+
+// shared runs op on the shared path (the codec on the Vulkan device that is this CUDA device, through memory both
+// APIs map) and notes it in the counters. why is non-nil, with err nil, when that path is not available for this
+// call (no such device, no external memory, a tensor it does not take): the caller then stages through the host.
+func (cd *cudaDev) shared(c *codec.Codec, cc *cudabridge.Context, dev int, op func() error) (why, err error) {
+	cd.mu.Lock()
+	defer cd.mu.Unlock()
+	if why = cd.setup(c, cc, dev); why != nil {
+		return why, nil
+	}
+	if err = op(); isStaged(err) {
+		return err, nil
+	}
+	if err == nil {
+		notePath(true, "shared: "+cd.vb.Device())
+	}
+	return nil, err
 }

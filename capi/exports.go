@@ -225,13 +225,7 @@ func vkzipgo_encode(h C.vkzip_codec, dtype *C.char, src unsafe.Pointer, nbytes C
 		if err != nil {
 			return err
 		}
-		if outLen == nil {
-			return invalidf("out_len is NULL")
-		}
-		if dst == nil && dstCap != 0 {
-			return invalidf("dst is NULL with a capacity of %d", uint64(dstCap))
-		}
-		room, err := cBytes(dst, dstCap, "dst")
+		room, err := outBuffer(dst, dstCap, outLen)
 		if err != nil {
 			return err
 		}
@@ -373,13 +367,7 @@ func vkzipgo_decode(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, dst unsafe.
 		if err != nil {
 			return err
 		}
-		if outLen == nil {
-			return invalidf("out_len is NULL")
-		}
-		if dst == nil && dstCap != 0 {
-			return invalidf("dst is NULL with a capacity of %d", uint64(dstCap))
-		}
-		room, err := cBytes(dst, dstCap, "dst")
+		room, err := outBuffer(dst, dstCap, outLen)
 		if err != nil {
 			return err
 		}
@@ -533,4 +521,16 @@ func vkzipgo_calibrate(dtype *C.char, src unsafe.Pointer, n C.size_t, codebook *
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(codebook)), len(cb)), cb[:])
 		return nil
 	})
+}
+
+// outBuffer is the caller's output buffer of a call that reports its length through outLen: dst may be NULL only
+// with a capacity of 0 (the call then answers VKZIP_E_BUFFER_TOO_SMALL with the size it needs).
+func outBuffer(dst unsafe.Pointer, dstCap C.size_t, outLen *C.size_t) ([]byte, error) {
+	if outLen == nil {
+		return nil, invalidf("out_len is NULL")
+	}
+	if dst == nil && dstCap != 0 {
+		return nil, invalidf("dst is NULL with a capacity of %d", uint64(dstCap))
+	}
+	return cBytes(dst, dstCap, "dst")
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"path/filepath"
-	"strings"
 )
 
 // ReadHeader reads the header of a tensor file from r, positioned at the file's first byte, and leaves r at the
@@ -41,16 +39,9 @@ func readHeader(r *bufio.Reader, size int64, path string, opts OpenOptions) (*Fi
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, err
 	}
-	kind := opts.Kind
-	if kind == Auto {
-		if kind, err = detect(head, min(dsize, math.MaxInt64), filepath.Ext(path), opts.DType); err != nil {
-			return nil, err
-		}
-	}
-	name := ""
-	if path != "" {
-		base := filepath.Base(path)
-		name = strings.TrimSuffix(base, filepath.Ext(base))
+	kind, name, err := kindAndName(head, min(dsize, math.MaxInt64), path, opts)
+	if err != nil {
+		return nil, err
 	}
 	switch kind {
 	case Safetensors:

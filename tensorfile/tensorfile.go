@@ -164,17 +164,9 @@ func parseSized(data []byte, size uint64, opts OpenOptions, path string) (*File,
 	if opts.DType != layout.DTypeOpaque && !opts.DType.Valid() {
 		return nil, errorf(ErrUnsupported, Auto, "forced dtype id %d is not defined", opts.DType)
 	}
-	kind := opts.Kind
-	if kind == Auto {
-		var err error
-		if kind, err = detect(data, size, filepath.Ext(path), opts.DType); err != nil {
-			return nil, err
-		}
-	}
-	name := ""
-	if path != "" {
-		base := filepath.Base(path)
-		name = strings.TrimSuffix(base, filepath.Ext(base))
+	kind, name, err := kindAndName(data, size, path, opts)
+	if err != nil {
+		return nil, err
 	}
 	switch kind {
 	case Safetensors:
@@ -185,6 +177,24 @@ func parseSized(data []byte, size uint64, opts OpenOptions, path string) (*File,
 		return parseRaw(data, size, opts.DType, name)
 	}
 	return nil, errorf(ErrUnsupported, Auto, "unknown file kind %d", kind)
+}
+
+// kindAndName resolves opts.Kind (Auto: detected from the file's first bytes, its size and path's extension) and
+// the name an npy or raw tensor takes from path (its base name without the extension; "" without a path).
+func kindAndName(head []byte, size uint64, path string, opts OpenOptions) (Kind, string, error) {
+	kind := opts.Kind
+	if kind == Auto {
+		var err error
+		if kind, err = detect(head, size, filepath.Ext(path), opts.DType); err != nil {
+			return 0, "", err
+		}
+	}
+	name := ""
+	if path != "" {
+		base := filepath.Base(path)
+		name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	return kind, name, nil
 }
 
 func detect(data []byte, size uint64, ext string, forced layout.DType) (Kind, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
+	"github.com/vkzip/vkzip/internal/units"
 	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/synth"
 	"github.com/vkzip/vkzip/vk"
@@ -130,7 +131,7 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	size, err := parseSize(*sizeS)
+	size, err := units.ParseSize(*sizeS)
 	if err != nil || size < 2 || size%2 != 0 {
 		return usagef("--size %q: want an even number of bytes", *sizeS)
 	}
@@ -402,25 +403,4 @@ func parseCopyShape(s string) (vkcodec.CopyShape, error) {
 		}
 	}
 	return sh, nil
-}
-
-// parseSize reads sizes like 512MiB, 1GiB, 64MB, 1000000.
-func parseSize(s string) (int64, error) {
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}} {
-		if strings.HasSuffix(s, u.suf) {
-			f, err := strconv.ParseFloat(strings.TrimSuffix(s, u.suf), 64)
-			if err != nil || f <= 0 {
-				return 0, fmt.Errorf("bad size %q", s)
-			}
-			return int64(f * float64(u.m)), nil
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n, nil
 }

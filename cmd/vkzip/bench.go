@@ -20,6 +20,7 @@ import (
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/codec/vkcodec"
 	"github.com/vkzip/vkzip/examples/cudavk"
+	"github.com/vkzip/vkzip/internal/units"
 	"github.com/vkzip/vkzip/synth"
 	"github.com/vkzip/vkzip/tensorfile"
 	"github.com/vkzip/vkzip/vk"
@@ -169,28 +170,6 @@ type blockSpec struct {
 	bytes         int64
 }
 
-// parseSize reads sizes like 512MiB, 1GiB, 64MB, 1000000.
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suf string
-		m   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suf) {
-			f, err := strconv.ParseFloat(strings.TrimSuffix(s, u.suf), 64)
-			if err != nil || f <= 0 {
-				return 0, fmt.Errorf("bad size %q", s)
-			}
-			return int64(f * float64(u.m)), nil
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n, nil
-}
-
 func benchData(spec string, values int, seed uint64) ([]byte, error) {
 	cb := synth.KVCodebook()
 	switch {
@@ -269,7 +248,7 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 	if _, err := parseArgs(v, fs, args); err != nil {
 		return err
 	}
-	size, err := parseSize(*sizeS)
+	size, err := units.ParseSize(*sizeS)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -296,7 +275,7 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 	}
 	var blk *blockSpec
 	if *blocks > 0 {
-		bs, err := parseSize(*blockSizeS)
+		bs, err := units.ParseSize(*blockSizeS)
 		if err != nil || bs%2 != 0 {
 			return usagef("--block-size %q: want an even number of bytes", *blockSizeS)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/vkzip/vkzip/calib"
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/units"
 	"github.com/vkzip/vkzip/tensorfile"
 )
 
@@ -126,7 +127,7 @@ func runEncode(ctx context.Context, v *verb, args []string) error {
 	if err != nil {
 		return err
 	}
-	frame, err := parseSize(*frameFlag)
+	frame, err := units.ParseSize(*frameFlag)
 	if err != nil || frame < 8 || frame > codec.MaxFrameSize/2 || frame%8 != 0 {
 		return usagef("--frame %q: want a multiple of 8 bytes from 8 to 128MiB", *frameFlag)
 	}

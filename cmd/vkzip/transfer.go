@@ -18,6 +18,7 @@ import (
 	"github.com/vkzip/vkzip/calib"
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/units"
 	"github.com/vkzip/vkzip/transfer"
 )
 
@@ -159,7 +160,7 @@ func (f *transferFlags) open(mode transfer.Mode) (transfer.Options, codec.Backen
 	}
 	o.Hash = h
 	if f.frame != "" {
-		n, err := parseSize(f.frame)
+		n, err := units.ParseSize(f.frame)
 		if err != nil || n%2 != 0 || n < transfer.MinChunkSize || n > transfer.MaxChunkSize {
 			return o, nil, nil, usagef("--frame-size %q: want an even number of bytes from %d to %d (e.g. 4MiB)", f.frame,
 				transfer.MinChunkSize, transfer.MaxChunkSize)
@@ -412,7 +413,7 @@ func runSend(ctx context.Context, v *verb, args []string) error {
 
 // synthData makes --synth data: kvlike, gauss, escapes=P, or a tensor file's BF16 tensors tiled to size.
 func synthData(spec, sizeS string, seed uint64) ([]byte, error) {
-	size, err := parseSize(sizeS)
+	size, err := units.ParseSize(sizeS)
 	if err != nil {
 		return nil, usagef("--size: %v", err)
 	}
@@ -442,7 +443,7 @@ func runRecv(ctx context.Context, v *verb, args []string) error {
 	if len(pos) != 0 {
 		return usagef("recv takes no arguments (the output is -o), got %q", pos[0])
 	}
-	mc, err := parseSize(*maxChunk)
+	mc, err := units.ParseSize(*maxChunk)
 	if err != nil || mc < transfer.MinChunkSize || mc > transfer.MaxChunkSize {
 		return usagef("--max-chunk %q: want a size from %d to %d bytes", *maxChunk, transfer.MinChunkSize, transfer.MaxChunkSize)
 	}
@@ -635,7 +636,7 @@ func runTransferBench(ctx context.Context, v *verb, args []string) error {
 			return usagef("--rate paces the sending end: give it with --connect, or loopback")
 		}
 	}
-	size, err := parseSize(*sizeS)
+	size, err := units.ParseSize(*sizeS)
 	if err != nil {
 		return usagef("--size: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkzip/vkzip/calib"
 	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/internal/units"
 	"github.com/vkzip/vkzip/synth"
 	"github.com/vkzip/vkzip/transfer/gpulink"
 )
@@ -107,7 +108,7 @@ func runTransferBenchNCCL(ctx context.Context, fs *flag.FlagSet, nf *ncclFlags, 
 
 	chunk := int64(gpulink.DefaultChunkBytes)
 	if len(setFlags(fs, "frame-size")) > 0 {
-		n, err := parseSize(tf.frame)
+		n, err := units.ParseSize(tf.frame)
 		if err != nil || n%gpulink.ChunkAlign != 0 || n > gpulink.MaxChunkBytes {
 			return usagef("--frame-size %q: want a multiple of %d bytes up to 1GiB with --transport nccl (e.g. 32MiB)",
 				tf.frame, gpulink.ChunkAlign)
@@ -135,7 +136,7 @@ func runTransferBenchNCCL(ctx context.Context, fs *flag.FlagSet, nf *ncclFlags, 
 			return usagef("--modes %q: want raw, vkzip or raw,vkzip", modesS)
 		}
 	}
-	size, err := parseSize(sizeS)
+	size, err := units.ParseSize(sizeS)
 	if err != nil || size%2 != 0 {
 		return usagef("--size %q: want an even number of bytes (BF16)", sizeS)
 	}
