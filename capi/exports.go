@@ -393,6 +393,15 @@ func vkzipgo_decode(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, dst unsafe.
 
 //export vkzipgo_decode_alloc
 func vkzipgo_decode_alloc(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, out *unsafe.Pointer, outLen *C.size_t) C.int {
+	return allocCall(h, src, n, out, outLen, func(hd *handle, data []byte) error {
+		return decodeToC(hd.c, data, out, outLen)
+	})
+}
+
+// allocCall runs fn for the calls that read n bytes at src and hand back memory the library allocated through out
+// and outLen: the arguments checked, the codec handle h held while fn runs.
+func allocCall(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, out *unsafe.Pointer, outLen *C.size_t,
+	fn func(hd *handle, data []byte) error) C.int {
 	return guard(func() error {
 		data, err := cBytes(src, n, "src")
 		if err != nil {
@@ -406,7 +415,7 @@ func vkzipgo_decode_alloc(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, out *
 			return err
 		}
 		defer release()
-		return decodeToC(hd.c, data, out, outLen)
+		return fn(hd, data)
 	})
 }
 
@@ -434,19 +443,7 @@ func decodeToC(c *codec.Codec, data []byte, out *unsafe.Pointer, outLen *C.size_
 
 //export vkzipgo_encode_tensorfile
 func vkzipgo_encode_tensorfile(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, out *unsafe.Pointer, outLen *C.size_t) C.int {
-	return guard(func() error {
-		data, err := cBytes(src, n, "src")
-		if err != nil {
-			return err
-		}
-		if out == nil || outLen == nil {
-			return invalidf("out or out_len is NULL")
-		}
-		hd, release, err := acquire(uint64(h))
-		if err != nil {
-			return err
-		}
-		defer release()
+	return allocCall(h, src, n, out, outLen, func(hd *handle, data []byte) error {
 		payload, err := encodeTensorFile(hd.c, data, nil)
 		if err != nil {
 			return err
