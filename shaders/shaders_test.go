@@ -79,7 +79,7 @@ func TestSPIRVNoExtraCapabilities(t *testing.T) {
 	gated := map[string]struct {
 		caps []uint32
 		twin string
-	}{"huff_decode_i64": {[]uint32{int64Cap, int16Cap}, "huff_decode"}} // codec/vkcodec: HuffKernels.Int64
+	}{"huff_decode_i64": {[]uint32{int64Cap, int16Cap}, "huff_decode"}} // codec/vkcodec: huffTuning.Int64
 	for _, n := range Names {
 		b, err := SPIRV(n)
 		require.NoError(t, err)

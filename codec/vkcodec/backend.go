@@ -45,7 +45,7 @@ type Backend struct {
 	all      []*session
 	closed   atomic.Bool
 
-	huff *HuffKernels // the huff kernels' tuning
+	huff *huffTuning // the huff kernels' tuning
 }
 
 func init() {
@@ -115,7 +115,7 @@ func Open(o Options) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
-	b.huff = NewHuffKernels(b)
+	b.huff = newHuffTuning(b)
 	return b, nil
 }
 

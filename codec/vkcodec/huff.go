@@ -20,11 +20,11 @@ import (
 func init() { register(layout.FormatHuff, huffCodec{}) }
 
 // huffCodec runs huff with tuning k (nil: the backend's).
-type huffCodec struct{ k *HuffKernels }
+type huffCodec struct{ k *huffTuning }
 
-// HuffKernels is the tuning of the huff kernels on a Backend (each Backend has its own, made at Open); Encode and
+// huffTuning is the tuning of the huff kernels on a Backend (each Backend has its own, made at Open); Encode and
 // Decode run huff with a tuning of one's own, for comparing variants.
-type HuffKernels struct {
+type huffTuning struct {
 	b *Backend
 	// EncodeWG is the encoder's workgroup size, 32 × segments per lane; PlaceWG its third pass's; DecodeWG the
 	// decoder's, 32 invocations per chunk in flight (one lane each), clamped to the device's shared memory;
@@ -53,7 +53,7 @@ type HuffKernels struct {
 	// chosen by the code's index (shaders/huff_decode.glsl: ONE_READ).
 	TwoReads bool
 	// TableEntries is the 16-bit entries of a chunk's decode tables in the decoder's shared memory (256, 512, 1024;
-	// default DefaultHuffTableEntries; shaders/huff_decode.glsl: TABN).
+	// default defaultHuffTableEntries; shaders/huff_decode.glsl: TABN).
 	TableEntries uint32
 	// RingFill is the words each lane loads into its ring per block (clamped to 1–4, default 2; RFILL), LowAhead
 	// how many blocks ahead the low words are loaded (clamped to 1–3, default 1: fewer registers; LOWPF), both
@@ -88,9 +88,9 @@ func (b *Backend) teamSyncable() bool {
 		b.dev.Features().ComputeFullSubgroups
 }
 
-// NewHuffKernels is the huff kernels' tuning on b's device: the backend's Options.Tune.Huff with the defaults
+// newHuffTuning is the huff kernels' tuning on b's device: the backend's Options.Tune.Huff with the defaults
 // filled in and fitted to the device.
-func NewHuffKernels(b *Backend) *HuffKernels {
+func newHuffTuning(b *Backend) *huffTuning {
 	h := b.t.Huff
 	lim := uint32(b.t.WorkGroup)
 	wg := func(v uint32) uint32 { return max(layout.HuffLanes, min(v, lim)) / layout.HuffLanes * layout.HuffLanes }
@@ -98,7 +98,7 @@ func NewHuffKernels(b *Backend) *HuffKernels {
 	wide := b.huffWide() && !h.NoInt64
 	tab := huffTableEntries(h.TableEntries)
 	dwg := b.fitHuffDecodeWG(wg(vktune.Or(h.DecodeWG, defaultHuffDecodeWG)), huffDecodeKernel(wide), tab)
-	return &HuffKernels{b: b, EncodeWG: wg(vktune.Or(h.EncodeWG, 256)),
+	return &huffTuning{b: b, EncodeWG: wg(vktune.Or(h.EncodeWG, 256)),
 		PlaceWG: wg(vktune.Or(h.PlaceWG, 128)), DecodeWG: dwg, CheckWG: wg(vktune.Or(h.CheckWG, 128)),
 		CheckGroups: h.CheckGroups, CheckFirst: h.CheckFirst,
 		DecodeGroups: h.DecodeGroups, Batch: min(vktune.Or(h.Batch, 8), 32),
@@ -126,15 +126,15 @@ func huffDecodeShared(wg uint32, kernel string, table uint32) uint32 {
 	return 4 * (k*(144+7) + arena + 256 + 4 + 1 + 32)
 }
 
-// DefaultHuffTableEntries is the decoder's table entries per chunk unless set (HuffKernels.TableEntries).
-const DefaultHuffTableEntries = 1024
+// defaultHuffTableEntries is the decoder's table entries per chunk unless set (huffTuning.TableEntries).
+const defaultHuffTableEntries = 1024
 
 // huffTableEntries is v if it is a table size the decoder takes (256, 512 or 1024), else the default.
 func huffTableEntries(v uint32) uint32 {
 	if v == 256 || v == 512 || v == 1024 {
 		return v
 	}
-	return DefaultHuffTableEntries
+	return defaultHuffTableEntries
 }
 
 // huffDecodeKernel names the decoder variant: huff_decode_i64 where the device has 64- and 16-bit integers in
@@ -147,10 +147,10 @@ func huffDecodeKernel(wide bool) string {
 }
 
 // decodeKernel names the decoder's variant (Int64).
-func (k *HuffKernels) decodeKernel() string { return huffDecodeKernel(k.Int64) }
+func (k *huffTuning) decodeKernel() string { return huffDecodeKernel(k.Int64) }
 
 // decodeGroups is the decoder's grid for C chunks.
-func (k *HuffKernels) decodeGroups(C uint64) uint32 {
+func (k *huffTuning) decodeGroups(C uint64) uint32 {
 	g := uint64(k.b.groups)
 	if k.DecodeGroups != 0 {
 		g = min(g, uint64(k.DecodeGroups))
@@ -189,7 +189,7 @@ func (huffCodec) kernelDefaults(kernel string) (crcBits, unroll int) {
 }
 
 // tune is the tuning the kernels run with.
-func (c huffCodec) tune(b *Backend) *HuffKernels {
+func (c huffCodec) tune(b *Backend) *huffTuning {
 	if c.k != nil {
 		return c.k
 	}
@@ -235,7 +235,7 @@ func (huffCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 // huffPlan is where the kernels of one tensor read and write.
 type huffPlan struct {
 	t                             *tensor
-	k                             *HuffKernels
+	k                             *huffTuning
 	g                             layout.Huff
 	src, lows, table, pieces, dst view
 	pieceLen                      uint64 // decode: bytes of the piece section
@@ -356,7 +356,7 @@ func (p *huffPlan) recordCheck(rec *recorder) error {
 
 // Encode encodes n BF16 values (src, little-endian) as a huff body with chunks of 2^shift values, with this
 // tuning, and returns it.
-func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
+func (k *huffTuning) Encode(ctx context.Context, src []byte, n uint64, shift uint, checksums bool) ([]byte, error) {
 	j := []codec.EncodeJob{{Format: layout.FormatHuff, Src: src, N: n, Shift: shift, Checksums: checksums}}
 	if shift >= layout.HuffMinShift && shift <= layout.HuffMaxShift && n <= layout.MaxCodedValues {
 		j[0].Dst = make([]byte, layout.Huff{N: n, Shift: shift}.MaxBodySize())
@@ -369,7 +369,7 @@ func (k *HuffKernels) Encode(ctx context.Context, src []byte, n uint64, shift ui
 
 // Decode validates and decodes a huff body of n values into dst (2n bytes) with this tuning. An invalid body is
 // reported as bodyErr, with the reference's class and chunk; err is for failures of the call.
-func (k *HuffKernels) Decode(ctx context.Context, body []byte, n uint64, shift uint, checksums bool,
+func (k *huffTuning) Decode(ctx context.Context, body []byte, n uint64, shift uint, checksums bool,
 	dst []byte) (bodyErr, err error) {
 	j := []codec.DecodeJob{{Format: layout.FormatHuff, Body: body, N: n, Shift: shift, Checksums: checksums, Dst: dst}}
 	if err := k.b.decodeWith(ctx, huffCodec{k}, j); err != nil {

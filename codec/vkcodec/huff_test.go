@@ -70,7 +70,7 @@ func huffPatterns(r *rand.Rand, n int) map[string][]byte {
 
 func TestHuffVulkanMatchesReference(t *testing.T) {
 	vb := openTest(t, Options{})
-	k := NewHuffKernels(vb)
+	k := newHuffTuning(vb)
 	r := rand.New(rand.NewPCG(21, 14))
 	ctx := context.Background()
 	for _, shift := range []uint{12, 14, 16} {
@@ -144,7 +144,7 @@ func classAt(t *testing.T, e error) string {
 // as the reference does, whatever the coded chunk left in the row.
 func TestHuffVulkanSingleAfterCoded(t *testing.T) {
 	vb := openTest(t, Options{Tune: &vktune.Params{Groups: 1}})
-	k := NewHuffKernels(vb)
+	k := newHuffTuning(vb)
 	k.DecodeWG, k.DecodeGroups = huffDecodeTeam, 1
 	p := huffPatterns(rand.New(rand.NewPCG(25, 14)), 4096)
 	src := append(append([]byte{}, p["kv"]...), p["one"]...)
@@ -171,7 +171,7 @@ func TestHuffVulkanSingleAfterCoded(t *testing.T) {
 // checksum errors) and with CRCs recomputed after the flip (lane streams, tables, padding, choices).
 func TestHuffVulkanHostile(t *testing.T) {
 	vb := openTest(t, Options{})
-	k := NewHuffKernels(vb)
+	k := newHuffTuning(vb)
 	r := rand.New(rand.NewPCG(22, 14))
 	ctx := context.Background()
 	const shift = 12
@@ -254,7 +254,7 @@ func TestHuffVulkanVariants(t *testing.T) {
 			{ewg: 128, dwg: 256, groups: 1, batch: 8, i64: true, rfill: 4, lowAhead: 2},
 		} {
 			name := fmt.Sprintf("checksums %v variant %+v", cs, v)
-			k := NewHuffKernels(vb)
+			k := newHuffTuning(vb)
 			// The device's limits bound the variant (lavapipe: 32 KiB of shared memory, too little for 128).
 			k.Int64 = v.i64 && vb.huffWide()
 			k.TableEntries = huffTableEntries(v.table)
@@ -298,11 +298,11 @@ func TestHuffVulkanVariants(t *testing.T) {
 // (NVIDIA's Vulkan limit); a larger request is halved until it fits the device.
 func TestHuffDecodeSharedBudget(t *testing.T) {
 	for _, kernel := range []string{"huff_decode", "huff_decode_i64"} {
-		require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG, kernel, DefaultHuffTableEntries),
+		require.LessOrEqual(t, huffDecodeShared(defaultHuffDecodeWG, kernel, defaultHuffTableEntries),
 			uint32(48<<10), kernel)
 	}
 	vb := openTest(t, Options{Tune: &vktune.Params{Huff: vktune.Huff{DecodeWG: 4096}}})
-	k := NewHuffKernels(vb)
+	k := newHuffTuning(vb)
 	require.Equal(t, vb.huffWide(), k.Int64, "the 64-bit decoder wherever the device has 64- and 16-bit integers")
 	require.GreaterOrEqual(t, k.DecodeWG, uint32(layout.HuffLanes))
 	require.Zero(t, k.DecodeWG%huffDecodeTeam)

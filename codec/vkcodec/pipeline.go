@@ -108,7 +108,7 @@ func (b *Backend) constsFor(ctx context.Context, kernel string, wg uint32, shift
 	if c := b.consts[key]; c != nil {
 		return loc{buf: c, size: c.Size()}, nil
 	}
-	words := CRCConsts(int(wg), shift, bits)
+	words := crcConsts(int(wg), shift, bits)
 	raw := make([]byte, 4*len(words))
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(raw[4*i:], w)

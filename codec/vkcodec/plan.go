@@ -62,10 +62,10 @@ func shiftTable(dst []uint32, d uint64, bits int) {
 // nTables is the number of shift tables at the start of the consts buffer, each in a slot of 1024 words.
 const nTables = 5
 
-// CRCConsts builds the consts buffer of the kernels for workgroups of wg threads, chunks of 2^shift values and
+// crcConsts builds the consts buffer of the kernels for workgroups of wg threads, chunks of 2^shift values and
 // shift tables of bits-bit fields (shaders/crc_tables.glsl): M^4, M^(4wg), M^(8wg), M^(n/2), M^n tables, per-thread
 // final shifts KC and KL, and x^(±8·2^k).
-func CRCConsts(wg int, shift uint, bits int) []uint32 {
+func crcConsts(wg int, shift uint, bits int) []uint32 {
 	const t0 = nTables * 1024
 	c := make([]uint32, t0+2*wg+64)
 	n := uint64(1) << shift

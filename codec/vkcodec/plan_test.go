@@ -34,7 +34,7 @@ func shift(tab []uint32, r uint32) uint32 { return shiftBits(tab, r, 8) }
 func TestShiftTables(t *testing.T) {
 	for bits := minCRCBits; bits <= maxCRCBits; bits++ {
 		require.LessOrEqual(t, crcTableWords(bits), uint32(1024), "a table fits its slot")
-		c := CRCConsts(64, 10, bits)
+		c := crcConsts(64, 10, bits)
 		r := rand.New(rand.NewPCG(1, 2))
 		for i := 0; i < 100; i++ {
 			w := r.Uint32()
@@ -55,7 +55,7 @@ func TestShiftTables(t *testing.T) {
 // emulateChunkCRC computes a chunk's CRC the way sz4_encode/sz4_place/sz4_decode do: Horner sums per thread over
 // strided words, per-thread shifts, an XOR reduction, the last chunk's zero-padding correction, then the header.
 func emulateChunkCRC(wg int, shift_ uint, last bool, m int, code, low, head []byte) uint32 {
-	c := CRCConsts(wg, shift_, 8)
+	c := crcConsts(wg, shift_, 8)
 	n := 1 << shift_
 	slots := n / 8
 	iters := slots / wg

@@ -20,7 +20,7 @@ import (
 type tuneKnob struct {
 	env, val string
 	set      func(*vktune.Params)
-	get      func(*Backend, *HuffKernels) any
+	get      func(*Backend, *huffTuning) any
 }
 
 // perKernel is f of every shipped kernel, by name: a knob resolved per kernel shows in it.
@@ -35,15 +35,15 @@ func perKernel(f func(string) int) map[string]int {
 // tuneKnobs lists every VKZIP_* variable the backend read before tuning moved to vktune.Params.
 var tuneKnobs = []tuneKnob{
 	{"VKZIP_CRC_BITS", "6", func(p *vktune.Params) { p.CRCBits = 6 },
-		func(b *Backend, _ *HuffKernels) any { return perKernel(b.crcBits) }},
+		func(b *Backend, _ *huffTuning) any { return perKernel(b.crcBits) }},
 	{"VKZIP_SZ4_PLACE_WG", "64", func(p *vktune.Params) { p.SZ4PlaceWG = 64 },
-		func(b *Backend, _ *HuffKernels) any { return b.placeWG() }},
+		func(b *Backend, _ *huffTuning) any { return b.placeWG() }},
 	{"VKZIP_QUEUES", "1", func(p *vktune.Params) { p.Queues = 1 },
-		func(b *Backend, _ *HuffKernels) any { return b.VK().Queues() }},
+		func(b *Backend, _ *huffTuning) any { return b.VK().Queues() }},
 }
 
 // huffKnobs are the VKZIP_HUFF_* variables: VKZIP_HUFF_ + env, a non-default value as text and as the vktune.Huff
-// field param takes it, and the HuffKernels field that shows it.
+// field param takes it, and the huffTuning field that shows it.
 var huffKnobs = []struct {
 	env, val, param string
 	v               any
@@ -63,7 +63,7 @@ func init() {
 	for _, h := range huffKnobs {
 		tuneKnobs = append(tuneKnobs, tuneKnob{"VKZIP_HUFF_" + h.env, h.val,
 			func(p *vktune.Params) { reflect.ValueOf(&p.Huff).Elem().FieldByName(h.param).Set(reflect.ValueOf(h.v)) },
-			func(_ *Backend, k *HuffKernels) any {
+			func(_ *Backend, k *huffTuning) any {
 				return reflect.ValueOf(k).Elem().FieldByName(h.kernel).Interface()
 			}})
 	}
@@ -124,19 +124,19 @@ func tunePayloads(t *testing.T, vb *Backend) map[string][]byte {
 // them: its resolved configuration (per-kernel CRC widths, workgroups, queues, the huff kernels' variant) is the
 // default one, and every format's payload is byte-identical to a default backend's.
 //
-// How it fails: were a variable read again (say VKZIP_HUFF_BATCH in NewHuffKernels), the knob's
+// How it fails: were a variable read again (say VKZIP_HUFF_BATCH in newHuffTuning), the knob's
 // resolved value under the variable differs from the default and the comparison of that knob reports the variable
 // by name. The payload comparison alone could not catch it, since tuning changes speed, never bytes.
 func TestEnvIgnored(t *testing.T) {
 	def := openTest(t, Options{})
 	want := tunePayloads(t, def)
-	defK := NewHuffKernels(def)
+	defK := newHuffTuning(def)
 	for _, k := range tuneKnobs {
 		t.Setenv(k.env, k.val)
 	}
 	vb := openTest(t, Options{})
 	got := tunePayloads(t, vb)
-	k := NewHuffKernels(vb)
+	k := newHuffTuning(vb)
 	for _, kn := range tuneKnobs {
 		assert.Equal(t, kn.get(def, defK), kn.get(vb, k), "%s=%s changed the backend's configuration", kn.env, kn.val)
 	}
@@ -153,13 +153,13 @@ func TestEnvIgnored(t *testing.T) {
 func TestTuneChangesPipelines(t *testing.T) {
 	def := openTest(t, Options{})
 	want := tunePayloads(t, def)
-	defK := NewHuffKernels(def)
+	defK := newHuffTuning(def)
 	var p vktune.Params
 	for _, kn := range tuneKnobs {
 		kn.set(&p)
 	}
 	vb := openTest(t, Options{Tune: &p})
-	k := NewHuffKernels(vb)
+	k := newHuffTuning(vb)
 	shown := 0
 	for _, kn := range tuneKnobs {
 		d, g := kn.get(def, defK), kn.get(vb, k)
