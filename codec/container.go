@@ -188,22 +188,23 @@ func (r *reader) u64() uint64 {
 // ParseHeader parses the container starting at src[0]: preamble, directory, and body placement. It checks
 // everything that does not need the bodies' contents, and that the bodies lie within src.
 func ParseHeader(src []byte) (*Container, error) {
-	c, err := parseMeta(src)
-	if err != nil {
-		return nil, err
-	}
+	return ParseHead(src, uint64(len(src)))
+}
+
+// checkPlacement checks that every body and seal lies within the first total bytes of the payload.
+func (c *Container) checkPlacement(total uint64) error {
 	for i := range c.Recs {
 		r := &c.Recs[i]
-		if !r.Blob && r.BodyOff+r.BodyLen > uint64(len(src)) {
-			return nil, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1,
+		if !r.Blob && r.BodyOff+r.BodyLen > total {
+			return &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1,
 				Detail: "body runs past the end of the input"}
 		}
-		if !r.Blob && c.Sealed() && r.SealOff()+layout.SealSize > uint64(len(src)) {
-			return nil, &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1,
+		if !r.Blob && c.Sealed() && r.SealOff()+layout.SealSize > total {
+			return &Error{Class: ErrTruncated, Tensor: r.Name, Chunk: -1,
 				Detail: "seal runs past the end of the input"}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // metaEnd tells, from a complete preamble, how many bytes the preamble, metadata, padding and CRC take.
@@ -510,21 +511,31 @@ func (ct *Container) checkSeal(src []byte, index int, words []uint32) ([]uint32,
 	}
 	stored := binary.LittleEndian.Uint32(src[r.SealOff():])
 	if !ct.Checksums() {
-		if stored != 0 {
-			return words, &Error{Class: ErrNonCanonical, Tensor: r.Name, Chunk: -1,
-				Detail: fmt.Sprintf("seal %08x in a payload without checksums", stored)}
-		}
-		return words, nil
+		return words, unsealedSeal(r, stored)
 	}
 	got, words, err := ct.sealOf(src, index, words)
 	if err != nil {
 		return words, err
 	}
+	return words, sealMatch(r, stored, got)
+}
+
+// unsealedSeal checks the seal stored after record r's body in a container without checksums: it must be 0.
+func unsealedSeal(r *ParsedRecord, stored uint32) error {
+	if stored != 0 {
+		return &Error{Class: ErrNonCanonical, Tensor: r.Name, Chunk: -1,
+			Detail: fmt.Sprintf("seal %08x in a payload without checksums", stored)}
+	}
+	return nil
+}
+
+// sealMatch compares the seal stored after record r's body with the one its checksum words give.
+func sealMatch(r *ParsedRecord, stored, got uint32) error {
 	if got != stored {
-		return words, &Error{Class: ErrChecksum, Tensor: r.Name, Chunk: -1,
+		return &Error{Class: ErrChecksum, Tensor: r.Name, Chunk: -1,
 			Detail: fmt.Sprintf("seal %08x, expected %08x: the body is not the one its directory was written with", stored, got)}
 	}
-	return words, nil
+	return nil
 }
 
 // SealOf computes the seal record index of a parsed sealed container src should carry, from its body's checksum

@@ -43,6 +43,11 @@ type Format struct {
 	// called after the body has passed its format's checks, but stays bounds-safe on any input (*corrupt*). Every
 	// coded format has one; stored's single word is the container layer's.
 	CRCWords func(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error)
+	// Table, where set, places a body's chunk table from the tensor's geometry alone: it starts at byte off of the
+	// body and holds entries entries of layout.ChunkEntrySize bytes (ok false: the format does not code d). The
+	// body's checksum words are then the crc word of each entry, in order, so a caller whose body lies elsewhere
+	// (device memory) reads just the table to seal or check it (ReadSeal). RegisterFormat derives CRCWords from it.
+	Table func(d layout.DType, n uint64, shift uint) (off, entries uint64, ok bool)
 	// CheckBody checks a body's structure (its corrupt rules: chunk table, headers) without decoding it.
 	CheckBody func(body []byte, d layout.DType, n uint64, shift uint) error
 	// ChunkBodySize is the length of the body this format encodes m values of dtype d (src, m ≤ 2^shift, one chunk)
@@ -150,6 +155,16 @@ func RegisterFormat(f Format) {
 			if n == g.Name || slices.Contains(g.Aliases, n) {
 				panic(fmt.Sprintf("codec: format name %q registered twice", n))
 			}
+		}
+	}
+	if f.CRCWords == nil && f.Table != nil {
+		table, id := f.Table, f.ID
+		f.CRCWords = func(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+			off, entries, ok := table(d, n, shift)
+			if !ok {
+				return dst, errorf(ErrCorrupt, "%s does not code %v", FormatName(id), d)
+			}
+			return tableCRCWords(body, off, entries, dst)
 		}
 	}
 	fmtByID[f.ID] = &f

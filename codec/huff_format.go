@@ -19,9 +19,9 @@ func init() {
 			g := layout.Huff{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
-		CRCWords: func(body []byte, _ layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+		Table: func(_ layout.DType, n uint64, shift uint) (uint64, uint64, bool) {
 			g := newHuffGeom(n, shift)
-			return tableCRCWords(body, g.table, g.Chunks(), dst)
+			return g.table, g.Chunks(), true
 		},
 		CPU: huffCPU{}, Chunks: huffChunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error {
 			return checkHuffBody(body, n, shift)

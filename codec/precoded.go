@@ -71,23 +71,48 @@ type PrecodedTensor struct {
 // chunk table fails with its error class (the seal reads the table), any other wrong body is found only by a
 // decoder.
 func (c *Codec) AppendPrecoded(dst []byte, t PrecodedTensor, final bool, fill func(body []byte) error) ([]byte, error) {
+	base := len(dst)
+	dst, dir, err := c.appendPrecodedHead(dst, t, final)
+	if err != nil {
+		return dst, err
+	}
+	metaEnd := len(dst)
+	end := metaEnd + int(t.BodyLen)
+	if c.o.version >= layout.Version2 {
+		end += layout.SealSize
+	}
+	dst = growTo(dst, end)
+	if err := fill(dst[metaEnd : metaEnd+int(t.BodyLen) : metaEnd+int(t.BodyLen)]); err != nil {
+		return dst[:base], err
+	}
+	if c.o.version >= layout.Version2 {
+		if err := c.writeSeals(dst[base:], metaEnd-base, dir); err != nil {
+			return dst[:base], err
+		}
+	}
+	return dst, nil
+}
+
+// appendPrecodedHead appends the header of the container holding the precoded tensor t (what AppendPrecoded writes
+// before the body) and returns its one-record directory.
+func (c *Codec) appendPrecodedHead(dst []byte, t PrecodedTensor, final bool) ([]byte, []ParsedRecord, error) {
 	if c.closed.Load() {
-		return dst, errorf(ErrClosed, "encode")
+		return dst, nil, errorf(ErrClosed, "encode")
 	}
 	p := &t.Plan
 	f, ok := LookupFormat(p.Format)
 	if !ok || p.Format == layout.FormatStored || p.Format == layout.FormatAuto {
-		return dst, errorf(ErrInvalidInput, "precoded tensor in format %s", FormatName(p.Format))
+		return dst, nil, errorf(ErrInvalidInput, "precoded tensor in format %s", FormatName(p.Format))
 	}
 	if p.Checksums != c.o.checksums {
-		return dst, errorf(ErrInvalidInput, "precoded body with checksums %v for a codec with checksums %v", p.Checksums, c.o.checksums)
+		return dst, nil, errorf(ErrInvalidInput, "precoded body with checksums %v for a codec with checksums %v", p.Checksums, c.o.checksums)
 	}
 	if p.UsesCodebook != f.UsesCodebook(t.DType) || (p.UsesCodebook && p.Codebook == nil) {
-		return dst, errorf(ErrInvalidInput, "precoded %s tensor of %v: plan without its codebook", f.Name, t.DType)
+		return dst, nil, errorf(ErrInvalidInput, "precoded %s tensor of %v: plan without its codebook", f.Name, t.DType)
 	}
 	if p.UsesCodebook {
 		if err := p.Codebook.Validate(); err != nil {
-			return dst, err
+			return dst, nil, err
 		}
 	}
 	shape := t.Shape
@@ -97,22 +122,22 @@ func (c *Codec) AppendPrecoded(dst []byte, t PrecodedTensor, final bool, fill fu
 	// The checks of fillTensorRec, with the value count in place of the values' bytes.
 	d := ParsedRecord{Name: t.Name, DType: t.DType, Shape: shape, Format: p.Format, Shift: uint8(p.Shift), Codebook: layout.NoCodebook}
 	if len(t.Name) > 0xFFFF || len(shape) > 255 {
-		return dst, errorf(ErrInvalidInput, "tensor name of %d bytes or rank %d", len(t.Name), len(shape))
+		return dst, nil, errorf(ErrInvalidInput, "tensor name of %d bytes or rank %d", len(t.Name), len(shape))
 	}
 	n := uint64(1)
 	for _, x := range shape {
 		if x != 0 && n > maxElements/x {
-			return dst, errorf(ErrTooLarge, "tensor %q: shape %v", t.Name, shape)
+			return dst, nil, errorf(ErrTooLarge, "tensor %q: shape %v", t.Name, shape)
 		}
 		n *= x
 	}
 	if n != t.N || !f.Accepts(t.DType, n) {
-		return dst, errorf(ErrInvalidInput, "tensor %q: shape %v of %d values for %d values of %v in %s", t.Name,
+		return dst, nil, errorf(ErrInvalidInput, "tensor %q: shape %v of %d values for %d values of %v in %s", t.Name,
 			shape, n, t.N, t.DType, f.Name)
 	}
 	d.Elements = n
 	if want := f.MaxBodyOf(n, t.DType, p.Shift); p.MaxBody != want || t.BodyLen == 0 || t.BodyLen > want || t.BodyLen%4 != 0 {
-		return dst, errorf(ErrCorrupt, "tensor %q: precoded body of %d bytes (at most %d, whole words)", t.Name, t.BodyLen, want)
+		return dst, nil, errorf(ErrCorrupt, "tensor %q: precoded body of %d bytes (at most %d, whole words)", t.Name, t.BodyLen, want)
 	}
 	d.BodyLen = t.BodyLen
 	var cbs []Codebook
@@ -122,26 +147,9 @@ func (c *Codec) AppendPrecoded(dst []byte, t PrecodedTensor, final bool, fill fu
 	dir := []ParsedRecord{d}
 	h := dirHead{version: c.o.version}
 	if err := checkMetaSize(len(appendDirectory(nil, h, cbs, dir))); err != nil {
-		return dst, err
+		return dst, nil, err
 	}
-	base := len(dst)
-	dst = appendHeader(dst, h, c.flags(final), cbs, dir)
-	metaEnd := len(dst)
-	sealed := h.version >= layout.Version2
-	end := metaEnd + int(t.BodyLen)
-	if sealed {
-		end += layout.SealSize
-	}
-	dst = growTo(dst, end)
-	if err := fill(dst[metaEnd : metaEnd+int(t.BodyLen) : metaEnd+int(t.BodyLen)]); err != nil {
-		return dst[:base], err
-	}
-	if sealed {
-		if err := c.writeSeals(dst[base:], metaEnd-base, dir); err != nil {
-			return dst[:base], err
-		}
-	}
-	return dst, nil
+	return appendHeader(dst, h, c.flags(final), cbs, dir), dir, nil
 }
 
 // CheckSeal verifies the seal after tensor record index's body (sealed containers; src holds the container from

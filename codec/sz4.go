@@ -341,9 +341,9 @@ func init() {
 			g := layout.SZ4{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
-		CRCWords: func(body []byte, _ layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+		Table: func(_ layout.DType, n uint64, shift uint) (uint64, uint64, bool) {
 			g := newSZ4Geom(n, shift)
-			return tableCRCWords(body, g.table, g.Chunks(), dst)
+			return g.table, g.Chunks(), true
 		},
 		CPU: sz4CPU{}, Chunks: sz4Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return checkSZ4Table(body, n, shift) }, ChunkBodySize: sz4ChunkBodySize, planned: true})
 }

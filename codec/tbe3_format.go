@@ -19,9 +19,9 @@ func init() {
 			g := layout.TBE3{N: n, Shift: shift}
 			return g.MinBodySize(), g.MaxBodySize()
 		},
-		CRCWords: func(body []byte, _ layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+		Table: func(_ layout.DType, n uint64, shift uint) (uint64, uint64, bool) {
 			g := newTBE3Geom(n, shift)
-			return tableCRCWords(body, g.table, g.Chunks(), dst)
+			return g.table, g.Chunks(), true
 		},
 		CPU: tbe3CPU{}, Chunks: tbe3Chunks, ChunkBodySize: tbe3ChunkBodySize,
 		CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return checkTBE3Body(body, n, shift) }})

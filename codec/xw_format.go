@@ -35,12 +35,9 @@ func init() {
 				}
 				return g.MinBodySize(), g.MaxBodySize()
 			},
-			CRCWords: func(body []byte, d layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+			Table: func(d layout.DType, n uint64, shift uint) (uint64, uint64, bool) {
 				g, ok := newXWGeom(id, d, n, shift)
-				if !ok {
-					return dst, errorf(ErrCorrupt, "%s does not code %v", formatNameXW(id), d)
-				}
-				return tableCRCWords(body, g.table, g.Chunks(), dst)
+				return g.table, g.Chunks(), ok
 			},
 			CPU: xwCPU{}, Chunks: func(body []byte, d layout.DType, n uint64, shift uint) ([]ChunkInfo, error) {
 				return xwChunks(id, body, d, n, shift)

@@ -503,9 +503,9 @@ func init() {
 			z := layout.ZF12{N: n, Shift: shift}
 			return z.MinBodySize(), z.MaxBodySize()
 		},
-		CRCWords: func(body []byte, _ layout.DType, n uint64, shift uint, dst []uint32) ([]uint32, error) {
+		Table: func(_ layout.DType, n uint64, shift uint) (uint64, uint64, bool) {
 			g := newZF12Geom(n, shift)
-			return tableCRCWords(body, g.table, g.Chunks(), dst)
+			return g.table, g.Chunks(), true
 		},
 		CPU: zf12CPU{}, Chunks: zf12Chunks, CheckBody: func(body []byte, _ layout.DType, n uint64, shift uint) error { return checkZF12Table(body, n, shift) }, ChunkBodySize: zf12ChunkBodySize})
 }

@@ -1,0 +1,112 @@
+package codec
+
+import (
+	"encoding/binary"
+
+	"github.com/vkzip/vkzip/codec/layout"
+)
+
+// Payloads whose bytes lie elsewhere. A payload kept in device memory (a CUDA buffer holding a compressed KV block)
+// is written and checked by the host without its body crossing to the host: the header is built or parsed here, and
+// of the body only its checksum words are read, through a ReadAt the caller supplies (for the formats with a chunk
+// table, Format.Table: the table alone, a few bytes per 65,536 values).
+
+// ReadAt reads n bytes at byte offset off of a payload that is not in host memory. The slice it returns is only
+// read before the next call.
+type ReadAt func(off, n uint64) ([]byte, error)
+
+// AppendPrecodedHead appends the header of the container AppendPrecoded makes for t, whose body (t.BodyLen bytes)
+// the caller places right after the header, followed by the seal returned here (layout.SealSize bytes, for a
+// version 2 codec; nil for version 1). read reads the body, offsets from its first byte, and is called only for the
+// checksum words. Header, body and seal together equal AppendPrecoded's container byte for byte.
+func (c *Codec) AppendPrecodedHead(dst []byte, t PrecodedTensor, final bool, read ReadAt) (head, seal []byte, err error) {
+	base := len(dst)
+	dst, dir, err := c.appendPrecodedHead(dst, t, final)
+	if err != nil || c.o.version < layout.Version2 {
+		return dst, nil, err
+	}
+	var s uint32
+	if c.o.checksums {
+		words, err := crcWordsAt(&dir[0], 0, read)
+		if err != nil {
+			return dst[:base], nil, withTensor(err, t.Name)
+		}
+		s = sealOf(binary.LittleEndian.Uint32(dst[len(dst)-layout.MetaCRCSize:]), 0, words)
+	}
+	return dst, binary.LittleEndian.AppendUint32(nil, s), nil
+}
+
+// crcWordsAt reads the checksum words of record r's body, which starts at byte bodyOff of what read reads: the
+// chunk table alone where the format places it from the geometry, else the whole body.
+func crcWordsAt(r *ParsedRecord, bodyOff uint64, read ReadAt) ([]uint32, error) {
+	f, ok := LookupFormat(r.Format)
+	if ok && f.Table != nil {
+		off, entries, ok := f.Table(r.DType, r.Elements, uint(r.Shift))
+		if !ok {
+			return nil, errorf(ErrCorrupt, "%s does not code %v", f.Name, r.DType)
+		}
+		if off > r.BodyLen || entries > (r.BodyLen-off)/layout.ChunkEntrySize {
+			return nil, errorf(ErrCorrupt, "chunk table of %d entries at %d outside the %d-byte body", entries, off, r.BodyLen)
+		}
+		tab, err := read(bodyOff+off, entries*layout.ChunkEntrySize)
+		if err != nil {
+			return nil, err
+		}
+		return tableCRCWords(tab, 0, entries, make([]uint32, 0, entries))
+	}
+	body, err := read(bodyOff, r.BodyLen)
+	if err != nil {
+		return nil, err
+	}
+	return bodyWords(r, body, nil)
+}
+
+// HeadLen reports how many bytes of a payload ParseHead needs, from at least its first layout.PreambleSize bytes.
+func HeadLen(pre []byte) (uint64, error) {
+	if len(pre) < layout.PreambleSize {
+		_, err := parseMeta(pre) // bad magic or truncated
+		return 0, err
+	}
+	if string(pre[:8]) != string(layout.Magic[:]) {
+		return 0, errorf(ErrFormat, "bad magic")
+	}
+	return metaEnd(pre), nil
+}
+
+// ParseHead parses the header of a payload of total bytes from its first HeadLen bytes, as ParseHeader does from
+// the whole payload: it checks everything that does not need the bodies, and that they lie within total bytes.
+func ParseHead(head []byte, total uint64) (*Container, error) {
+	c, err := parseMeta(head)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkPlacement(total); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// CheckSealAt is CheckSeal for a payload read through read (offsets from the container's first byte): it reads
+// the seal and the body's checksum words, nothing else of the body.
+func (ct *Container) CheckSealAt(index int, read ReadAt) error {
+	if index < 0 || index >= len(ct.Recs) || ct.Recs[index].Blob {
+		return errorf(ErrInvalidInput, "record %d has no body", index)
+	}
+	if !ct.Sealed() {
+		return nil
+	}
+	r := &ct.Recs[index]
+	b, err := read(r.SealOff(), layout.SealSize)
+	if err != nil {
+		return err
+	}
+	stored := binary.LittleEndian.Uint32(b)
+	if !ct.Checksums() {
+		return unsealedSeal(r, stored)
+	}
+	words, err := crcWordsAt(r, r.BodyOff, read)
+	if err != nil {
+		return withTensor(err, r.Name)
+	}
+	return sealMatch(r, stored, sealOf(ct.MetaCRC, uint32(index), words))
+}
