@@ -116,30 +116,48 @@ func encodeTensor(c *codec.Codec, d layout.DType, data []byte, shape []uint64, d
 	return c.Encode(context.Background(), dst, recs, true)
 }
 
-// walkContainers calls fn for each container of a payload, in order, until one fails to parse; a payload must
-// end with a final container.
-func walkContainers(src []byte, fn func(*codec.Container)) error {
-	if len(src) == 0 {
+// walkContainers parses the headers of the containers of a payload of total bytes, read through read, calling fn on
+// each: every container lies within the payload, and the last one is final.
+func walkContainers(total uint64, read codec.ReadAt, fn func(*codec.Container)) error {
+	if total == 0 {
 		return statusf(C.VKZIP_E_TRUNCATED, "empty payload")
 	}
-	for len(src) > 0 {
-		ct, err := codec.ParseHeader(src)
+	for off := uint64(0); off < total; {
+		rest := total - off
+		pre, err := read(off, min(rest, layout.PreambleSize))
 		if err != nil {
 			return err
 		}
-		if ct.Size == 0 || ct.Size > uint64(len(src)) {
-			return statusf(C.VKZIP_E_CORRUPT, "container size %d of a %d-byte payload", ct.Size, len(src))
+		hl, err := codec.HeadLen(pre)
+		if err != nil {
+			return err
+		}
+		head, err := read(off, min(hl, rest))
+		if err != nil {
+			return err
+		}
+		ct, err := codec.ParseHead(head, rest)
+		if err != nil {
+			return err
+		}
+		if ct.Size == 0 || ct.Size > rest {
+			return statusf(C.VKZIP_E_CORRUPT, "container size %d of a %d-byte payload", ct.Size, rest)
 		}
 		fn(ct)
-		src = src[ct.Size:]
+		off += ct.Size
 		if ct.Flags&layout.FlagFinal != 0 {
-			if len(src) != 0 {
-				return statusf(C.VKZIP_E_CORRUPT, "%d bytes after the final container", len(src))
+			if off != total {
+				return statusf(C.VKZIP_E_CORRUPT, "%d bytes after the final container", total-off)
 			}
 			return nil
 		}
 	}
 	return statusf(C.VKZIP_E_TRUNCATED, "stream ends without a final container")
+}
+
+// hostRead reads a payload in host memory.
+func hostRead(src []byte) codec.ReadAt {
+	return func(off, n uint64) ([]byte, error) { return src[off : off+n], nil }
 }
 
 // payloadInfo is vkzip_info in Go.
@@ -151,10 +169,13 @@ type payloadInfo struct {
 	shape                      []uint64
 }
 
-func readInfo(src []byte) (payloadInfo, error) {
+func readInfo(src []byte) (payloadInfo, error) { return readInfoAt(uint64(len(src)), hostRead(src)) }
+
+// readInfoAt is readInfo of a payload of total bytes read through read (headers only).
+func readInfoAt(total uint64, read codec.ReadAt) (payloadInfo, error) {
 	pi := payloadInfo{checksums: true}
 	first := true
-	err := walkContainers(src, func(ct *codec.Container) {
+	err := walkContainers(total, read, func(ct *codec.Container) {
 		pi.containers++
 		pi.checksums = pi.checksums && ct.Checksums()
 		for i := range ct.Recs {

@@ -181,27 +181,34 @@ func vkzipgo_decode_cuda(h C.vkzip_codec, src unsafe.Pointer, n C.size_t, ptr C.
 			*outLen = C.size_t(got)
 			return nil
 		}
-		host, _, err := decodeInto(hd.c, data, make([]byte, 0, pi.decoded))
+		got, err = decodeCUDAStaged(hd.c, cc, data, uint64(ptr), pi.decoded, uint64(stream))
 		if err != nil {
 			return err
 		}
-		if err := cudaSync(cc, uint64(stream)); err != nil {
-			return err
-		}
-		if len(host) > 0 {
-			if err := cc.CopyFromHost(cudabridge.DevicePtr(ptr), host); err != nil {
-				return err
-			}
-		}
-		// cuMemcpyHtoD from pageable memory may return before the DMA lands: wait for it, so the data is in
-		// place for work on any stream once this call returns.
-		if err := cc.Synchronize(); err != nil {
-			return err
-		}
 		notePath(false, "staged: "+why.Error())
-		*outLen = C.size_t(len(host))
+		*outLen = C.size_t(got)
 		return nil
 	})
+}
+
+// decodeCUDAStaged decodes and verifies a host payload (decoding to size bytes) in host memory and copies the values
+// host-to-device to ptr after stream's work; the decoded length.
+func decodeCUDAStaged(c *codec.Codec, cc *cudabridge.Context, data []byte, ptr, size, stream uint64) (uint64, error) {
+	host, _, err := decodeInto(c, data, make([]byte, 0, size))
+	if err != nil {
+		return 0, err
+	}
+	if err := cudaSync(cc, stream); err != nil {
+		return 0, err
+	}
+	if len(host) > 0 {
+		if err := cc.CopyFromHost(cudabridge.DevicePtr(ptr), host); err != nil {
+			return 0, err
+		}
+	}
+	// cuMemcpyHtoD from pageable memory may return before the DMA lands: wait for it, so the data is in place for
+	// work on any stream once this call returns.
+	return uint64(len(host)), cc.Synchronize()
 }
 
 //export vkzipgo_cuda_get_counters
@@ -240,6 +247,11 @@ func vkzipgo_cuda_get_counters(out *C.vkzip_cuda_counters) C.int {
 // APIs map) and notes it in the counters. why is non-nil, with err nil, when that path is not available for this
 // call (no such device, no external memory, a tensor it does not take): the caller then stages through the host.
 func (cd *cudaDev) shared(c *codec.Codec, cc *cudabridge.Context, dev int, op func() error) (why, err error) {
+	return cd.run(c, cc, dev, true, op)
+}
+
+// run is shared; note false leaves the counters alone (calls that code nothing: allocations).
+func (cd *cudaDev) run(c *codec.Codec, cc *cudabridge.Context, dev int, note bool, op func() error) (why, err error) {
 	cd.mu.Lock()
 	defer cd.mu.Unlock()
 	if why = cd.setup(c, cc, dev); why != nil {
@@ -248,7 +260,7 @@ func (cd *cudaDev) shared(c *codec.Codec, cc *cudabridge.Context, dev int, op fu
 	if err = op(); isStaged(err) {
 		return err, nil
 	}
-	if err == nil {
+	if err == nil && note {
 		notePath(true, "shared: "+cd.vb.Device())
 	}
 	return nil, err

@@ -42,7 +42,9 @@ type cudaDev struct {
 	ownVB   bool
 	dc      devCodec
 	vals    *cudabridge.SharedBuffer
-	sem     *cudabridge.SharedSemaphore // nil: CUDA→Vulkan ordered by a host wait
+	body    *cudabridge.SharedBuffer            // bodies of payloads in CUDA memory (cudapayload.go)
+	allocs  map[uint64]*cudabridge.SharedBuffer // vkzip_cuda_alloc's, by CUDA address
+	sem     *cudabridge.SharedSemaphore         // nil: CUDA→Vulkan ordered by a host wait
 	semVal  uint64
 	st      *cudabridge.Stream
 	broken  string // why this device cannot share memory (sticky): every call stages
@@ -53,6 +55,10 @@ type cudaDev struct {
 // shared there.
 func (cd *cudaDev) setup(c *codec.Codec, cc *cudabridge.Context, ordinal int) error {
 	if cd.started && cd.ordinal != ordinal {
+		if len(cd.allocs) > 0 { // its memory stays until vkzip_cuda_free or vkzip_close
+			return &stagedReason{fmt.Sprintf("the handle's device path holds %d allocations on CUDA device %d",
+				len(cd.allocs), cd.ordinal)}
+		}
 		cd.close() // one device per handle at a time: a call on another device starts over
 	}
 	if cd.started {
@@ -117,7 +123,7 @@ func (cd *cudaDev) ensureVals(n uint64) error {
 	if cd.vals != nil && cd.vals.Size >= n {
 		return nil
 	}
-	cd.dc.bindVals(nil)
+	cd.dc.flushOps() // operations bound to the old buffer
 	if cd.vals != nil {
 		cd.vals.Close()
 		cd.vals = nil
@@ -142,57 +148,25 @@ func (cd *cudaDev) stream(stream uint64) (*cudabridge.Stream, error) {
 // encode encodes nbytes of d at CUDA address ptr (shape dims) on the device path and appends the payload to dst.
 func (cd *cudaDev) encode(ctx context.Context, c *codec.Codec, d layout.DType, dims []uint64, ptr, nbytes,
 	stream uint64, dst []byte) ([]byte, error) {
-	if nbytes == 0 {
-		return dst, staged("an empty tensor")
-	}
-	if nbytes > devMaxBytes {
-		return dst, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", nbytes, uint64(devMaxBytes))
-	}
-	n := nbytes / uint64(d.Size())
-	if dims != nil { // refused before any device work, as the host encoder refuses it
-		v := uint64(1)
-		for _, x := range dims {
-			if x != 0 && v > maxTensorValues/x {
-				return dst, invalidf("shape %v is too large", dims)
-			}
-			v *= x
-		}
-		if v != n {
-			return dst, invalidf("shape %v holds %d values, the tensor %d", dims, v, n)
-		}
+	n, err := checkDevTensor(d, dims, nbytes)
+	if err != nil {
+		return dst, err
 	}
 	p, err := cd.dc.plan(c, d, n)
 	if err != nil {
 		return dst, err
 	}
-	if err := cd.ensureVals(pad256(nbytes)); err != nil {
-		return dst, staged("no shared buffer of %d bytes: %v", pad256(nbytes), err)
-	}
 	st, err := cd.stream(stream)
 	if err != nil {
 		return dst, err
 	}
-	// The one device copy, ordered after the caller's work on its stream; the encode starts once it landed.
-	if err := cd.cc.CopyAsync(st, cd.vals.Ptr, cudabridge.DevicePtr(ptr), nbytes); err != nil {
-		return dst, err
-	}
-	var waits []vk.SemaphoreValue
-	if cd.sem != nil {
-		cd.semVal++
-		if err := cd.sem.CU.Signal(st, cd.semVal); err != nil {
-			return dst, err
-		}
-		waits = []vk.SemaphoreValue{cd.sem.At(cd.semVal)}
-	} else if err := st.Synchronize(); err != nil {
-		return dst, err
-	}
-	out, err := cd.dc.encode(ctx, c, cd.vals.VK, d, dims, n, p, waits, dst)
+	vals, waits, err := cd.source(st, ptr, nbytes)
 	if err != nil {
-		if cd.sem != nil {
-			// The Vulkan side may not have consumed the signal: wait for the copy, so the next call's writes into
-			// the shared buffer cannot overtake it.
-			st.Synchronize()
-		}
+		return dst, err
+	}
+	out, err := cd.dc.encode(ctx, c, vals, d, dims, n, p, waits, dst)
+	if err != nil {
+		cd.drain(st)
 		return dst, err
 	}
 	cudabridge.CountZeroCopy(nbytes)
@@ -213,23 +187,76 @@ func (cd *cudaDev) decode(ctx context.Context, src []byte, ptr, dstCap, stream u
 	if n > devMaxBytes {
 		return 0, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", n, uint64(devMaxBytes))
 	}
-	if err := cd.ensureVals(pad256(n)); err != nil {
-		return 0, staged("no shared buffer of %d bytes: %v", pad256(n), err)
-	}
-	// The caller's memory is written only once the whole body verified.
-	if err := cd.dc.decode(ctx, pl, src, cd.vals.VK); err != nil {
-		return 0, err
-	}
-	cudabridge.CountZeroCopy(n)
 	st, err := cd.stream(stream)
 	if err != nil {
 		return 0, err
 	}
-	if err := cd.cc.CopyAsync(st, cudabridge.DevicePtr(ptr), cd.vals.Ptr, n); err != nil {
+	vals, inPlace, err := cd.dest(st, ptr, n)
+	if err != nil {
 		return 0, err
 	}
-	// In place before the call returns, and the shared buffer free for the next call.
-	return n, st.Synchronize()
+	// Outside the handle's allocations the caller's memory is written only once the whole body verified.
+	if err := cd.dc.decode(ctx, pl, src, vals); err != nil {
+		return 0, err
+	}
+	return n, cd.deliver(st, ptr, n, inPlace)
+}
+
+// source readies the n bytes at CUDA address ptr for an encode, after st's work: in place where they lie in one of
+// the handle's allocations (zero_copy_bytes), else copied once, device to device, into the shared values buffer
+// (device_copy_bytes). The Vulkan work waits for the returned semaphore values (nil: st was waited for here).
+func (cd *cudaDev) source(st *cudabridge.Stream, ptr, n uint64) (vk.BufferRange, []vk.SemaphoreValue, error) {
+	vals, ok := cd.inAlloc(ptr, n, false)
+	if !ok {
+		if err := cd.ensureVals(pad256(n)); err != nil {
+			return vals, nil, staged("no shared buffer of %d bytes: %v", pad256(n), err)
+		}
+		vals = cd.vals.Range()
+		if err := cd.cc.CopyAsync(st, cd.vals.Ptr, cudabridge.DevicePtr(ptr), n); err != nil {
+			return vals, nil, err
+		}
+	}
+	if cd.sem == nil {
+		return vals, nil, st.Synchronize()
+	}
+	cd.semVal++
+	if err := cd.sem.CU.Signal(st, cd.semVal); err != nil {
+		return vals, nil, err
+	}
+	return vals, []vk.SemaphoreValue{cd.sem.At(cd.semVal)}, nil
+}
+
+// drain waits for st after a failed encode: the Vulkan side may not have consumed the signal source gave, and the
+// next call's writes into the shared buffer must not overtake the copy.
+func (cd *cudaDev) drain(st *cudabridge.Stream) {
+	if cd.sem != nil {
+		st.Synchronize()
+	}
+}
+
+// dest is where a decode of n bytes for CUDA address ptr writes: in place where ptr lies in one of the handle's
+// allocations (after st's work, which may still read the old contents), else the shared values buffer.
+func (cd *cudaDev) dest(st *cudabridge.Stream, ptr, n uint64) (vk.BufferRange, bool, error) {
+	if r, ok := cd.inAlloc(ptr, n, true); ok {
+		return r, true, st.Synchronize()
+	}
+	if err := cd.ensureVals(pad256(n)); err != nil {
+		return vk.BufferRange{}, false, staged("no shared buffer of %d bytes: %v", pad256(n), err)
+	}
+	return cd.vals.Range(), false, nil
+}
+
+// deliver moves n decoded bytes to ptr (one device copy on st, unless they were decoded in place) and waits, so
+// they are in place for work on any stream once the call returns and the shared buffer is free for the next call.
+func (cd *cudaDev) deliver(st *cudabridge.Stream, ptr, n uint64, inPlace bool) error {
+	cudabridge.CountZeroCopy(n)
+	if inPlace {
+		return nil
+	}
+	if err := cd.cc.CopyAsync(st, cudabridge.DevicePtr(ptr), cd.vals.Ptr, n); err != nil {
+		return err
+	}
+	return st.Synchronize()
 }
 
 // release closes what open made (not the codec's own backend).
@@ -243,9 +270,15 @@ func (cd *cudaDev) release() {
 		cd.vb.VK().WaitIdle()
 	}
 	cd.dc.close()
-	if cd.vals != nil {
-		cd.vals.Close()
-		cd.vals = nil
+	for _, b := range []**cudabridge.SharedBuffer{&cd.vals, &cd.body} {
+		if *b != nil {
+			(*b).Close()
+			*b = nil
+		}
+	}
+	for p, a := range cd.allocs {
+		a.Close()
+		delete(cd.allocs, p)
 	}
 	if cd.sem != nil {
 		cd.sem.Close()

@@ -25,11 +25,11 @@ type devCodec struct {
 	body  *vk.Buffer // bodies: the encoder's output, the decoder's input
 	encs  map[opKey]*vkcodec.EncodeOp
 	decs  map[opKey]*vkcodec.DecodeOp
-	hists map[uint64]*vkcodec.ExpHistOp // by value count
-	vals  *vk.Buffer                    // the values buffer the cached operations are bound to
+	hists map[histKey]*vkcodec.ExpHistOp
 }
 
-// opKey is what a prepared operation is recorded for (bodyLen: decodes only).
+// opKey is what a prepared operation is recorded for: the tensor, and the buffers it is bound to (bodyLen: decodes
+// only). An operation bound to a buffer is dropped (flushOps) before that buffer is closed.
 type opKey struct {
 	format    uint8
 	dtype     layout.DType
@@ -38,6 +38,13 @@ type opKey struct {
 	cb        codec.Codebook
 	checksums bool
 	bodyLen   uint64
+	vals      vk.BufferRange
+	body      *vk.Buffer
+}
+
+type histKey struct {
+	vals vk.BufferRange
+	n    uint64
 }
 
 // maxCachedOps bounds the prepared operations kept per direction; past it the cache starts over.
@@ -98,14 +105,6 @@ func growSize(n uint64) uint64 {
 	return s
 }
 
-// bindVals points the cached operations at the values buffer vals (a new buffer drops them).
-func (dc *devCodec) bindVals(vals *vk.Buffer) {
-	if dc.vals != vals {
-		dc.flushOps()
-		dc.vals = vals
-	}
-}
-
 func (dc *devCodec) flushOps() {
 	closeAll(dc.encs)
 	closeAll(dc.decs)
@@ -140,10 +139,9 @@ func cachedOp[K comparable, O interface{ Close() }](m *map[K]O, k K, prepare fun
 
 // expHist counts the exponents of the n BF16 values at the start of vals on the device (vkcodec.ExpHistOp), after
 // waits.
-func (dc *devCodec) expHist(ctx context.Context, vals *vk.Buffer, n uint64, waits []vk.SemaphoreValue) (codec.ExpHistogram, error) {
-	dc.bindVals(vals)
-	op, err := cachedOp(&dc.hists, n, func() (*vkcodec.ExpHistOp, error) {
-		return dc.vb.PrepareExpHist(ctx, vk.BufferRange{Buf: vals}, n)
+func (dc *devCodec) expHist(ctx context.Context, vals vk.BufferRange, n uint64, waits []vk.SemaphoreValue) (codec.ExpHistogram, error) {
+	op, err := cachedOp(&dc.hists, histKey{vals, n}, func() (*vkcodec.ExpHistOp, error) {
+		return dc.vb.PrepareExpHist(ctx, vals, n)
 	})
 	if err != nil {
 		return codec.ExpHistogram{}, err
@@ -162,41 +160,48 @@ func keyOf(format uint8, d layout.DType, n uint64, shift uint, cb *codec.Codeboo
 	return k
 }
 
-// encode encodes the n values of d at the start of vals under p (from plan), after waits, and appends the
-// payload (one final container, the tensor named "" of shape dims, nil: flat) to dst.
-func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals *vk.Buffer, d layout.DType, dims []uint64,
+// encode encodes the n values of d at vals under p (from plan), after waits, and appends the payload (one final
+// container, the tensor named "" of shape dims, nil: flat) to dst.
+func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals vk.BufferRange, d layout.DType, dims []uint64,
 	n uint64, p codec.TensorPlan, waits []vk.SemaphoreValue, dst []byte) ([]byte, error) {
 	if err := dc.ensureBody(p.MaxBody); err != nil {
 		return dst, err
 	}
-	dc.bindVals(vals)
+	p, bodyLen, err := dc.encodeBody(ctx, vals, dc.body, d, n, p, waits)
+	if err != nil {
+		return dst, err
+	}
+	return c.AppendPrecoded(dst, codec.PrecodedTensor{DType: d, Shape: dims, N: n, Plan: p, BodyLen: bodyLen}, true,
+		func(body []byte) error { return dc.vb.VK().Download(ctx, body, dc.body, 0) })
+}
+
+// encodeBody codes the n values of d at vals under p into body (at least p.MaxBody bytes), after waits: the plan
+// with its codebook (calibrated on the device when the codec fixes none) and the body's length.
+func (dc *devCodec) encodeBody(ctx context.Context, vals vk.BufferRange, body *vk.Buffer, d layout.DType, n uint64,
+	p codec.TensorPlan, waits []vk.SemaphoreValue) (codec.TensorPlan, uint64, error) {
 	if p.UsesCodebook && p.Codebook == nil {
 		h, err := dc.expHist(ctx, vals, n, waits)
 		if err != nil {
-			return dst, err
+			return p, 0, err
 		}
 		waits = nil // the histogram ran after them
 		cb := codec.CodebookFromHistogram(&h)
 		p.Codebook = &cb
 	}
 	k := keyOf(p.Format, d, n, p.Shift, p.Codebook, p.Checksums)
+	k.vals, k.body = vals, body
 	op, err := cachedOp(&dc.encs, k, func() (*vkcodec.EncodeOp, error) {
 		return dc.vb.PrepareEncode(ctx, vkcodec.EncodeSpec{Format: p.Format, DType: d, N: n, Shift: p.Shift,
-			Codebook: p.Codebook, Checksums: p.Checksums, Src: vk.BufferRange{Buf: vals},
-			Dst: vk.BufferRange{Buf: dc.body}})
+			Codebook: p.Codebook, Checksums: p.Checksums, Src: vals, Dst: vk.BufferRange{Buf: body}})
 	})
 	if err != nil {
-		return dst, err
+		return p, 0, err
 	}
 	if err := op.SubmitWith(waits, nil); err != nil {
-		return dst, err
+		return p, 0, err
 	}
 	bodyLen, err := op.Finish(ctx)
-	if err != nil {
-		return dst, err
-	}
-	return c.AppendPrecoded(dst, codec.PrecodedTensor{DType: d, Shape: dims, N: n, Plan: p, BodyLen: bodyLen}, true,
-		func(body []byte) error { return dc.vb.VK().Download(ctx, body, dc.body, 0) })
+	return p, bodyLen, err
 }
 
 // devPayload is a payload the device path decodes: one final container holding one coded tensor.
@@ -214,15 +219,22 @@ func (dc *devCodec) parsePayload(src []byte) (devPayload, error) {
 	if err != nil {
 		return devPayload{}, err
 	}
-	if ct.Size != uint64(len(src)) || ct.Flags&layout.FlagFinal == 0 || len(ct.Recs) != 1 || ct.Recs[0].Blob {
+	pl, err := dc.payloadOf(ct, uint64(len(src)))
+	if err != nil {
+		return pl, err
+	}
+	return pl, ct.CheckSeal(src, 0)
+}
+
+// payloadOf checks that the parsed container ct, of total bytes, is one the device decodes (a stagedReason if
+// not); the seal is the caller's to check.
+func (dc *devCodec) payloadOf(ct *codec.Container, total uint64) (devPayload, error) {
+	if ct.Size != total || ct.Flags&layout.FlagFinal == 0 || len(ct.Recs) != 1 || ct.Recs[0].Blob {
 		return devPayload{}, staged("a payload of several containers or records")
 	}
 	r := &ct.Recs[0]
 	if r.Format == layout.FormatStored || !dc.vb.SupportsResident(r.Format) || r.Elements == 0 {
 		return devPayload{}, staged("a %s body has no device-resident decode", codec.FormatName(r.Format))
-	}
-	if err := ct.CheckSeal(src, 0); err != nil {
-		return devPayload{}, err
 	}
 	pl := devPayload{ct: ct, rec: r}
 	if r.Codebook != layout.NoCodebook {
@@ -231,23 +243,28 @@ func (dc *devCodec) parsePayload(src []byte) (devPayload, error) {
 	return pl, nil
 }
 
-// decode decodes the payload pl (parsed from src) into the start of vals and waits for the verdict: an invalid body
-// gives the reference decoder's error class.
-func (dc *devCodec) decode(ctx context.Context, pl devPayload, src []byte, vals *vk.Buffer) error {
+// decode decodes the payload pl (parsed from src) into vals and waits for the verdict: an invalid body gives the
+// reference decoder's error class.
+func (dc *devCodec) decode(ctx context.Context, pl devPayload, src []byte, vals vk.BufferRange) error {
 	r := pl.rec
 	if err := dc.ensureBody(r.BodyLen); err != nil {
 		return err
 	}
-	dc.bindVals(vals)
 	if err := dc.vb.VK().Upload(ctx, dc.body, 0, src[r.BodyOff:r.BodyOff+r.BodyLen]); err != nil {
 		return err
 	}
+	return dc.decodeBody(ctx, pl, dc.body, vals)
+}
+
+// decodeBody decodes pl's body, already at the start of body, into vals and waits for the verdict.
+func (dc *devCodec) decodeBody(ctx context.Context, pl devPayload, body *vk.Buffer, vals vk.BufferRange) error {
+	r := pl.rec
 	k := keyOf(r.Format, r.DType, r.Elements, uint(r.Shift), pl.cb, pl.ct.Checksums())
-	k.bodyLen = r.BodyLen
+	k.bodyLen, k.vals, k.body = r.BodyLen, vals, body
 	op, err := cachedOp(&dc.decs, k, func() (*vkcodec.DecodeOp, error) {
 		return dc.vb.PrepareDecode(ctx, vkcodec.DecodeSpec{Format: r.Format, DType: r.DType, N: r.Elements,
-			Shift: uint(r.Shift), Codebook: pl.cb, Checksums: pl.ct.Checksums(), Body: vk.BufferRange{Buf: dc.body},
-			BodyLen: r.BodyLen, Dst: vk.BufferRange{Buf: vals}})
+			Shift: uint(r.Shift), Codebook: pl.cb, Checksums: pl.ct.Checksums(), Body: vk.BufferRange{Buf: body},
+			BodyLen: r.BodyLen, Dst: vals})
 	})
 	if err != nil {
 		return err
@@ -261,5 +278,4 @@ func (dc *devCodec) close() {
 		dc.body.Close()
 		dc.body = nil
 	}
-	dc.vals = nil
 }

@@ -319,11 +319,8 @@ func toC(d layout.DType, nbytes uint64, ndim int, out *unsafe.Pointer, outLen *C
 //export vkzipgo_payload_info
 func vkzipgo_payload_info(src unsafe.Pointer, n C.size_t, info *C.vkzip_info) C.int {
 	return guard(func() error {
-		if info == nil {
-			return invalidf("info is NULL")
-		}
-		if info.struct_size < C.uint32_t(unsafe.Sizeof(*info)) {
-			return invalidf("vkzip_info.struct_size is %d: set it to sizeof(vkzip_info) (%d)", int(info.struct_size), unsafe.Sizeof(*info))
+		if err := checkInfoArg(info); err != nil {
+			return err
 		}
 		data, err := cBytes(src, n, "src")
 		if err != nil {
@@ -333,22 +330,38 @@ func vkzipgo_payload_info(src unsafe.Pointer, n C.size_t, info *C.vkzip_info) C.
 		if err != nil {
 			return err
 		}
-		var o C.vkzip_info
-		o.struct_size = info.struct_size
-		o.containers, o.tensors, o.blobs = C.uint32_t(pi.containers), C.uint32_t(pi.tensors), C.uint32_t(pi.blobs)
-		o.decoded_size = C.uint64_t(pi.decoded)
-		if pi.checksums {
-			o.checksums = 1
-		}
-		putCString(o.dtype[:], pi.dtype)
-		putCString(o.format[:], pi.format)
-		o.ndim = C.int32_t(len(pi.shape))
-		for i := 0; i < len(pi.shape) && i < len(o.shape); i++ {
-			o.shape[i] = C.uint64_t(pi.shape[i])
-		}
-		*info = o
+		putInfo(info, pi)
 		return nil
 	})
+}
+
+// checkInfoArg checks the caller's vkzip_info.
+func checkInfoArg(info *C.vkzip_info) error {
+	if info == nil {
+		return invalidf("info is NULL")
+	}
+	if info.struct_size < C.uint32_t(unsafe.Sizeof(*info)) {
+		return invalidf("vkzip_info.struct_size is %d: set it to sizeof(vkzip_info) (%d)", int(info.struct_size), unsafe.Sizeof(*info))
+	}
+	return nil
+}
+
+// putInfo fills the caller's vkzip_info (checked by checkInfoArg) from pi.
+func putInfo(info *C.vkzip_info, pi payloadInfo) {
+	var o C.vkzip_info
+	o.struct_size = info.struct_size
+	o.containers, o.tensors, o.blobs = C.uint32_t(pi.containers), C.uint32_t(pi.tensors), C.uint32_t(pi.blobs)
+	o.decoded_size = C.uint64_t(pi.decoded)
+	if pi.checksums {
+		o.checksums = 1
+	}
+	putCString(o.dtype[:], pi.dtype)
+	putCString(o.format[:], pi.format)
+	o.ndim = C.int32_t(len(pi.shape))
+	for i := 0; i < len(pi.shape) && i < len(o.shape); i++ {
+		o.shape[i] = C.uint64_t(pi.shape[i])
+	}
+	*info = o
 }
 
 // putCString writes s, NUL-terminated and cut to fit, into a fixed char array.

@@ -179,6 +179,35 @@ int vkzip_decode_cuda(vkzip_codec codec, const void *src, size_t len, uint64_t d
     return vkzipgo_decode_cuda(codec, (void *)src, len, dev_ptr, dst_cap, cuda_device, stream, out_len);
 }
 
+int vkzip_encode_cuda_to_cuda(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
+                              const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream,
+                              uint64_t dst_ptr, size_t dst_cap, size_t *out_len) {
+    ENTER();
+    return vkzipgo_encode_cuda_to_cuda(codec, (char *)dtype, dev_ptr, nbytes, (uint64_t *)shape, ndim, cuda_device,
+                                       stream, dst_ptr, dst_cap, out_len);
+}
+
+int vkzip_decode_cuda_to_cuda(vkzip_codec codec, uint64_t src_ptr, size_t len, uint64_t dev_ptr, size_t dst_cap,
+                              int32_t cuda_device, uint64_t stream, size_t *out_len) {
+    ENTER();
+    return vkzipgo_decode_cuda_to_cuda(codec, src_ptr, len, dev_ptr, dst_cap, cuda_device, stream, out_len);
+}
+
+int vkzip_payload_info_cuda(uint64_t src_ptr, size_t len, int32_t cuda_device, uint64_t stream, vkzip_info *info) {
+    ENTER();
+    return vkzipgo_payload_info_cuda(src_ptr, len, cuda_device, stream, info);
+}
+
+int vkzip_cuda_alloc(vkzip_codec codec, int32_t cuda_device, size_t nbytes, uint64_t *dev_ptr) {
+    ENTER();
+    return vkzipgo_cuda_alloc(codec, cuda_device, nbytes, dev_ptr);
+}
+
+int vkzip_cuda_free(vkzip_codec codec, int32_t cuda_device, uint64_t dev_ptr) {
+    ENTER();
+    return vkzipgo_cuda_free(codec, cuda_device, dev_ptr);
+}
+
 int vkzip_cuda_get_counters(vkzip_cuda_counters *out) {
     ENTER();
     return vkzipgo_cuda_get_counters(out);

@@ -218,6 +218,35 @@ int vkzip_encode_cuda(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, si
  * host-to-device (counted in host_staged_bytes). */
 int vkzip_decode_cuda(vkzip_codec codec, const void *src, size_t len, uint64_t dev_ptr, size_t dst_cap,
                       int32_t cuda_device, uint64_t stream, size_t *out_len);
+/* Payloads in CUDA memory. Encodes as vkzip_encode_cuda, but writes the payload to device memory at dst_ptr
+ * (dst_cap bytes; vkzip_encode_bound gives enough) on cuda_device and sets *out_len to its length, after stream's
+ * work and before the call returns. The payload equals vkzip_encode's byte for byte. On the shared path the body goes
+ * from the Vulkan codec to dst_ptr by one device copy; only the header, the chunk table (the seal's input, a few
+ * bytes per 65,536 values) and the seal pass through host memory, never a value. A payload larger than dst_cap
+ * writes nothing: VKZIP_E_BUFFER_TOO_SMALL with *out_len the length needed. Where the shared path is not available
+ * the values are staged through host memory (counted) and the payload copied up. */
+int vkzip_encode_cuda_to_cuda(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
+                              const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream,
+                              uint64_t dst_ptr, size_t dst_cap, size_t *out_len);
+/* Decodes the payload of len bytes at device address src_ptr into device memory at dev_ptr (dst_cap bytes), as
+ * vkzip_decode_cuda does a host payload: after stream's work, done when the call returns, *out_len the decoded
+ * length (or, with VKZIP_E_BUFFER_TOO_SMALL, the length needed). The header, chunk table and seal are read to the
+ * host and checked there; the body is copied once device to device to the Vulkan codec, decoded and verified. */
+int vkzip_decode_cuda_to_cuda(vkzip_codec codec, uint64_t src_ptr, size_t len, uint64_t dev_ptr, size_t dst_cap,
+                              int32_t cuda_device, uint64_t stream, size_t *out_len);
+/* vkzip_payload_info of a payload of len bytes at device address src_ptr on cuda_device, after stream's work (0: the
+ * whole context): only the headers are read to the host. */
+int vkzip_payload_info_cuda(uint64_t src_ptr, size_t len, int32_t cuda_device, uint64_t stream, vkzip_info *info);
+/* Memory the codec works on in place: nbytes (1 B to 2 GiB) of device memory on cuda_device, shared by CUDA and the
+ * codec's Vulkan device, owned by the codec handle. A tensor there, at a 256-byte aligned offset from an allocation's
+ * start (and, as a decode's destination, of a multiple of 4 bytes), is encoded and decoded without any copy
+ * (zero_copy_bytes only): use it for KV blocks that are compressed or restored often. A decode into it writes the
+ * destination while verifying, so a damaged payload leaves it unspecified (elsewhere the destination is written only
+ * once the body verified). Free it with vkzip_cuda_free (it waits for the context's work, as cuMemFree does);
+ * vkzip_close frees what is left, so no tensor over it may outlive the handle. While a handle holds allocations its
+ * CUDA calls stay on that device. VKZIP_E_UNSUPPORTED where memory cannot be shared on that GPU. */
+int vkzip_cuda_alloc(vkzip_codec codec, int32_t cuda_device, size_t nbytes, uint64_t *dev_ptr);
+int vkzip_cuda_free(vkzip_codec codec, int32_t cuda_device, uint64_t dev_ptr);
 /* The process's CUDA data-movement counters (set out->struct_size first). */
 int vkzip_cuda_get_counters(vkzip_cuda_counters *out);
 

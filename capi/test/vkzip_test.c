@@ -407,17 +407,37 @@ static void test_cuda(vkzip_codec c) {
     CHECK_ST(vkzip_cuda_get_counters(NULL), VKZIP_E_INVALID_ARGUMENT);
     void *p = NULL;
     size_t pl = 0;
+    uint64_t dp = 1;
     CHECK_ST(vkzip_encode_cuda(c, "bf16", 0, 64, NULL, -1, 0, 0, &p, &pl), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_encode_cuda(c, "bf17", 4096, 64, NULL, -1, 0, 0, &p, &pl), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_encode_cuda(c, "bf16", 4096, 63, NULL, -1, 0, 0, &p, &pl), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_encode_cuda(c, "bf16", 4096, 64, NULL, -1, -1, 0, &p, &pl), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_decode_cuda(c, NULL, 10, 4096, 64, 0, 0, &pl), VKZIP_E_INVALID_ARGUMENT);
+    /* Payloads in device memory and the codec's own allocations: bad arguments before any device work. */
+    CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 64, NULL, -1, 0, 0, 0, 256, &pl), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 64, NULL, -1, 0, 0, 8192, 256, NULL), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 63, NULL, -1, 0, 0, 8192, 256, &pl), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_decode_cuda_to_cuda(c, 0, 10, 4096, 64, 0, 0, &pl), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_decode_cuda_to_cuda(c, 8192, 10, 4096, 64, -1, 0, &pl), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_decode_cuda_to_cuda(c, 8192, 10, 4096, 64, 0, 0, NULL), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_cuda_alloc(c, 0, 1024, NULL), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_cuda_alloc(c, -1, 1024, &dp), VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_payload_info_cuda(8192, 64, 0, 0, NULL), VKZIP_E_INVALID_ARGUMENT);
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (cuda == NULL) {
         /* No driver: the device entry points say so (a made-up pointer is never touched). */
         CHECK_ST(vkzip_encode_cuda(c, "bf16", 4096, 64, NULL, -1, 0, 0, &p, &pl), VKZIP_E_NO_DEVICE);
         unsigned char tiny[4] = {0};
         CHECK(vkzip_decode_cuda(c, tiny, sizeof tiny, 4096, 64, 0, 0, &pl) != VKZIP_OK, "decode_cuda");
+        CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 64, NULL, -1, 0, 0, 8192, 256, &pl), VKZIP_E_NO_DEVICE);
+        CHECK_ST(vkzip_decode_cuda_to_cuda(c, 8192, 10, 4096, 64, 0, 0, &pl), VKZIP_E_NO_DEVICE);
+        CHECK_ST(vkzip_cuda_alloc(c, 0, 1024, &dp), VKZIP_E_NO_DEVICE);
+        CHECK(dp == 0, "a failed allocation leaves *dev_ptr 0, got %llu", (unsigned long long)dp);
+        CHECK_ST(vkzip_cuda_free(c, 0, 8192), VKZIP_E_NO_DEVICE);
+        vkzip_info inf;
+        memset(&inf, 0, sizeof inf);
+        inf.struct_size = sizeof inf;
+        CHECK_ST(vkzip_payload_info_cuda(8192, 64, 0, 0, &inf), VKZIP_E_NO_DEVICE);
         printf("  CUDA: no driver here; entry points answer VKZIP_E_NO_DEVICE\n");
     } else {
         dlclose(cuda);

@@ -233,6 +233,7 @@ class Codec:
         _lib.check(l.vkzip_open(ctypes.byref(o), ctypes.byref(h)))
         self._h = h.value
         self._closed = False
+        self._live = 0  # cuda_empty allocations not yet freed
 
     @property
     def handle(self):
@@ -241,9 +242,19 @@ class Codec:
         return self._h
 
     def close(self):
+        """Closes the codec; with tensors from cuda_empty alive, once the last of them is freed."""
         if not self._closed:
             self._closed = True
-            _lib.check(_lib.lib().vkzip_close(self._h))
+            if self._live == 0:
+                _lib.check(_lib.lib().vkzip_close(self._h))
+
+    def _freed(self, dev, ptr):
+        """A cuda_empty allocation's last tensor is gone: free it, and close a codec whose close() waited."""
+        self._live -= 1
+        l = _lib.lib()
+        _lib.check(l.vkzip_cuda_free(self._h, dev, ptr))
+        if self._closed and self._live == 0:
+            _lib.check(l.vkzip_close(self._h))
 
     def __del__(self):
         # A codec dropped without close() releases its backend here; never raises (interpreter shutdown, a child
@@ -267,14 +278,20 @@ class Codec:
         _lib.check(_lib.lib().vkzip_codec_info(self.handle, ctypes.byref(p)))
         return json.loads(_lib.take_string(p))
 
-    def compress(self, x, dtype=None):
+    def compress(self, x, dtype=None, device=None, out=None):
         """The payload of one tensor: a numpy array, a torch tensor (CPU or CUDA), an object with
         __cuda_array_interface__, or bytes with dtype=. dtype= names the dtype to record ("bf16", "f16", "f32",
-        "f8_e4m3", "f8_e5m2", ...): needed for bit patterns held in integers (BF16 in uint16) and raw bytes."""
+        "f8_e4m3", "f8_e5m2", ...): needed for bit patterns held in integers (BF16 in uint16) and raw bytes.
+
+        The payload is bytes, unless device= ("cuda", "cuda:1", a torch.device) or out= (a contiguous uint8 CUDA
+        tensor with room for it) asks for it in CUDA memory: then x is a CUDA tensor on that device and the result
+        is a uint8 CUDA tensor (a view of out when given), the same bytes; no value crosses host memory."""
         import ctypes
         l = _lib.lib()
         s = _source(x, dtype)
         shape, ndim = _shape_args(s.shape)
+        if device is not None or out is not None:
+            return self._compress_to_cuda(s, shape, ndim, device, out)
         p, n = ctypes.c_void_p(), ctypes.c_size_t()
         if s.cuda is not None:
             st = l.vkzip_encode_cuda(self.handle, s.dtype.encode(), s.ptr, s.nbytes, shape, ndim, s.cuda[0],
@@ -289,17 +306,17 @@ class Codec:
         """The tensor of a payload from compress, of the dtype and shape it records. Into out (a numpy array or a
         torch tensor, CPU or CUDA, of that many elements, of that dtype or an integer type of its size) when given;
         else a torch tensor on device when given ("cpu", "cuda", "cuda:1", a torch.device); else a numpy array
-        (BF16 and FP8 as ml_dtypes types when installed, else as uint16 / uint8 bit patterns)."""
+        (BF16 and FP8 as ml_dtypes types when installed, else as uint16 / uint8 bit patterns). A payload in CUDA
+        memory (a uint8 CUDA tensor, from compress(..., device=)) decodes into a CUDA tensor, on its device unless
+        out or device says otherwise."""
+        if _is_torch(payload) and payload.is_cuda:
+            return self._decompress_cuda(payload, out, device)
         ptr, n, keep = _buffer(payload)
         inf = _info(ptr, n)
         if inf.tensors != 1 or inf.blobs != 0:
             raise Error("invalid_argument", "vkzip: the payload holds %d tensors and %d header blobs: a file (use "
                         "vkzip.load)" % (inf.tensors, inf.blobs), _lib.E_INVALID_ARGUMENT)
-        if inf.ndim > _lib.MAX_DIMS:
-            raise Error("unsupported", "vkzip: a tensor of rank %d" % inf.ndim, 9)
-        dtype, shape = inf.dtype.decode(), tuple(inf.shape[:inf.ndim])
-        if dtype not in _SIZES:
-            raise Error("unsupported", "vkzip: the payload's tensor has dtype %s" % dtype, 9)
+        dtype, shape = _tensor_of(inf)
         if out is None:
             if device is None:
                 out = _np().empty(shape, dtype=numpy_dtype(dtype))
@@ -308,6 +325,81 @@ class Codec:
         dst = _dest(out, dtype, inf.decoded_size)
         self._decode_into(ptr, n, dst)
         return out
+
+    def _compress_to_cuda(self, s, shape, ndim, device, out):
+        import ctypes
+        torch = _torch()
+        if s.cuda is None or torch is None:
+            raise Error("invalid_argument", "vkzip: a payload in CUDA memory is made from a CUDA tensor", 1)
+        if device is not None and torch.device(device) != torch.device("cuda", s.cuda[0]):
+            raise Error("invalid_argument", "vkzip: device=%s, the tensor is on cuda:%d" % (device, s.cuda[0]), 1)
+        l = _lib.lib()
+        if out is None:
+            bound = l.vkzip_encode_bound(s.dtype.encode(), s.nbytes, ndim)
+            out = torch.empty(bound, dtype=torch.uint8, device=torch.device("cuda", s.cuda[0]))
+        elif not (_is_torch(out) and out.is_cuda and out.dtype == torch.uint8 and out.is_contiguous()
+                  and out.device.index == s.cuda[0]):
+            raise Error("invalid_argument", "vkzip: out must be a contiguous uint8 tensor on cuda:%d" % s.cuda[0], 1)
+        n = ctypes.c_size_t()
+        _lib.check(l.vkzip_encode_cuda_to_cuda(self.handle, s.dtype.encode(), s.ptr, s.nbytes, shape, ndim, s.cuda[0],
+                                               s.cuda[1], out.data_ptr(), out.numel(), ctypes.byref(n)))
+        return out.view(-1)[:n.value]
+
+    def _decompress_cuda(self, payload, out, device):
+        import ctypes
+        torch = _torch()
+        p = payload.detach()
+        if p.dtype != torch.uint8 or not p.is_contiguous():
+            raise Error("invalid_argument", "vkzip: a payload in CUDA memory is a contiguous uint8 tensor", 1)
+        dev = p.device.index if p.device.index is not None else torch.cuda.current_device()
+        stream = torch.cuda.current_stream(p.device).cuda_stream
+        l = _lib.lib()
+        inf = _lib.Info()
+        inf.struct_size = ctypes.sizeof(inf)
+        _lib.check(l.vkzip_payload_info_cuda(p.data_ptr(), p.numel(), dev, stream, ctypes.byref(inf)))
+        if inf.tensors != 1 or inf.blobs != 0:
+            raise Error("invalid_argument", "vkzip: the payload holds %d tensors and %d header blobs: a file (use "
+                        "vkzip.load)" % (inf.tensors, inf.blobs), _lib.E_INVALID_ARGUMENT)
+        dtype, shape = _tensor_of(inf)
+        if out is None:
+            out = torch.empty(shape, dtype=_torch_dtype(dtype), device=device if device is not None else p.device)
+        dst = _dest(out, dtype, inf.decoded_size)
+        if dst.cuda is None or dst.cuda[0] != dev:
+            # Another device or host memory: through a host payload.
+            return self.decompress(p.cpu().numpy(), out=out)
+        got = ctypes.c_size_t()
+        _lib.check(l.vkzip_decode_cuda_to_cuda(self.handle, p.data_ptr(), p.numel(), dst.ptr, dst.nbytes, dev,
+                                               dst.cuda[1], ctypes.byref(got)))
+        if got.value != dst.nbytes:
+            raise Error("corrupt", "vkzip: decoded %d bytes, expected %d" % (got.value, dst.nbytes), 6)
+        return out
+
+    def cuda_empty(self, shape, dtype, device=None):
+        """An uninitialised torch tensor on a CUDA device ("cuda", "cuda:1", a torch.device; None: the current
+        one) in memory this codec shares with its Vulkan device: compress and decompress work on it in place, with
+        no copy (vkzip_cuda_alloc in vkzip.h; a tensor there, or a view of it at a 256-byte aligned offset, is coded
+        without moving its values). A decompress into it writes it while verifying: a damaged payload leaves it
+        unspecified. The memory is freed when the last tensor over it is; the codec stays open until then, even
+        after close(). vkzip.Error (cls "unsupported") where that GPU cannot share memory with Vulkan."""
+        import ctypes
+        torch = _torch()
+        if torch is None:
+            raise Error("unsupported", "vkzip: cuda_empty needs torch", 9)
+        name = dtype if isinstance(dtype, str) else _TORCH_NAMES.get(str(dtype))
+        name = _norm_dtype(name)
+        if name is None:
+            raise Error("invalid_argument", "vkzip: cuda_empty of dtype %r" % (dtype,), 1)
+        shape = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        n = _SIZES[name]
+        for d in shape:
+            n *= d
+        dev = torch.device(device if device is not None else "cuda")
+        idx = dev.index if dev.index is not None else torch.cuda.current_device()
+        ptr = ctypes.c_uint64()
+        _lib.check(_lib.lib().vkzip_cuda_alloc(self.handle, idx, n, ctypes.byref(ptr)))
+        mem = _CudaMemory(self, idx, ptr.value, n)
+        raw = torch.as_tensor(mem, device=torch.device("cuda", idx))
+        return raw.view(_torch_dtype(name)).view(shape)
 
     def _decode_into(self, ptr, n, dst):
         import ctypes
@@ -412,6 +504,34 @@ class Codec:
         _lib.check(_lib.lib().vkzip_decode_file(self.handle, os.fsencode(src), os.fsencode(dst)))
 
 
+class _CudaMemory:
+    """One vkzip_cuda_alloc allocation, exposed through __cuda_array_interface__; torch keeps it alive while any
+    tensor over it lives, and its finalizer frees it."""
+
+    def __init__(self, codec, dev, ptr, nbytes):
+        self.codec, self.dev, self.ptr = codec, dev, ptr
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 3,
+                                         "strides": None}
+        codec._live += 1
+
+    def __del__(self):
+        try:
+            if _lib._pid == os.getpid():
+                self.codec._freed(self.dev, self.ptr)
+        except Exception:
+            pass
+
+
+def _tensor_of(inf):
+    """The dtype name and shape of a payload's tensor (vkzip_info)."""
+    if inf.ndim > _lib.MAX_DIMS:
+        raise Error("unsupported", "vkzip: a tensor of rank %d" % inf.ndim, 9)
+    dtype, shape = inf.dtype.decode(), tuple(inf.shape[:inf.ndim])
+    if dtype not in _SIZES:
+        raise Error("unsupported", "vkzip: the payload's tensor has dtype %s" % dtype, 9)
+    return dtype, shape
+
+
 def _dest(out, dtype, nbytes):
     """The memory of an output tensor, checked against the payload's dtype and size."""
     if _is_torch(out):
@@ -460,10 +580,10 @@ def _codec(backend=None, backend_device=None, format=None, prefer=None, codebook
         return c
 
 
-def compress(x, prefer=None, format=None, dtype=None, **options):
+def compress(x, prefer=None, format=None, dtype=None, device=None, out=None, **options):
     """Codec.compress with a shared codec of these options (backend=, backend_device=, codebook=, checksums=,
     chunk_size=; see Codec)."""
-    return _codec(format=format, prefer=prefer, **options).compress(x, dtype)
+    return _codec(format=format, prefer=prefer, **options).compress(x, dtype, device, out)
 
 
 def decompress(payload, out=None, device=None, **options):

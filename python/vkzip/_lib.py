@@ -103,6 +103,14 @@ _SIGNATURES = {
     "vkzip_decode_cuda": (_c_int, [ctypes.c_uint64, _vp, _c_size, ctypes.c_uint64, _c_size, ctypes.c_int32,
                                    ctypes.c_uint64, _sizep]),
     "vkzip_cuda_get_counters": (_c_int, [ctypes.POINTER(CudaCounters)]),
+    "vkzip_encode_cuda_to_cuda": (_c_int, [ctypes.c_uint64, _cp, ctypes.c_uint64, _c_size, _u64p, ctypes.c_int32,
+                                           ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64, _c_size, _sizep]),
+    "vkzip_decode_cuda_to_cuda": (_c_int, [ctypes.c_uint64, ctypes.c_uint64, _c_size, ctypes.c_uint64, _c_size,
+                                           ctypes.c_int32, ctypes.c_uint64, _sizep]),
+    "vkzip_payload_info_cuda": (_c_int, [ctypes.c_uint64, _c_size, ctypes.c_int32, ctypes.c_uint64,
+                                         ctypes.POINTER(Info)]),
+    "vkzip_cuda_alloc": (_c_int, [ctypes.c_uint64, ctypes.c_int32, _c_size, _u64p]),
+    "vkzip_cuda_free": (_c_int, [ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint64]),
 }
 
 _lock = threading.Lock()

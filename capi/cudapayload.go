@@ -1,0 +1,448 @@
+//go:build cgo
+
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/include
+#include "vkzip.h"
+*/
+import "C"
+
+import (
+	"context"
+
+	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/cudabridge"
+	"github.com/vkzip/vkzip/vk"
+)
+
+// Payloads in CUDA memory, and CUDA memory the codec works on in place. A serving stack that keeps compressed KV
+// blocks on the GPU (or moves them GPU to GPU) gets the payload in its own CUDA buffer: the body goes from the
+// Vulkan codec to that buffer by one device copy, and only the header, the chunk table (a few bytes per 65,536
+// values, for the seal) and the seal cross host memory, never a value. Tensors in memory from vkzip_cuda_alloc
+// (Vulkan memory exported to CUDA, owned by the codec handle) are coded where they lie, with no copy at all.
+
+// allocAlign is the alignment of a tensor inside an allocation that the codec binds in place: at least any
+// device's minStorageBufferOffsetAlignment.
+const allocAlign = 256
+
+// alloc allocates n bytes of memory shared by CUDA and the handle's Vulkan device; its CUDA address.
+func (cd *cudaDev) alloc(n uint64) (uint64, error) {
+	if n == 0 || n > devMaxBytes {
+		return 0, invalidf("an allocation of %d bytes (1 to %d)", n, uint64(devMaxBytes))
+	}
+	b, err := cudabridge.NewSharedBuffer(cd.cc, cd.vb.VK(), pad256(n))
+	if err != nil {
+		return 0, err
+	}
+	if cd.allocs == nil {
+		cd.allocs = map[uint64]*cudabridge.SharedBuffer{}
+	}
+	cd.allocs[uint64(b.Ptr)] = b
+	return uint64(b.Ptr), nil
+}
+
+// free releases the allocation at ptr once the context's work is done (as cuMemFree does).
+func (cd *cudaDev) free(ptr uint64) error {
+	b := cd.allocs[ptr]
+	if b == nil {
+		return invalidf("0x%x is not an allocation of this codec handle on CUDA device %d", ptr, cd.ordinal)
+	}
+	if err := cd.cc.Synchronize(); err != nil {
+		return err
+	}
+	cd.dc.flushOps() // operations bound to it
+	delete(cd.allocs, ptr)
+	return b.Close()
+}
+
+// inAlloc is the Vulkan range of the n bytes at CUDA address ptr when they lie in one of the handle's allocations at
+// an offset the codec can bind; a decode (write) also needs n to be whole words, since the decoder writes
+// align4(n) bytes.
+func (cd *cudaDev) inAlloc(ptr, n uint64, write bool) (vk.BufferRange, bool) {
+	if write && n%4 != 0 {
+		return vk.BufferRange{}, false
+	}
+	for base, b := range cd.allocs {
+		if ptr >= base && (ptr-base)%allocAlign == 0 && n <= b.Size && ptr-base <= b.Size-n {
+			return vk.BufferRange{Buf: b.VK, Offset: ptr - base}, true
+		}
+	}
+	return vk.BufferRange{}, false
+}
+
+// ensureBody makes the shared body buffer hold at least n bytes (grow-only).
+func (cd *cudaDev) ensureBody(n uint64) error {
+	if cd.body != nil && cd.body.Size >= n {
+		return nil
+	}
+	cd.dc.flushOps()
+	if cd.body != nil {
+		cd.body.Close()
+		cd.body = nil
+	}
+	b, err := cudabridge.NewSharedBuffer(cd.cc, cd.vb.VK(), growSize(n))
+	if err != nil {
+		return err
+	}
+	cd.body = b
+	return nil
+}
+
+// cudaRead reads payload bytes at CUDA address base, of total bytes, into host memory: headers, tables and seals
+// only (not values, so not counted as staged).
+func cudaRead(cc *cudabridge.Context, base, total uint64) codec.ReadAt {
+	return func(off, n uint64) ([]byte, error) {
+		if off > total || n > total-off {
+			return nil, &codec.Error{Class: codec.ErrTruncated, Chunk: -1, Detail: "the payload ends before its body and seal"}
+		}
+		b := make([]byte, n)
+		if n == 0 {
+			return b, nil
+		}
+		return b, cc.CopyToHostUncounted(b, cudabridge.DevicePtr(base+off))
+	}
+}
+
+// encodeToDevice encodes nbytes of d at CUDA address ptr (shape dims) on the device path into a payload at CUDA
+// address dst (dstCap bytes), equal to the host encoder's; its length. A payload that would not fit writes nothing
+// and gives VKZIP_E_BUFFER_TOO_SMALL with the length needed.
+func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.DType, dims []uint64, ptr, nbytes,
+	stream, dst, dstCap uint64) (uint64, error) {
+	n, err := checkDevTensor(d, dims, nbytes)
+	if err != nil {
+		return 0, err
+	}
+	p, err := cd.dc.plan(c, d, n)
+	if err != nil {
+		return 0, err
+	}
+	if err := cd.ensureBody(p.MaxBody); err != nil {
+		return 0, staged("no shared body buffer of %d bytes: %v", p.MaxBody, err)
+	}
+	st, err := cd.stream(stream)
+	if err != nil {
+		return 0, err
+	}
+	vals, waits, err := cd.source(st, ptr, nbytes)
+	if err != nil {
+		return 0, err
+	}
+	p, bodyLen, err := cd.dc.encodeBody(ctx, vals, cd.body.VK, d, n, p, waits)
+	if err != nil {
+		cd.drain(st)
+		return 0, err
+	}
+	cudabridge.CountZeroCopy(nbytes)
+	head, seal, err := c.AppendPrecodedHead(nil, codec.PrecodedTensor{DType: d, Shape: dims, N: n, Plan: p,
+		BodyLen: bodyLen}, true, cudaRead(cd.cc, uint64(cd.body.Ptr), bodyLen))
+	if err != nil {
+		return 0, err
+	}
+	total := uint64(len(head)) + bodyLen + uint64(len(seal))
+	if total > dstCap {
+		return total, statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload takes %d", dstCap, total)
+	}
+	// The caller's buffer may still be read by its earlier work on st: the body copy goes on st, and the header
+	// and seal are written once st reached it.
+	if err := cd.cc.CopyAsync(st, cudabridge.DevicePtr(dst+uint64(len(head))), cd.body.Ptr, bodyLen); err != nil {
+		return 0, err
+	}
+	if err := st.Synchronize(); err != nil {
+		return 0, err
+	}
+	if err := cd.cc.CopyFromHostUncounted(cudabridge.DevicePtr(dst), head); err != nil {
+		return 0, err
+	}
+	if len(seal) > 0 {
+		if err := cd.cc.CopyFromHostUncounted(cudabridge.DevicePtr(dst+uint64(len(head))+bodyLen), seal); err != nil {
+			return 0, err
+		}
+	}
+	// cuMemcpyHtoD from pageable memory may return before the DMA lands.
+	return total, cd.cc.Synchronize()
+}
+
+// decodeFromDevice decodes the payload of srcLen bytes at CUDA address src into CUDA memory at ptr (dstCap bytes),
+// after the caller's work on stream and before it returns; the decoded length. Outside the handle's allocations
+// ptr is written only once the whole body verified. A payload the device does not decode (several tensors, stored
+// or auto bodies) gives a stagedReason.
+func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCap, stream uint64) (uint64, error) {
+	st, err := cd.stream(stream)
+	if err != nil {
+		return 0, err
+	}
+	if err := st.Synchronize(); err != nil { // the payload is complete before its header is read
+		return 0, err
+	}
+	read := cudaRead(cd.cc, src, srcLen)
+	pre, err := read(0, min(srcLen, layout.PreambleSize))
+	if err != nil {
+		return 0, err
+	}
+	hl, err := codec.HeadLen(pre)
+	if err != nil {
+		return 0, err
+	}
+	head, err := read(0, min(hl, srcLen))
+	if err != nil {
+		return 0, err
+	}
+	ct, err := codec.ParseHead(head, srcLen)
+	if err != nil {
+		return 0, err
+	}
+	pl, err := cd.dc.payloadOf(ct, srcLen)
+	if err != nil {
+		return 0, err
+	}
+	if err := ct.CheckSealAt(0, read); err != nil {
+		return 0, err
+	}
+	r := pl.rec
+	n := r.RawSize()
+	if n > dstCap {
+		return n, statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload decodes to %d", dstCap, n)
+	}
+	if n > devMaxBytes {
+		return 0, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", n, uint64(devMaxBytes))
+	}
+	if err := cd.ensureBody(r.BodyLen); err != nil {
+		return 0, staged("no shared body buffer of %d bytes: %v", r.BodyLen, err)
+	}
+	if err := cd.cc.CopyAsync(st, cd.body.Ptr, cudabridge.DevicePtr(src+r.BodyOff), r.BodyLen); err != nil {
+		return 0, err
+	}
+	if err := st.Synchronize(); err != nil {
+		return 0, err
+	}
+	vals, inPlace, err := cd.dest(st, ptr, n)
+	if err != nil {
+		return 0, err
+	}
+	if err := cd.dc.decodeBody(ctx, pl, cd.body.VK, vals); err != nil {
+		return 0, err
+	}
+	return n, cd.deliver(st, ptr, n, inPlace)
+}
+
+// checkDevTensor checks a CUDA tensor of nbytes of d with shape dims (nil: flat) for the device path: its value
+// count.
+func checkDevTensor(d layout.DType, dims []uint64, nbytes uint64) (uint64, error) {
+	if nbytes == 0 {
+		return 0, staged("an empty tensor")
+	}
+	if nbytes > devMaxBytes {
+		return 0, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", nbytes, uint64(devMaxBytes))
+	}
+	n := nbytes / uint64(d.Size())
+	if dims != nil { // refused before any device work, as the host encoder refuses it
+		v := uint64(1)
+		for _, x := range dims {
+			if x != 0 && v > maxTensorValues/x {
+				return 0, invalidf("shape %v is too large", dims)
+			}
+			v *= x
+		}
+		if v != n {
+			return 0, invalidf("shape %v holds %d values, the tensor %d", dims, v, n)
+		}
+	}
+	return n, nil
+}
+
+// The exports. Each takes the handle's turn on its device path (cudaDev.shared); where that path is not available
+// the payload calls stage through host memory as vkzip_encode_cuda and vkzip_decode_cuda do, and the allocation
+// calls fail with VKZIP_E_UNSUPPORTED.
+
+//export vkzipgo_cuda_alloc
+func vkzipgo_cuda_alloc(h C.vkzip_codec, dev C.int32_t, n C.size_t, out *C.uint64_t) C.int {
+	return guard(func() error {
+		if out == nil {
+			return invalidf("dev_ptr is NULL")
+		}
+		*out = 0
+		return onDevice(h, dev, false, func(cd *cudaDev, _ *codec.Codec) error {
+			p, err := cd.alloc(uint64(n))
+			*out = C.uint64_t(p)
+			return err
+		}, func(why error, _ *codec.Codec, _ *cudabridge.Context) error {
+			return statusf(C.VKZIP_E_UNSUPPORTED, "no memory shared by CUDA and Vulkan on CUDA device %d: %v", int(dev), why)
+		})
+	})
+}
+
+//export vkzipgo_cuda_free
+func vkzipgo_cuda_free(h C.vkzip_codec, dev C.int32_t, ptr C.uint64_t) C.int {
+	return guard(func() error {
+		return onDevice(h, dev, false, func(cd *cudaDev, _ *codec.Codec) error { return cd.free(uint64(ptr)) },
+			func(why error, _ *codec.Codec, _ *cudabridge.Context) error {
+				return invalidf("0x%x is not an allocation of this codec handle on CUDA device %d", uint64(ptr), int(dev))
+			})
+	})
+}
+
+//export vkzipgo_encode_cuda_to_cuda
+func vkzipgo_encode_cuda_to_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes C.size_t, shape *C.uint64_t,
+	ndim C.int32_t, dev C.int32_t, stream C.uint64_t, dst C.uint64_t, dstCap C.size_t, outLen *C.size_t) C.int {
+	return guard(func() error {
+		d, dims, err := tensorArgs(dtype, shape, ndim)
+		if err != nil {
+			return err
+		}
+		if err := cudaArgs(ptr, nbytes, dev); err != nil {
+			return err
+		}
+		if err := cudaArgs(dst, dstCap, dev); err != nil {
+			return err
+		}
+		if outLen == nil {
+			return invalidf("out_len is NULL")
+		}
+		if uint64(nbytes)%uint64(d.Size()) != 0 {
+			return invalidf("%d bytes is not a whole number of %s values", uint64(nbytes), dtypeName(d))
+		}
+		var total uint64
+		err = onDevice(h, dev, true, func(cd *cudaDev, c *codec.Codec) (err error) {
+			total, err = cd.encodeToDevice(context.Background(), c, d, dims, uint64(ptr), uint64(nbytes),
+				uint64(stream), uint64(dst), uint64(dstCap))
+			return err
+		}, func(why error, c *codec.Codec, cc *cudabridge.Context) (err error) {
+			total, err = encodeToDeviceStaged(c, cc, d, dims, uint64(ptr), uint64(nbytes), uint64(stream),
+				uint64(dst), uint64(dstCap))
+			if err == nil {
+				notePath(false, "staged: "+why.Error())
+			}
+			return err
+		})
+		if err == nil || statusOf(err) == C.VKZIP_E_BUFFER_TOO_SMALL {
+			*outLen = C.size_t(total)
+		}
+		return err
+	})
+}
+
+//export vkzipgo_decode_cuda_to_cuda
+func vkzipgo_decode_cuda_to_cuda(h C.vkzip_codec, src C.uint64_t, n C.size_t, ptr C.uint64_t, dstCap C.size_t,
+	dev C.int32_t, stream C.uint64_t, outLen *C.size_t) C.int {
+	return guard(func() error {
+		if src == 0 || n == 0 {
+			return invalidf("an empty payload at 0x%x", uint64(src))
+		}
+		if err := cudaArgs(ptr, dstCap, dev); err != nil {
+			return err
+		}
+		if outLen == nil {
+			return invalidf("out_len is NULL")
+		}
+		var got uint64
+		err := onDevice(h, dev, true, func(cd *cudaDev, _ *codec.Codec) (err error) {
+			got, err = cd.decodeFromDevice(context.Background(), uint64(src), uint64(n), uint64(ptr), uint64(dstCap),
+				uint64(stream))
+			return err
+		}, func(why error, c *codec.Codec, cc *cudabridge.Context) (err error) {
+			got, err = decodeFromDeviceStaged(c, cc, uint64(src), uint64(n), uint64(ptr), uint64(dstCap), uint64(stream))
+			if err == nil {
+				notePath(false, "staged: "+why.Error())
+			}
+			return err
+		})
+		if err == nil || statusOf(err) == C.VKZIP_E_BUFFER_TOO_SMALL {
+			*outLen = C.size_t(got)
+		}
+		return err
+	})
+}
+
+//export vkzipgo_payload_info_cuda
+func vkzipgo_payload_info_cuda(src C.uint64_t, n C.size_t, dev C.int32_t, stream C.uint64_t, info *C.vkzip_info) C.int {
+	return guard(func() error {
+		if err := checkInfoArg(info); err != nil {
+			return err
+		}
+		if err := cudaArgs(src, n, dev); err != nil {
+			return err
+		}
+		cc, err := cudaContext(int(dev))
+		if err != nil {
+			return err
+		}
+		if err := cudaSync(cc, uint64(stream)); err != nil {
+			return err
+		}
+		pi, err := readInfoAt(uint64(n), cudaRead(cc, uint64(src), uint64(n)))
+		if err != nil {
+			return err
+		}
+		putInfo(info, pi)
+		return nil
+	})
+}
+
+// onDevice runs op on handle h's device path for CUDA device dev, or fallback with the reason that path is not
+// available for this call.
+func onDevice(h C.vkzip_codec, dev C.int32_t, note bool, op func(cd *cudaDev, c *codec.Codec) error,
+	fallback func(why error, c *codec.Codec, cc *cudabridge.Context) error) error {
+	if dev < 0 {
+		return invalidf("CUDA device %d", int(dev))
+	}
+	hd, release, err := acquire(uint64(h))
+	if err != nil {
+		return err
+	}
+	defer release()
+	cc, err := cudaContext(int(dev))
+	if err != nil {
+		return err
+	}
+	why, err := hd.cuda.run(hd.c, cc, int(dev), note, func() error { return op(&hd.cuda, hd.c) })
+	if err != nil || why == nil {
+		return err
+	}
+	return fallback(why, hd.c, cc)
+}
+
+// encodeToDeviceStaged is encodeToDevice through host memory: the values down (counted), the payload up.
+func encodeToDeviceStaged(c *codec.Codec, cc *cudabridge.Context, d layout.DType, dims []uint64, ptr, nbytes, stream,
+	dst, dstCap uint64) (uint64, error) {
+	if err := cudaSync(cc, stream); err != nil {
+		return 0, err
+	}
+	host := make([]byte, nbytes)
+	if nbytes > 0 {
+		if err := cc.CopyToHost(host, cudabridge.DevicePtr(ptr)); err != nil {
+			return 0, err
+		}
+	}
+	payload, err := encodeTensor(c, d, host, dims, nil)
+	if err != nil {
+		return 0, err
+	}
+	if uint64(len(payload)) > dstCap {
+		return uint64(len(payload)), statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload takes %d", dstCap, len(payload))
+	}
+	if err := cc.CopyFromHostUncounted(cudabridge.DevicePtr(dst), payload); err != nil {
+		return 0, err
+	}
+	return uint64(len(payload)), cc.Synchronize()
+}
+
+// decodeFromDeviceStaged is decodeFromDevice through host memory: the payload down (counted), the values up.
+func decodeFromDeviceStaged(c *codec.Codec, cc *cudabridge.Context, src, n, ptr, dstCap, stream uint64) (uint64, error) {
+	if err := cudaSync(cc, stream); err != nil {
+		return 0, err
+	}
+	data := make([]byte, n)
+	if err := cc.CopyToHost(data, cudabridge.DevicePtr(src)); err != nil {
+		return 0, err
+	}
+	pi, err := readInfo(data)
+	if err != nil {
+		return 0, err
+	}
+	if pi.decoded > dstCap {
+		return pi.decoded, statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload decodes to %d", dstCap, pi.decoded)
+	}
+	return decodeCUDAStaged(c, cc, data, ptr, pi.decoded, stream)
+}
