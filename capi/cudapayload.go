@@ -64,8 +64,14 @@ func (cd *cudaDev) inAlloc(ptr, n uint64, write bool) (vk.BufferRange, bool) {
 	if write && n%4 != 0 {
 		return vk.BufferRange{}, false
 	}
+	return cd.allocRange(ptr, n, allocAlign)
+}
+
+// allocRange is the Vulkan range of [ptr, ptr+n) when it lies in one of the handle's allocations at an offset that
+// is a multiple of align.
+func (cd *cudaDev) allocRange(ptr, n, align uint64) (vk.BufferRange, bool) {
 	for base, b := range cd.allocs {
-		if ptr >= base && (ptr-base)%allocAlign == 0 && n <= b.Size && ptr-base <= b.Size-n {
+		if ptr >= base && (ptr-base)%align == 0 && n <= b.Size && ptr-base <= b.Size-n {
 			return vk.BufferRange{Buf: b.VK, Offset: ptr - base}, true
 		}
 	}
@@ -129,14 +135,27 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 	if err != nil {
 		return 0, err
 	}
-	p, bodyLen, err := cd.dc.encodeBody(ctx, vals, cd.body.VK, d, n, p, waits)
+	// A payload buffer of the handle's with room for the largest body gets the body in place, after a header of
+	// the length the largest body's would take (the directory is compressed: the actual header is usually as long,
+	// else the body moves).
+	t := codec.PrecodedTensor{DType: d, Shape: dims, N: n, Plan: p}
+	body, bodyPtr := vk.BufferRange{Buf: cd.body.VK}, uint64(cd.body.Ptr)
+	guess := 0
+	if !p.UsesCodebook || p.Codebook != nil { // a calibrated codebook is known only after the encode's histogram
+		if hl, err := c.PrecodedHeadLen(t, true, p.MaxBody&^3); err == nil && uint64(hl)+p.MaxBody+layout.SealSize <= dstCap {
+			if r, ok := cd.allocRange(dst+uint64(hl), p.MaxBody, 4); ok {
+				body, bodyPtr, guess = r, dst+uint64(hl), hl
+			}
+		}
+	}
+	p, bodyLen, err := cd.dc.encodeBody(ctx, vals, body, d, n, p, waits)
 	if err != nil {
 		cd.drain(st)
 		return 0, err
 	}
 	cudabridge.CountZeroCopy(nbytes)
-	head, seal, err := c.AppendPrecodedHead(nil, codec.PrecodedTensor{DType: d, Shape: dims, N: n, Plan: p,
-		BodyLen: bodyLen}, true, cudaRead(cd.cc, uint64(cd.body.Ptr), bodyLen))
+	t.Plan, t.BodyLen = p, bodyLen
+	head, seal, err := c.AppendPrecodedHead(nil, t, true, cudaRead(cd.cc, bodyPtr, bodyLen))
 	if err != nil {
 		return 0, err
 	}
@@ -144,11 +163,18 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 	if total > dstCap {
 		return total, statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload takes %d", dstCap, total)
 	}
-	// The caller's buffer may still be read by its earlier work on st: the body copy goes on st, and the header
-	// and seal are written once st reached it.
-	if err := cd.cc.CopyAsync(st, cudabridge.DevicePtr(dst+uint64(len(head))), cd.body.Ptr, bodyLen); err != nil {
-		return 0, err
+	if guess != len(head) {
+		if guess != 0 { // the body went in place after a header of another length: through the body buffer
+			if err := cd.cc.CopyAsync(st, cd.body.Ptr, cudabridge.DevicePtr(bodyPtr), bodyLen); err != nil {
+				return 0, err
+			}
+		}
+		// The caller's buffer may still be read by its earlier work on st: the body copy goes on st.
+		if err := cd.cc.CopyAsync(st, cudabridge.DevicePtr(dst+uint64(len(head))), cd.body.Ptr, bodyLen); err != nil {
+			return 0, err
+		}
 	}
+	// The header and seal are written once st reached this point.
 	if err := st.Synchronize(); err != nil {
 		return 0, err
 	}
@@ -208,20 +234,25 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 	if n > devMaxBytes {
 		return 0, staged("a tensor of %d bytes exceeds the shared buffer's bound of %d", n, uint64(devMaxBytes))
 	}
-	if err := cd.ensureBody(r.BodyLen); err != nil {
-		return 0, staged("no shared body buffer of %d bytes: %v", r.BodyLen, err)
-	}
-	if err := cd.cc.CopyAsync(st, cd.body.Ptr, cudabridge.DevicePtr(src+r.BodyOff), r.BodyLen); err != nil {
-		return 0, err
-	}
-	if err := st.Synchronize(); err != nil {
-		return 0, err
+	// A payload in one of the handle's allocations is decoded where it lies; else its body is copied once.
+	body, ok := cd.allocRange(src+r.BodyOff, r.BodyLen, 4)
+	if !ok {
+		if err := cd.ensureBody(r.BodyLen); err != nil {
+			return 0, staged("no shared body buffer of %d bytes: %v", r.BodyLen, err)
+		}
+		body = cd.body.Range()
+		if err := cd.cc.CopyAsync(st, cd.body.Ptr, cudabridge.DevicePtr(src+r.BodyOff), r.BodyLen); err != nil {
+			return 0, err
+		}
+		if err := st.Synchronize(); err != nil {
+			return 0, err
+		}
 	}
 	vals, inPlace, err := cd.dest(st, ptr, n)
 	if err != nil {
 		return 0, err
 	}
-	if err := cd.dc.decodeBody(ctx, pl, cd.body.VK, vals); err != nil {
+	if err := cd.dc.decodeBody(ctx, pl, body, vals); err != nil {
 		return 0, err
 	}
 	return n, cd.deliver(st, ptr, n, inPlace)

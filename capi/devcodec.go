@@ -39,7 +39,7 @@ type opKey struct {
 	checksums bool
 	bodyLen   uint64
 	vals      vk.BufferRange
-	body      *vk.Buffer
+	body      vk.BufferRange
 }
 
 type histKey struct {
@@ -167,7 +167,7 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals vk.BufferRa
 	if err := dc.ensureBody(p.MaxBody); err != nil {
 		return dst, err
 	}
-	p, bodyLen, err := dc.encodeBody(ctx, vals, dc.body, d, n, p, waits)
+	p, bodyLen, err := dc.encodeBody(ctx, vals, vk.BufferRange{Buf: dc.body}, d, n, p, waits)
 	if err != nil {
 		return dst, err
 	}
@@ -175,9 +175,9 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals vk.BufferRa
 		func(body []byte) error { return dc.vb.VK().Download(ctx, body, dc.body, 0) })
 }
 
-// encodeBody codes the n values of d at vals under p into body (at least p.MaxBody bytes), after waits: the plan
+// encodeBody codes the n values of d at vals under p into body (room for p.MaxBody bytes), after waits: the plan
 // with its codebook (calibrated on the device when the codec fixes none) and the body's length.
-func (dc *devCodec) encodeBody(ctx context.Context, vals vk.BufferRange, body *vk.Buffer, d layout.DType, n uint64,
+func (dc *devCodec) encodeBody(ctx context.Context, vals, body vk.BufferRange, d layout.DType, n uint64,
 	p codec.TensorPlan, waits []vk.SemaphoreValue) (codec.TensorPlan, uint64, error) {
 	if p.UsesCodebook && p.Codebook == nil {
 		h, err := dc.expHist(ctx, vals, n, waits)
@@ -192,7 +192,7 @@ func (dc *devCodec) encodeBody(ctx context.Context, vals vk.BufferRange, body *v
 	k.vals, k.body = vals, body
 	op, err := cachedOp(&dc.encs, k, func() (*vkcodec.EncodeOp, error) {
 		return dc.vb.PrepareEncode(ctx, vkcodec.EncodeSpec{Format: p.Format, DType: d, N: n, Shift: p.Shift,
-			Codebook: p.Codebook, Checksums: p.Checksums, Src: vals, Dst: vk.BufferRange{Buf: body}})
+			Codebook: p.Codebook, Checksums: p.Checksums, Src: vals, Dst: body})
 	})
 	if err != nil {
 		return p, 0, err
@@ -253,17 +253,17 @@ func (dc *devCodec) decode(ctx context.Context, pl devPayload, src []byte, vals 
 	if err := dc.vb.VK().Upload(ctx, dc.body, 0, src[r.BodyOff:r.BodyOff+r.BodyLen]); err != nil {
 		return err
 	}
-	return dc.decodeBody(ctx, pl, dc.body, vals)
+	return dc.decodeBody(ctx, pl, vk.BufferRange{Buf: dc.body}, vals)
 }
 
 // decodeBody decodes pl's body, already at the start of body, into vals and waits for the verdict.
-func (dc *devCodec) decodeBody(ctx context.Context, pl devPayload, body *vk.Buffer, vals vk.BufferRange) error {
+func (dc *devCodec) decodeBody(ctx context.Context, pl devPayload, body, vals vk.BufferRange) error {
 	r := pl.rec
 	k := keyOf(r.Format, r.DType, r.Elements, uint(r.Shift), pl.cb, pl.ct.Checksums())
 	k.bodyLen, k.vals, k.body = r.BodyLen, vals, body
 	op, err := cachedOp(&dc.decs, k, func() (*vkcodec.DecodeOp, error) {
 		return dc.vb.PrepareDecode(ctx, vkcodec.DecodeSpec{Format: r.Format, DType: r.DType, N: r.Elements,
-			Shift: uint(r.Shift), Codebook: pl.cb, Checksums: pl.ct.Checksums(), Body: vk.BufferRange{Buf: body},
+			Shift: uint(r.Shift), Codebook: pl.cb, Checksums: pl.ct.Checksums(), Body: body,
 			BodyLen: r.BodyLen, Dst: vals})
 	})
 	if err != nil {

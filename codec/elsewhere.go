@@ -36,6 +36,15 @@ func (c *Codec) AppendPrecodedHead(dst []byte, t PrecodedTensor, final bool, rea
 	return dst, binary.LittleEndian.AppendUint32(nil, s), nil
 }
 
+// PrecodedHeadLen is the length of the header AppendPrecodedHead writes for t when its body takes bodyLen bytes
+// (the directory is compressed, so the length depends on the values it records): where a caller places a body
+// before it knows the body's length.
+func (c *Codec) PrecodedHeadLen(t PrecodedTensor, final bool, bodyLen uint64) (int, error) {
+	t.BodyLen = bodyLen
+	h, _, err := c.appendPrecodedHead(nil, t, final)
+	return len(h), err
+}
+
 // crcWordsAt reads the checksum words of record r's body, which starts at byte bodyOff of what read reads: the
 // chunk table alone where the format places it from the geometry, else the whole body.
 func crcWordsAt(r *ParsedRecord, bodyOff uint64, read ReadAt) ([]uint32, error) {

@@ -222,16 +222,19 @@ int vkzip_decode_cuda(vkzip_codec codec, const void *src, size_t len, uint64_t d
  * (dst_cap bytes; vkzip_encode_bound gives enough) on cuda_device and sets *out_len to its length, after stream's
  * work and before the call returns. The payload equals vkzip_encode's byte for byte. On the shared path the body goes
  * from the Vulkan codec to dst_ptr by one device copy; only the header, the chunk table (the seal's input, a few
- * bytes per 65,536 values) and the seal pass through host memory, never a value. A payload larger than dst_cap
- * writes nothing: VKZIP_E_BUFFER_TOO_SMALL with *out_len the length needed. Where the shared path is not available
- * the values are staged through host memory (counted) and the payload copied up. */
+ * bytes per 65,536 values) and the seal pass through host memory, never a value; where dst_ptr is memory from
+ * vkzip_cuda_alloc with room for the largest body, the body is written there in place, with no copy. A payload
+ * larger than dst_cap gives VKZIP_E_BUFFER_TOO_SMALL with *out_len the length needed (dst_ptr's contents are then
+ * unspecified). Where the shared path is not available the values are staged through host memory (counted) and the
+ * payload copied up. */
 int vkzip_encode_cuda_to_cuda(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
                               const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream,
                               uint64_t dst_ptr, size_t dst_cap, size_t *out_len);
 /* Decodes the payload of len bytes at device address src_ptr into device memory at dev_ptr (dst_cap bytes), as
  * vkzip_decode_cuda does a host payload: after stream's work, done when the call returns, *out_len the decoded
  * length (or, with VKZIP_E_BUFFER_TOO_SMALL, the length needed). The header, chunk table and seal are read to the
- * host and checked there; the body is copied once device to device to the Vulkan codec, decoded and verified. */
+ * host and checked there; the body is copied once device to device to the Vulkan codec (decoded where it lies when
+ * the payload is in memory from vkzip_cuda_alloc), decoded and verified. */
 int vkzip_decode_cuda_to_cuda(vkzip_codec codec, uint64_t src_ptr, size_t len, uint64_t dev_ptr, size_t dst_cap,
                               int32_t cuda_device, uint64_t stream, size_t *out_len);
 /* vkzip_payload_info of a payload of len bytes at device address src_ptr on cuda_device, after stream's work (0: the

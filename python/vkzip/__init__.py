@@ -331,7 +331,9 @@ class Codec:
         torch = _torch()
         if s.cuda is None or torch is None:
             raise Error("invalid_argument", "vkzip: a payload in CUDA memory is made from a CUDA tensor", 1)
-        if device is not None and torch.device(device) != torch.device("cuda", s.cuda[0]):
+        want = torch.device(device) if device is not None else None
+        if want is not None and (want.type != "cuda" or
+                                 (want.index if want.index is not None else torch.cuda.current_device()) != s.cuda[0]):
             raise Error("invalid_argument", "vkzip: device=%s, the tensor is on cuda:%d" % (device, s.cuda[0]), 1)
         l = _lib.lib()
         if out is None:
