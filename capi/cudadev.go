@@ -35,20 +35,21 @@ const devMaxBytes = 2 << 30
 // in place, and the stream of calls that pass stream 0. Everything is kept for the calls that follow and closed by
 // vkzip_close. Calls on one handle take turns on it.
 type cudaDev struct {
-	mu      sync.Mutex
-	ordinal int
-	cc      *cudabridge.Context
-	vb      *vkcodec.Backend
-	ownVB   bool
-	dc      devCodec
-	vals    *cudabridge.SharedBuffer
-	body    *cudabridge.SharedBuffer            // bodies of payloads in CUDA memory (cudapayload.go)
-	allocs  map[uint64]*cudabridge.SharedBuffer // vkzip_cuda_alloc's, by CUDA address
-	sem     *cudabridge.SharedSemaphore         // nil: CUDA→Vulkan ordered by a host wait
-	semVal  uint64
-	st      *cudabridge.Stream
-	broken  string // why this device cannot share memory (sticky): every call stages
-	started bool
+	mu       sync.Mutex
+	ordinal  int
+	cc       *cudabridge.Context
+	vb       *vkcodec.Backend
+	ownVB    bool
+	dc       devCodec
+	vals     *cudabridge.SharedBuffer
+	body     *cudabridge.SharedBuffer            // bodies of payloads in CUDA memory (cudapayload.go)
+	allocs   map[uint64]*cudabridge.SharedBuffer // vkzip_cuda_alloc's, by CUDA address
+	headLens map[headKey]int                     // header lengths last written (cudapayload.go)
+	sem      *cudabridge.SharedSemaphore         // nil: CUDA→Vulkan ordered by a host wait
+	semVal   uint64
+	st       *cudabridge.Stream
+	broken   string // why this device cannot share memory (sticky): every call stages
+	started  bool
 }
 
 // setup readies the device path for CUDA device cc (the handle's codec c): a stagedReason when memory cannot be

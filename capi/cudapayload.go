@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -141,8 +142,13 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 	t := codec.PrecodedTensor{DType: d, Shape: dims, N: n, Plan: p}
 	body, bodyPtr := vk.BufferRange{Buf: cd.body.VK}, uint64(cd.body.Ptr)
 	guess := 0
+	hk := headKeyOf(t)
 	if !p.UsesCodebook || p.Codebook != nil { // a calibrated codebook is known only after the encode's histogram
-		if hl, err := c.PrecodedHeadLen(t, true, p.MaxBody&^3); err == nil && uint64(hl)+p.MaxBody+layout.SealSize <= dstCap {
+		hl, ok := cd.headLens[hk]
+		if !ok {
+			hl, err = c.PrecodedHeadLen(t, true, p.MaxBody&^3)
+		}
+		if err == nil && uint64(hl)+p.MaxBody+layout.SealSize <= dstCap {
 			if r, ok := cd.allocRange(dst+uint64(hl), p.MaxBody, 4); ok {
 				body, bodyPtr, guess = r, dst+uint64(hl), hl
 			}
@@ -159,6 +165,13 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 	if err != nil {
 		return 0, err
 	}
+	if len(cd.headLens) >= maxCachedOps {
+		clear(cd.headLens)
+	}
+	if cd.headLens == nil {
+		cd.headLens = map[headKey]int{}
+	}
+	cd.headLens[hk] = len(head)
 	total := uint64(len(head)) + bodyLen + uint64(len(seal))
 	if total > dstCap {
 		return total, statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload takes %d", dstCap, total)
@@ -256,6 +269,27 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 		return 0, err
 	}
 	return n, cd.deliver(st, ptr, n, inPlace)
+}
+
+// headKey is the tensor a header length was last seen for: the next body of that tensor is placed after a header
+// of that length, which bodies of about the same size share.
+type headKey struct {
+	format    uint8
+	dtype     layout.DType
+	n         uint64
+	shift     uint
+	cb        codec.Codebook
+	checksums bool
+	shape     string
+}
+
+func headKeyOf(t codec.PrecodedTensor) headKey {
+	k := headKey{format: t.Plan.Format, dtype: t.DType, n: t.N, shift: t.Plan.Shift, checksums: t.Plan.Checksums,
+		shape: fmt.Sprint(t.Shape)}
+	if t.Plan.Codebook != nil {
+		k.cb = *t.Plan.Codebook
+	}
+	return k
 }
 
 // checkDevTensor checks a CUDA tensor of nbytes of d with shape dims (nil: flat) for the device path: its value

@@ -301,6 +301,7 @@ func benchMain(ctx context.Context, v *verb, args []string, w io.Writer, wrap be
 		}
 	}
 	switch {
+	case *asJSON && *source != "": // --source printed its own report, in the same shape
 	case *asJSON:
 		err = writeJSON(w, benchReport{Results: outs}) // one shape for one format or several
 	default:
@@ -426,11 +427,14 @@ func benchFormat(ctx context.Context, bf *backendFlags, formatName string, shift
 			if err != nil {
 				return nil, err
 			}
-			return nil, writeJSON(os.Stdout, map[string]any{"results": []any{res}})
+			if err := writeJSON(os.Stdout, map[string]any{"results": []any{res}}); err != nil {
+				return nil, err
+			}
+		} else {
+			fmt.Printf("bench --source %s: %s (CUDA %s), ordering %s: encode %.0f GB/s, decode %.0f GB/s, round trip %.0f GB/s; "+
+				"host-staged bytes per iteration %.0f; bit-exact %v\n", r.Source, r.Device, r.CUDADevice, r.Ordering, r.EncodeGBps,
+				r.DecodeGBps, r.RoundTripGBps, r.HostBytesPerOp, r.BitExact)
 		}
-		fmt.Printf("bench --source %s: %s (CUDA %s), ordering %s: encode %.0f GB/s, decode %.0f GB/s, round trip %.0f GB/s; "+
-			"host-staged bytes per iteration %.0f; bit-exact %v\n", r.Source, r.Device, r.CUDADevice, r.Ordering, r.EncodeGBps,
-			r.DecodeGBps, r.RoundTripGBps, r.HostBytesPerOp, r.BitExact)
 		if !r.BitExact {
 			return nil, fmt.Errorf("results were not bit-exact")
 		}
