@@ -216,16 +216,18 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 		return 0, err
 	}
 	read := cudaRead(cd.cc, src, srcLen)
-	pre, err := read(0, min(srcLen, layout.PreambleSize))
+	// One read takes the header of any payload of a few tensors' shapes and codebooks; a larger one is read again.
+	head, err := read(0, min(srcLen, 4096))
 	if err != nil {
 		return 0, err
 	}
-	hl, err := codec.HeadLen(pre)
+	hl, err := codec.HeadLen(head)
 	if err != nil {
 		return 0, err
 	}
-	head, err := read(0, min(hl, srcLen))
-	if err != nil {
+	if hl <= uint64(len(head)) {
+		head = head[:hl]
+	} else if head, err = read(0, min(hl, srcLen)); err != nil {
 		return 0, err
 	}
 	ct, err := codec.ParseHead(head, srcLen)

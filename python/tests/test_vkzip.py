@@ -165,6 +165,8 @@ class BackendTests:
         ]
         for a, dt in cases:
             b = c.compress(a, dtype=dt)
+            self.assertLessEqual(len(b), vkzip.compress_bound(a, dtype=dt))
+            self.assertGreater(vkzip.compress_bound(a, dtype=dt), a.nbytes)  # room for a stored tensor's header
             inf = vkzip.info(b)
             self.assertEqual(inf["shape"], a.shape)
             self.assertEqual(inf["dtype"], dt or {"float16": "f16", "float32": "f32", "int32": "i32"}[a.dtype.name])
@@ -631,7 +633,7 @@ class TestTorch(Base):
         # The payload in the codec's memory too (a fixed codebook, so the header is known before the body, its length
         # from the tensor's previous payload): nothing is copied at all.
         cc = vkzip.Codec(codebook=vkzip.calibrate(t))
-        pb = cc.cuda_empty(p.numel() + (1 << 20), "u8")
+        pb = cc.cuda_empty(vkzip.compress_bound(t), "u8")
         src, back = cc.cuda_empty(t.shape, "bf16"), cc.cuda_empty(t.shape, "bf16")
         src.copy_(t)
         back.view(torch.int16).fill_(0x5A5A)
@@ -716,7 +718,7 @@ class TestTorch(Base):
             src = cb.cuda_empty(t.shape, torch.bfloat16)
             src.copy_(t)
             ways.append(("CUDA payload, cuda_empty tensors, codebook", cb, src, cb.cuda_empty(t.shape, "bf16"),
-                         cb.cuda_empty(len(want) + (1 << 20), "u8")))
+                         cb.cuda_empty(vkzip.compress_bound(src), "u8")))
         except vkzip.Error as e:
             print("\n  no cuda_empty here: %s" % e)
         ref = os.environ.get("VKZIP_GO_BENCH_JSON")

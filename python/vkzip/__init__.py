@@ -27,7 +27,7 @@ from . import _lib, _safetensors
 from ._lib import Error
 
 __all__ = ["Error", "Codec", "compress", "decompress", "info", "save", "load", "save_file", "load_file",
-           "calibrate", "devices", "version", "cuda_counters", "library_path"]
+           "calibrate", "compress_bound", "devices", "version", "cuda_counters", "library_path"]
 
 DTYPES = ("bf16", "f16", "f32", "f8_e4m3", "f8_e5m2")  # the coded dtypes; the other safetensors dtypes are stored
 _SIZES = _safetensors.SIZES
@@ -624,6 +624,13 @@ def calibrate(x, dtype=None):
     cb = (ctypes.c_uint8 * 16)()
     _lib.check(_lib.lib().vkzip_calibrate(s.dtype.encode(), s.ptr, s.nbytes, cb))
     return bytes(cb)
+
+
+def compress_bound(x, dtype=None):
+    """The largest payload compress makes of x (as vkzip_encode_bound): the size of an out= buffer that always fits."""
+    s = _source(x, dtype)
+    _, ndim = _shape_args(s.shape)
+    return _lib.lib().vkzip_encode_bound(s.dtype.encode(), s.nbytes, ndim)
 
 
 def devices():
