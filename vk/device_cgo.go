@@ -63,6 +63,10 @@ type Device struct {
 	bytesDown   atomic.Uint64
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64
+	recordings  atomic.Uint64
+	bindingSets atomic.Uint64
+	fencePolls  atomic.Uint64
+	sleeps      atomic.Uint64
 
 	lost   atomic.Bool
 	fault  atomic.Int32 // injected Result for the next Submit/Wait (0: none)
@@ -282,6 +286,10 @@ func (d *Device) Stats() Stats {
 		Readbacks:       d.readbacks.Load(),
 		BytesUploaded:   d.bytesUp.Load(),
 		BytesDownloaded: d.bytesDown.Load(),
+		Recordings:      d.recordings.Load(),
+		BindingSets:     d.bindingSets.Load(),
+		FencePolls:      d.fencePolls.Load(),
+		BlockingWaits:   d.sleeps.Load(),
 	}
 }
 

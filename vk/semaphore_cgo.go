@@ -106,6 +106,7 @@ func (s *Semaphore) Wait(ctx context.Context, v uint64) error {
 	if doneCh == nil {
 		slice = 100_000_000
 	}
+	s.dev.sleeps.Add(1)
 	for {
 		r := Result(C.vkz_semaphore_wait(s.dev.c, s.sem, C.uint64_t(v), C.uint64_t(slice)))
 		switch r {

@@ -525,4 +525,9 @@ type Stats struct {
 	Readbacks       uint64 // Download calls (host reads of device data)
 	BytesUploaded   uint64
 	BytesDownloaded uint64
+	// Host round trips and per-call work, for tests and benchmarks that check a hot path does none it need not:
+	Recordings    uint64 // command buffers begun (Commands.Begin)
+	BindingSets   uint64 // descriptor sets allocated and written (NewBindings)
+	FencePolls    uint64 // vkGetFenceStatus calls
+	BlockingWaits uint64 // waits that slept (in vkWaitForFences or vkWaitSemaphores) rather than only polled
 }

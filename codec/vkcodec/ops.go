@@ -15,8 +15,17 @@ import (
 // Device-resident operations: tensors that already live in device buffers (a serving stack's KV blocks, CUDA
 // memory imported through cudabridge, benchmark inputs) are encoded and decoded in place. An operation is
 // prepared once — plan, bindings, recorded command buffer — and run many times: one queue submission per run,
-// no allocation, and the only host read-back is the body size (encode) or the verdict (decode). One tensor, or
-// several same-size tensors (blocks) side by side in one submission, of any format in the registry.
+// no recording, no descriptor update, no allocation, and the only host read-back is the body size (encode) or the
+// verdict (decode). One tensor, or several same-size tensors (blocks) side by side in one submission, of any
+// format in the registry.
+//
+// A run's latency is the submission, the device's passes and the wait (Submission.Wait polls the fence before it
+// sleeps), so everything else is kept off the device and off the host's path: where the words the host reads
+// (encode: the work words; decode: the status words) can live in memory both sides map — unified memory, or
+// host-visible device memory of a discrete device — the host resets them before each submission and reads them
+// in place after it, and the command buffer holds only the timestamps, barriers and the format's passes. Otherwise
+// the command buffer resets them and copies them to host memory after the passes. Timestamps are read only when
+// asked for (GPUTime, PassTimes).
 
 // EncodeSpec describes a device-resident encode.
 type EncodeSpec struct {
@@ -83,12 +92,20 @@ func (b *Backend) SupportsBlockDecode(id uint8) bool {
 // recorded is what every prepared operation has: a session whose command buffer holds the operation, timestamps
 // around it, and the submission in flight between SubmitWith and Finish.
 type recorded struct {
-	b     *Backend
-	s     *session
-	qp    *vk.QueryPool
-	sub   *vk.Submission
-	ns    []uint64 // timestamps of the last run
+	b   *Backend
+	s   *session
+	qp  *vk.QueryPool
+	sub *vk.Submission
+	// Timestamps of the last finished run: read from qp on the first GPUTime or PassTimes after its Finish (fresh),
+	// into tsBuf; the next submission resets the queries, so unread ones are dropped then.
+	fresh bool
+	tsBuf []uint64
+	ns    []uint64
 	gpuNs uint64
+	// direct: the words the host reads lie in memory the kernels bind and the host maps (hostWords), so the command
+	// buffer neither resets nor copies them.
+	direct bool
+	words  *vk.Buffer // the operation's own host-visible device memory for them, where it has some
 }
 
 // EncodeOp encodes tensors at their sources into bodies at their destinations.
@@ -98,16 +115,23 @@ type EncodeOp struct {
 	stride uint64 // bytes between blocks' work words
 	sh     shape
 	blocks int
+	clear  []loc // direct: regions the host zeroes before each run (the work words; on unified memory the zeroed scratch too)
 }
 
 // DecodeOp decodes bodies into values.
 type DecodeOp struct {
 	recorded
-	status   loc // host-visible status words, StatusWords per block
+	status   loc    // host-visible status words, StatusWords per block: the kernels' own (direct) or their copy
+	words    loc    // direct: the kernels' status words, set to statusUp before each run
+	st       []byte // the status words of the last run, as read after it
 	statusFn func(st []byte, name string) error
 	sh       shape
 	blocks   int
-	statusUp []byte // block decodes: the status template written before each run (lengths, reset verdicts)
+	runtime  bool // block decode: lengths given per run (SetBodyLens)
+	// statusUp is the status template each run starts from (reset verdicts; block decodes' side lengths): written
+	// into the status words by the host (direct) or uploaded by the command buffer (block decodes otherwise); nil
+	// where the command buffer resets the words itself.
+	statusUp []byte
 	lensSet  bool
 }
 
@@ -158,7 +182,7 @@ func (b *Backend) PrepareEncode(ctx context.Context, spec EncodeSpec) (*EncodeOp
 func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block) error {
 	b, s := op.b, op.s
 	op.stride = alignRegion(op.sh.workBytes)
-	work, err := s.allocOut(b, op.stride*uint64(len(blocks)))
+	work, err := op.hostWords(op.stride*uint64(len(blocks)), len(blocks))
 	if err != nil {
 		return err
 	}
@@ -176,11 +200,59 @@ func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 		}
 		zero = append(zero, r.zero...)
 	}
-	return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) { zeroRegions(cmd, work.dev, zero) })
+	if !op.direct {
+		return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) { zeroRegions(cmd, work.dev, zero) })
+	}
+	op.clear = append(op.clear, work.dev)
+	if b.unified {
+		op.clear = append(op.clear, zero...)
+		zero = nil
+	}
+	return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) {
+		for _, z := range zero {
+			cmd.FillBuffer(z.buf, z.off, z.size, 0)
+		}
+	})
+}
+
+// noMappedWords makes operations on discrete devices keep their read-back words in device-only memory, as on a
+// device without host-visible device memory (tests of that path).
+var noMappedWords bool
+
+// hostWords allocates size bytes of the words the host reads after each run, for an operation over blocks tensors.
+// They are direct (r.direct) where the kernels can bind memory the host maps and reads cheaply: always on unified
+// memory; on a discrete device for one tensor (a few words, each an uncached read across the bus), in host-visible
+// device memory of the operation's own when the device has some. Otherwise the session's device memory, with a
+// host-memory copy the command buffer fills.
+func (r *recorded) hostWords(size uint64, blocks int) (staged, error) {
+	b := r.b
+	if !b.unified && blocks == 1 && !noMappedWords {
+		size = max((size+15)&^15, 16)
+		if buf, err := b.dev.NewBuffer(size, vk.DeviceLocalHostVisible); err == nil {
+			r.words, r.direct = buf, true
+			l := loc{buf: buf, size: size}
+			return staged{dev: l, host: l}, nil
+		}
+	}
+	st, err := r.s.allocOut(b, size)
+	r.direct = err == nil && b.unified
+	return st, err
+}
+
+// idle refuses a submission while the last one is unfinished: the host may write the operation's words then.
+func (r *recorded) idle() error {
+	if r.sub != nil {
+		return invalid("operation submitted twice without Finish")
+	}
+	if r.s.cmd.Pending() {
+		return vk.ErrBusy
+	}
+	return nil
 }
 
 // recordTimed records a prepared operation's command buffer: setup, then the plans' passes, each after a barrier,
-// with a timestamp before the first and after each (one span for plans timed so), and the read-back of out.
+// with a timestamp before the first and after each (one span for plans timed so), and the read-back of out (none
+// when r.direct: the host reads out in place).
 func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, setup func(cmd *vk.Commands)) error {
 	passes, oneSpan := 0, false
 	for _, p := range plans {
@@ -203,7 +275,9 @@ func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, s
 		return err
 	}
 	cmd.Timestamp(r.qp, n)
-	r.b.copyDown(cmd, out)
+	if !r.direct {
+		r.b.copyDown(cmd, out)
+	}
 	cmd.BarrierToHost()
 	return cmd.End()
 }
@@ -215,6 +289,7 @@ func (r *recorded) beginTimed(n uint32) error {
 	if r.qp, err = r.b.dev.NewQueryPool(n); err != nil {
 		return err
 	}
+	r.tsBuf = make([]uint64, n)
 	cmd := r.s.cmd
 	if err := cmd.Begin(); err != nil {
 		return err
@@ -238,6 +313,14 @@ func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
 // SubmitWith queues the recorded encode without waiting, after waits and signalling signals; Finish must follow
 // before the next Run or SubmitWith.
 func (op *EncodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
+	if len(op.clear) > 0 {
+		if err := op.idle(); err != nil {
+			return err
+		}
+		for _, z := range op.clear {
+			clear(z.bytes())
+		}
+	}
 	return op.submitWith(waits, signals)
 }
 
@@ -272,6 +355,7 @@ func (op *EncodeOp) BlockSizes(sizes []uint64) error {
 // sum of the side sizes (formats whose placement does not sum them itself), the placement. Nil before a Run, and
 // for operations timed as one span.
 func (op *EncodeOp) PassTimes() []time.Duration {
+	op.times()
 	var t []time.Duration
 	for i := 1; i < len(op.ns) && len(op.ns) > 2; i++ {
 		t = append(t, time.Duration(op.ns[i]-op.ns[i-1]))
@@ -310,27 +394,29 @@ func (b *Backend) PrepareDecode(ctx context.Context, spec DecodeSpec) (*DecodeOp
 func (op *DecodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block, runtime bool) error {
 	b, s := op.b, op.s
 	size := 4 * layout.StatusWords * uint64(len(blocks))
-	// Block decodes upload their status words (each run's side lengths, the reset verdicts) and read them back;
-	// a single decode resets its own on the device.
-	var status, down staged
-	var err error
-	if runtime {
-		status, err = s.allocIn(b, size)
-		down = status
-		if err == nil && !b.unified {
-			down.host, err = s.down.alloc(status.dev.size)
-		}
-		if err == nil {
-			op.statusUp = status.host.bytes()
-		}
-	} else {
-		status, err = s.allocOut(b, size)
-		down = status
-	}
+	op.runtime = runtime
+	status, err := op.hostWords(size, len(blocks))
 	if err != nil {
 		return err
 	}
-	op.status = down.host
+	op.status, op.st = status.host, make([]byte, size)
+	// The status words start each run as statusUp (direct: written by the host; block decodes otherwise: uploaded
+	// from staging) or as resetStatus leaves them (single decodes otherwise).
+	var up staged
+	switch {
+	case op.direct:
+		op.words = status.dev
+		op.statusUp = make([]byte, size)
+		for i := range blocks {
+			resetWords(op.statusUp[4*layout.StatusWords*i:])
+		}
+	case runtime:
+		up.dev = status.dev
+		if up.host, err = s.up.alloc(size); err != nil {
+			return err
+		}
+		op.statusUp = up.host.bytes()
+	}
 	plans := make([]*plan, len(blocks))
 	for i, blk := range blocks {
 		r := &regions{b: b, s: s, vals: blk.Dst, body: blk.Src, status: status.dev,
@@ -343,13 +429,27 @@ func (op *DecodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 		}
 	}
 	op.statusFn = plans[0].statusFn
-	return op.recordTimed(ctx, plans, down, func(cmd *vk.Commands) {
-		if runtime {
-			b.copyUp(cmd, status)
-		} else {
+	return op.recordTimed(ctx, plans, status, func(cmd *vk.Commands) {
+		switch {
+		case op.direct:
+		case runtime:
+			b.copyUp(cmd, up)
+		default:
 			resetStatus(cmd, status.dev)
 		}
 	})
+}
+
+// resetWords writes a reset status block into w: flags zero, and the lowest failing chunk of each class (words 1-3,
+// see statusErr) all ones, so that the kernels' minimum finds the first (resetStatus's values).
+func resetWords(w []byte) {
+	for k := range layout.StatusWords {
+		v := uint32(0)
+		if k >= 1 && k <= 3 {
+			v = 0xFFFFFFFF
+		}
+		binary.LittleEndian.PutUint32(w[4*k:], v)
+	}
 }
 
 // Blocks is the number of bodies the operation decodes.
@@ -357,7 +457,7 @@ func (op *DecodeOp) Blocks() int { return op.blocks }
 
 // SetBodyLens gives a block decode the bodies' lengths for the runs that follow: bodyLens[i] is block i's.
 func (op *DecodeOp) SetBodyLens(bodyLens []uint64) error {
-	if op.statusUp == nil {
+	if !op.runtime {
 		return invalid("body lengths for an operation without blocks")
 	}
 	if len(bodyLens) != op.blocks {
@@ -375,13 +475,7 @@ func (op *DecodeOp) SetBodyLens(bodyLens []uint64) error {
 	}
 	for i, l := range bodyLens {
 		w := op.statusUp[4*layout.StatusWords*i:]
-		for k := range layout.StatusWords {
-			v := uint32(0)
-			if k >= 1 && k <= 3 {
-				v = 0xFFFFFFFF // lowest chunk per class: none yet
-			}
-			binary.LittleEndian.PutUint32(w[4*k:], v)
-		}
+		resetWords(w)
 		binary.LittleEndian.PutUint32(w[4*layout.StatusSideLen:], uint32(l-sh.sideOff))
 	}
 	op.lensSet = true
@@ -398,8 +492,14 @@ func (op *DecodeOp) Run(ctx context.Context) error {
 
 // SubmitWith queues the recorded decode without waiting, after waits and signalling signals (see EncodeOp).
 func (op *DecodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
-	if op.statusUp != nil && !op.lensSet {
+	if op.runtime && !op.lensSet {
 		return invalid("block decode run before SetBodyLens")
+	}
+	if op.direct {
+		if err := op.idle(); err != nil {
+			return err
+		}
+		copy(op.words.bytes(), op.statusUp)
 	}
 	return op.submitWith(waits, signals)
 }
@@ -409,14 +509,17 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 	if err := op.finish(ctx); err != nil {
 		return err
 	}
-	st := op.status.bytes()
+	// One read of the words (uncached when they are device memory), then the verdict from the copy.
+	st := op.st
+	copy(st, op.status.bytes())
 	op.b.dev.CountReadback(4 * layout.StatusWords * uint64(op.blocks))
-	if op.statusUp == nil {
+	if !op.runtime {
 		return verdict(op.statusFn, st, "")
 	}
 	for i := range op.blocks {
-		if err := verdict(op.statusFn, st[4*layout.StatusWords*i:4*layout.StatusWords*(i+1)], blockName(i)); err != nil {
-			return err
+		w := st[4*layout.StatusWords*i : 4*layout.StatusWords*(i+1)]
+		if verdict(op.statusFn, w, "") != nil { // named only when invalid: a valid run formats nothing
+			return verdict(op.statusFn, w, blockName(i))
 		}
 	}
 	return nil
@@ -426,7 +529,7 @@ func blockName(i int) string { return fmt.Sprintf("block %d", i) }
 
 // Clamps is the number of indices the debug build of the decoder had to clamp in the last Run
 // (vktune.Params.DebugBounds).
-func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
+func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.st[16:]) }
 
 // submitWith queues the recorded commands without waiting: they start once every wait semaphore reached its value
 // and signal every signal value when done (GPU-side ordering with other APIs, e.g. CUDA through cudabridge).
@@ -434,6 +537,7 @@ func (r *recorded) submitWith(waits, signals []vk.SemaphoreValue) error {
 	if r.sub != nil {
 		return invalid("operation submitted twice without Finish")
 	}
+	r.fresh, r.ns, r.gpuNs = false, nil, 0 // the submission resets the queries
 	sub, err := r.b.dev.SubmitWith(r.s.cmd, waits, signals)
 	if err != nil {
 		return mapVK(err)
@@ -442,7 +546,7 @@ func (r *recorded) submitWith(waits, signals []vk.SemaphoreValue) error {
 	return nil
 }
 
-// finish waits for the submission and reads the timestamps (first to last is the GPU time).
+// finish waits for the submission; its timestamps are read when asked for (times).
 func (r *recorded) finish(ctx context.Context) error {
 	sub := r.sub
 	if sub == nil {
@@ -452,21 +556,41 @@ func (r *recorded) finish(ctx context.Context) error {
 	if err := r.b.wait(ctx, sub); err != nil {
 		return err
 	}
-	r.gpuNs = 0
-	if ns, err := r.qp.Nanos(0, r.qp.Count()); err == nil && len(ns) > 1 && ns[len(ns)-1] >= ns[0] {
-		r.ns, r.gpuNs = ns, ns[len(ns)-1]-ns[0]
-	}
+	r.fresh = true
 	return nil
 }
 
-// GPUTime is the device time of the last run, from timestamps around all of it.
-func (r *recorded) GPUTime() time.Duration { return time.Duration(r.gpuNs) }
+// times reads the timestamps of the last finished run, once (first to last is the GPU time).
+func (r *recorded) times() {
+	if !r.fresh {
+		return
+	}
+	r.fresh = false
+	if err := r.qp.NanosInto(r.tsBuf, 0); err == nil && len(r.tsBuf) > 1 && r.tsBuf[len(r.tsBuf)-1] >= r.tsBuf[0] {
+		r.ns, r.gpuNs = r.tsBuf, r.tsBuf[len(r.tsBuf)-1]-r.tsBuf[0]
+	}
+}
 
-// Close releases the operation's resources (not the caller's buffers).
+// GPUTime is the device time of the last finished run, from timestamps around all of it (zero once the next run is
+// submitted, or where the device gave none).
+func (r *recorded) GPUTime() time.Duration {
+	r.times()
+	return time.Duration(r.gpuNs)
+}
+
+// Close releases the operation's resources (not the caller's buffers), after the run in flight if there is one.
 func (r *recorded) Close() {
+	if r.sub != nil {
+		_ = r.b.wait(context.Background(), r.sub)
+		r.sub = nil
+	}
 	if r.qp != nil {
 		r.qp.Close()
 		r.qp = nil
+	}
+	if r.words != nil {
+		r.words.Close()
+		r.words = nil
 	}
 	if r.s != nil {
 		r.b.putSession(r.s)
