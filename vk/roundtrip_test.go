@@ -2,6 +2,7 @@ package vk_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,5 +94,95 @@ func TestRoundTripCounters(t *testing.T) {
 		require.NoError(t, sem.Signal(1))
 		require.NoError(t, sem.Wait(context.Background(), 1))
 		assert.Equal(t, uint64(1), dev.Stats().BlockingWaits-s2.BlockingWaits, "a semaphore wait")
+	}
+}
+
+// BenchmarkRoundTrip times one submission and its wait, back to back, of command buffers recorded once: what each
+// kind of command adds to a short operation's wall time on the device under test (a 1 MiB tensor's encode is one
+// such round trip, its passes a few dispatches). Sub-benchmarks:
+//
+//	empty      nothing recorded: the submission and the fence alone
+//	timestamps a query reset and two timestamps (every prepared operation has them)
+//	fill       a 64-byte vkCmdFillBuffer and a barrier (a status reset on the device)
+//	dispatch   one small dispatch and a barrier
+//	copy       a dispatch, a 64-byte copy to host memory and the barrier to the host (a read-back staged)
+//	sleep      the dispatch, waited for without polling the fence
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, name := range []string{"empty", "timestamps", "fill", "dispatch", "copy", "sleep"} {
+		b.Run(name, func(b *testing.B) {
+			var o vktest.Options
+			if name == "sleep" {
+				o.Device.WaitSpin = -1
+			}
+			dev := vktest.OpenTestDeviceWith(b, o)
+			p := newPipeline(b, dev, vk.PipelineDesc{Name: "inc", SPIRV: incSPV, Bindings: 1, PushConstantSize: 8})
+			buf, err := dev.NewBuffer(4*256, vk.DeviceLocal)
+			require.NoError(b, err)
+			host, err := dev.NewBuffer(256, vk.Readback)
+			require.NoError(b, err)
+			bind, err := dev.NewBindings(p, []vk.BufferRange{{Buf: buf}})
+			require.NoError(b, err)
+			cmd, err := dev.NewCommands()
+			require.NoError(b, err)
+			require.NoError(b, cmd.Begin())
+			switch name {
+			case "timestamps":
+				qp, err := dev.NewQueryPool(2)
+				require.NoError(b, err)
+				cmd.ResetQueries(qp, 0, 2)
+				cmd.Timestamp(qp, 0)
+				cmd.Timestamp(qp, 1)
+			case "fill":
+				cmd.FillBuffer(buf, 0, 64, 0)
+				cmd.Barrier()
+			case "dispatch", "sleep":
+				cmd.Dispatch(p, bind, push32(256, 1), 1, 1, 1)
+				cmd.Barrier()
+			case "copy":
+				cmd.Dispatch(p, bind, push32(256, 1), 1, 1, 1)
+				cmd.Barrier()
+				cmd.CopyBuffer(host, 0, buf, 0, 64)
+				cmd.BarrierToHost()
+			}
+			require.NoError(b, cmd.End())
+			ctx := context.Background()
+			for b.Loop() {
+				sub, err := dev.Submit(cmd)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := sub.Wait(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMappedRead times the host's read of 4 and of 32 bytes of a mapped buffer: host memory (Readback) and,
+// where the device has it, device memory the host maps (DeviceLocalHostVisible; each read crosses the bus
+// uncached on a discrete device).
+func BenchmarkMappedRead(b *testing.B) {
+	dev := vktest.OpenTestDevice(b)
+	for _, kind := range []vk.BufferKind{vk.Readback, vk.DeviceLocalHostVisible} {
+		buf, err := dev.NewBuffer(256, kind)
+		if err != nil {
+			b.Logf("%s: %v", kind, err)
+			continue
+		}
+		defer buf.Close()
+		m, err := buf.Bytes()
+		require.NoError(b, err)
+		for _, n := range []int{4, 32} {
+			b.Run(fmt.Sprintf("%s/%dB", kind, n), func(b *testing.B) {
+				var dst [32]byte
+				var sum byte
+				for b.Loop() {
+					copy(dst[:n], m[:n])
+					sum += dst[0]
+				}
+				_ = sum
+			})
+		}
 	}
 }

@@ -115,7 +115,9 @@ type EncodeOp struct {
 	stride uint64 // bytes between blocks' work words
 	sh     shape
 	blocks int
-	clear  []loc // direct: regions the host zeroes before each run (the work words; on unified memory the zeroed scratch too)
+	// clear (direct): the regions the host zeroes before each run: the work words, and on unified memory the
+	// format's zeroed scratch too.
+	clear []loc
 }
 
 // DecodeOp decodes bodies into values.
@@ -123,7 +125,7 @@ type DecodeOp struct {
 	recorded
 	status   loc    // host-visible status words, StatusWords per block: the kernels' own (direct) or their copy
 	words    loc    // direct: the kernels' status words, set to statusUp before each run
-	st       []byte // the status words of the last run, as read after it
+	st       []byte // a copy of a failed block's status words, for its verdict
 	statusFn func(st []byte, name string) error
 	sh       shape
 	blocks   int
@@ -399,7 +401,7 @@ func (op *DecodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 	if err != nil {
 		return err
 	}
-	op.status, op.st = status.host, make([]byte, size)
+	op.status, op.st = status.host, make([]byte, 4*layout.StatusWords)
 	// The status words start each run as statusUp (direct: written by the host; block decodes otherwise: uploaded
 	// from staging) or as resetStatus leaves them (single decodes otherwise).
 	var up staged
@@ -509,17 +511,23 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 	if err := op.finish(ctx); err != nil {
 		return err
 	}
-	// One read of the words (uncached when they are device memory), then the verdict from the copy.
-	st := op.st
-	copy(st, op.status.bytes())
+	// Each block's flags word first: every verdict (statusErr and the formats' statusFn) is valid without a flag
+	// set, so a valid run reads one word per block (each an uncached read where the words are device memory) and
+	// formats no block name. A block with a flag set gets its verdict from a copy of its words.
+	st := op.status.bytes()
 	op.b.dev.CountReadback(4 * layout.StatusWords * uint64(op.blocks))
-	if !op.runtime {
-		return verdict(op.statusFn, st, "")
-	}
 	for i := range op.blocks {
 		w := st[4*layout.StatusWords*i : 4*layout.StatusWords*(i+1)]
-		if verdict(op.statusFn, w, "") != nil { // named only when invalid: a valid run formats nothing
-			return verdict(op.statusFn, w, blockName(i))
+		if binary.LittleEndian.Uint32(w) == 0 {
+			continue
+		}
+		copy(op.st, w)
+		name := ""
+		if op.runtime {
+			name = blockName(i)
+		}
+		if err := verdict(op.statusFn, op.st, name); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -529,7 +537,7 @@ func blockName(i int) string { return fmt.Sprintf("block %d", i) }
 
 // Clamps is the number of indices the debug build of the decoder had to clamp in the last Run
 // (vktune.Params.DebugBounds).
-func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.st[16:]) }
+func (op *DecodeOp) Clamps() uint32 { return binary.LittleEndian.Uint32(op.status.bytes()[16:]) }
 
 // submitWith queues the recorded commands without waiting: they start once every wait semaphore reached its value
 // and signal every signal value when done (GPU-side ordering with other APIs, e.g. CUDA through cudabridge).
