@@ -107,8 +107,10 @@ func TestRoundTripCounters(t *testing.T) {
 //	dispatch   one small dispatch and a barrier
 //	copy       a dispatch, a 64-byte copy to host memory and the barrier to the host (a read-back staged)
 //	sleep      the dispatch, waited for without polling the fence
+//	queues     the dispatch, alternately from two command buffers on two queues (as an encode and a decode are)
+//	one-queue  the same from two command buffers on one queue
 func BenchmarkRoundTrip(b *testing.B) {
-	for _, name := range []string{"empty", "timestamps", "fill", "dispatch", "copy", "sleep"} {
+	for _, name := range []string{"empty", "timestamps", "fill", "dispatch", "copy", "sleep", "queues", "one-queue"} {
 		b.Run(name, func(b *testing.B) {
 			var o vktest.Options
 			if name == "sleep" {
@@ -122,8 +124,44 @@ func BenchmarkRoundTrip(b *testing.B) {
 			require.NoError(b, err)
 			bind, err := dev.NewBindings(p, []vk.BufferRange{{Buf: buf}})
 			require.NoError(b, err)
-			cmd, err := dev.NewCommands()
-			require.NoError(b, err)
+			// Command buffers take the device's queues in turn: the first and the last of Queues()+1 share one.
+			var cmds []*vk.Commands
+			for range dev.Queues() + 1 {
+				c, err := dev.NewCommands()
+				require.NoError(b, err)
+				defer c.Close()
+				cmds = append(cmds, c)
+			}
+			if name == "queues" || name == "one-queue" {
+				if dev.Queues() < 2 {
+					b.Skip("one queue")
+				}
+				last := cmds[len(cmds)-1]
+				if name == "queues" {
+					last = cmds[1]
+				}
+				for _, c := range []*vk.Commands{cmds[0], last} {
+					require.NoError(b, c.Begin())
+					c.Dispatch(p, bind, push32(256, 1), 1, 1, 1)
+					c.Barrier()
+					require.NoError(b, c.End())
+				}
+				pair := []*vk.Commands{cmds[0], last}
+				ctx := context.Background()
+				i := 0
+				for b.Loop() {
+					sub, err := dev.Submit(pair[i%2])
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := sub.Wait(ctx); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				return
+			}
+			cmd := cmds[0]
 			require.NoError(b, cmd.Begin())
 			switch name {
 			case "timestamps":
@@ -185,4 +223,56 @@ func BenchmarkMappedRead(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkPoll times one poll of an unfinished submission's fence (what each iteration of Submission.Wait's
+// polling costs; the submission is a long dispatch, resubmitted when it ends) and one read of a timeline semaphore's
+// counter.
+func BenchmarkPoll(b *testing.B) {
+	dev := vktest.OpenTestDevice(b)
+	b.Run("fence", func(b *testing.B) {
+		p := newPipeline(b, dev, vk.PipelineDesc{Name: "spin", SPIRV: spinSPV, Bindings: 1, PushConstantSize: 4})
+		buf, err := dev.NewBuffer(64*4, vk.DeviceLocal)
+		require.NoError(b, err)
+		defer buf.Close()
+		bind, err := dev.NewBindings(p, []vk.BufferRange{{Buf: buf}})
+		require.NoError(b, err)
+		cmd, err := dev.NewCommands()
+		require.NoError(b, err)
+		defer cmd.Close()
+		iters := uint32(1 << 22)
+		if dev.Info().Type == vk.DeviceTypeCPU {
+			iters = 1 << 16
+		}
+		require.NoError(b, cmd.Begin())
+		cmd.Dispatch(p, bind, push32(iters), 1, 1, 1)
+		require.NoError(b, cmd.End())
+		polls, subs := dev.Stats().FencePolls, 0
+		for b.Loop() {
+			if !cmd.Pending() {
+				if _, err := dev.Submit(cmd); err != nil {
+					b.Fatal(err)
+				}
+				subs++
+			}
+		}
+		b.ReportMetric(float64(dev.Stats().FencePolls-polls)/float64(b.N), "polls/op")
+		b.ReportMetric(float64(subs)/float64(b.N), "submits/op")
+		sub, err := dev.Submit(cmd)
+		if err == nil {
+			_ = sub.Wait(context.Background())
+		}
+	})
+	b.Run("semaphore", func(b *testing.B) {
+		sem, err := dev.NewTimelineSemaphore(0)
+		if err != nil {
+			b.Skip(err)
+		}
+		defer sem.Close()
+		for b.Loop() {
+			if _, err := sem.Value(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
