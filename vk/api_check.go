@@ -101,6 +101,7 @@ type apiQueryPool interface {
 	Nanos(first, count uint32) ([]uint64, error)
 	Ticks(first, count uint32) ([]uint64, error)
 	NanosInto(dst []uint64, first uint32) error
+	Reset(first, count uint32) error
 	TicksInto(dst []uint64, first uint32) error
 }
 

@@ -656,6 +656,29 @@ func (d *Device) NewQueryPool(n uint32) (*QueryPool, error) {
 // Count returns the number of queries.
 func (q *QueryPool) Count() uint32 { return q.n }
 
+// Reset resets [first, first+count) from the host (vkResetQueryPool), as
+// Commands.ResetQueries does in a command buffer: no submission that uses
+// them may be pending. ErrUnsupported where the device has no host query
+// reset (EnabledFeatures.HostQueryReset).
+func (q *QueryPool) Reset(first, count uint32) error {
+	if q == nil || q.closed.Load() {
+		return ErrClosed
+	}
+	if err := q.dev.usable(); err != nil {
+		return err
+	}
+	if !q.dev.features.HostQueryReset {
+		return fmt.Errorf("%w: host query reset", ErrUnsupported)
+	}
+	if count == 0 || first > q.n || count > q.n-first {
+		return invalidf("query range [%d,+%d) of %d", first, count, q.n)
+	}
+	if r := Result(C.vkz_reset_query_pool(q.dev.c, q.qp, C.uint32_t(first), C.uint32_t(count))); r != ResultSuccess {
+		return check("vkResetQueryPool", r)
+	}
+	return nil
+}
+
 // Ticks returns raw timestamps (masked to timestampValidBits) for
 // [first, first+count). Queries not yet available give an *Error with
 // ResultNotReady.

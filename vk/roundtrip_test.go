@@ -276,3 +276,43 @@ func BenchmarkPoll(b *testing.B) {
 		}
 	})
 }
+
+// TestQueryHostReset resets queries from the host instead of in the command buffer: a buffer that only writes
+// timestamps gives fresh values each submission after a Reset, and a Reset makes them unavailable again.
+func TestQueryHostReset(t *testing.T) {
+	dev := vktest.OpenTestDevice(t)
+	if dev.Info().Limits.TimestampValidBits == 0 {
+		t.Skip("compute queue has no timestamps")
+	}
+	qp, err := dev.NewQueryPool(2)
+	require.NoError(t, err)
+	defer qp.Close()
+	if !dev.Features().HostQueryReset {
+		require.ErrorIs(t, qp.Reset(0, 2), vk.ErrUnsupported)
+		t.Skip("no host query reset")
+	}
+	require.Error(t, qp.Reset(1, 2), "past the pool's end")
+	cmd, err := dev.NewCommands()
+	require.NoError(t, err)
+	defer cmd.Close()
+	require.NoError(t, cmd.Begin())
+	cmd.Timestamp(qp, 0)
+	cmd.Barrier()
+	cmd.Timestamp(qp, 1)
+	require.NoError(t, cmd.End())
+	ns := make([]uint64, 2)
+	var last uint64
+	for i := range 3 {
+		require.NoError(t, qp.Reset(0, 2))
+		require.Error(t, qp.NanosInto(ns, 0), "unavailable after a reset")
+		sub, err := dev.Submit(cmd)
+		require.NoError(t, err)
+		require.NoError(t, sub.Wait(context.Background()))
+		require.NoError(t, qp.NanosInto(ns, 0), "run %d", i)
+		require.LessOrEqual(t, ns[0], ns[1])
+		require.Greater(t, ns[0], last, "a new value each run")
+		last = ns[0]
+	}
+	require.NoError(t, qp.Close())
+	require.ErrorIs(t, qp.Reset(0, 1), vk.ErrClosed)
+}

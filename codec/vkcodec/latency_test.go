@@ -19,7 +19,7 @@ var wordModes = []string{"unified", "discrete-mapped", "discrete-staged"}
 
 // openWordMode opens a backend whose operations keep their read-back words as mode says: unified memory (host reset
 // and read in place), a discrete device with host-visible device memory (the same for one tensor, staged for
-// blocks), or one without (reset and copied by the command buffer).
+// blocks), or one without (reset and copied by the command buffer, which resets the timestamp queries too).
 func openWordMode(t testing.TB, mode string) *Backend {
 	vb := openTest(t, Options{})
 	if vb.info.Type != vk.DeviceTypeCPU && mode != "discrete-staged" {
@@ -30,8 +30,8 @@ func openWordMode(t testing.TB, mode string) *Backend {
 		vb.unified = false
 	case "discrete-staged":
 		vb.unified = false
-		noMappedWords = true
-		t.Cleanup(func() { noMappedWords = false })
+		noMappedWords, noHostQueryReset = true, true
+		t.Cleanup(func() { noMappedWords, noHostQueryReset = false, false })
 	}
 	return vb
 }

@@ -106,6 +106,8 @@ type recorded struct {
 	// buffer neither resets nor copies them.
 	direct bool
 	words  *vk.Buffer // the operation's own host-visible device memory for them, where it has some
+	// hostReset: the host resets the queries before each submission (vk.QueryPool.Reset), not the command buffer.
+	hostReset bool
 }
 
 // EncodeOp encodes tensors at their sources into bodies at their destinations.
@@ -217,9 +219,10 @@ func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 	})
 }
 
-// noMappedWords makes operations on discrete devices keep their read-back words in device-only memory, as on a
-// device without host-visible device memory (tests of that path).
-var noMappedWords bool
+// Test hooks: noMappedWords makes operations on discrete devices keep their read-back words in device-only memory,
+// as on a device without host-visible device memory; noHostQueryReset makes them reset their queries in the command
+// buffer, as on a device without host query reset.
+var noMappedWords, noHostQueryReset bool
 
 // hostWords allocates size bytes of the words the host reads after each run, for an operation over blocks tensors.
 // They are direct (r.direct) where the kernels can bind memory the host maps and reads cheaply: always on unified
@@ -285,18 +288,22 @@ func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, s
 }
 
 // beginTimed opens a prepared operation's command buffer with a pool of n timestamp queries: query 0 is written
-// here, the others by the caller between and after the passes it records.
+// here, the others by the caller between and after the passes it records. Where the device resets queries from the
+// host, each submission does so (submitWith) and the command buffer does not.
 func (r *recorded) beginTimed(n uint32) error {
 	var err error
 	if r.qp, err = r.b.dev.NewQueryPool(n); err != nil {
 		return err
 	}
 	r.tsBuf = make([]uint64, n)
+	r.hostReset = r.b.dev.Features().HostQueryReset && !noHostQueryReset
 	cmd := r.s.cmd
 	if err := cmd.Begin(); err != nil {
 		return err
 	}
-	cmd.ResetQueries(r.qp, 0, n)
+	if !r.hostReset {
+		cmd.ResetQueries(r.qp, 0, n)
+	}
 	cmd.Timestamp(r.qp, 0)
 	return nil
 }
@@ -546,6 +553,14 @@ func (r *recorded) submitWith(waits, signals []vk.SemaphoreValue) error {
 		return invalid("operation submitted twice without Finish")
 	}
 	r.fresh, r.ns, r.gpuNs = false, nil, 0 // the submission resets the queries
+	if r.hostReset {
+		if err := r.idle(); err != nil {
+			return err
+		}
+		if err := r.qp.Reset(0, r.qp.Count()); err != nil {
+			return mapVK(err)
+		}
+	}
 	sub, err := r.b.dev.SubmitWith(r.s.cmd, waits, signals)
 	if err != nil {
 		return mapVK(err)
