@@ -109,8 +109,10 @@ func TestRoundTripCounters(t *testing.T) {
 //	sleep      the dispatch, waited for without polling the fence
 //	queues     the dispatch, alternately from two command buffers on two queues (as an encode and a decode are)
 //	one-queue  the same from two command buffers on one queue
+//	timeline   the dispatch, its end seen by polling a timeline semaphore it signals (then its fence, once)
 func BenchmarkRoundTrip(b *testing.B) {
-	for _, name := range []string{"empty", "timestamps", "fill", "dispatch", "copy", "sleep", "queues", "one-queue"} {
+	for _, name := range []string{"empty", "timestamps", "fill", "dispatch", "copy", "sleep", "queues", "one-queue",
+		"timeline"} {
 		b.Run(name, func(b *testing.B) {
 			var o vktest.Options
 			if name == "sleep" {
@@ -162,6 +164,39 @@ func BenchmarkRoundTrip(b *testing.B) {
 				return
 			}
 			cmd := cmds[0]
+			if name == "timeline" {
+				sem, err := dev.NewTimelineSemaphore(0)
+				if err != nil {
+					b.Skip(err)
+				}
+				defer sem.Close()
+				require.NoError(b, cmd.Begin())
+				cmd.Dispatch(p, bind, push32(256, 1), 1, 1, 1)
+				cmd.Barrier()
+				require.NoError(b, cmd.End())
+				ctx := context.Background()
+				signal := []vk.SemaphoreValue{{Sem: sem}}
+				for v := uint64(1); b.Loop(); v++ {
+					signal[0].Value = v
+					sub, err := dev.SubmitWith(cmd, nil, signal)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for {
+						got, err := sem.Value()
+						if err != nil {
+							b.Fatal(err)
+						}
+						if got >= v {
+							break
+						}
+					}
+					if err := sub.Wait(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return
+			}
 			require.NoError(b, cmd.Begin())
 			switch name {
 			case "timestamps":
