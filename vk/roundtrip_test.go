@@ -94,6 +94,10 @@ func TestRoundTripCounters(t *testing.T) {
 		require.NoError(t, sem.Signal(1))
 		require.NoError(t, sem.Wait(context.Background(), 1))
 		assert.Equal(t, uint64(1), dev.Stats().BlockingWaits-s2.BlockingWaits, "a semaphore wait")
+		assert.Zero(t, testing.AllocsPerRun(20, func() { _, _ = sem.Value() }), "allocations per counter read")
+		v, err := sem.Value()
+		require.NoError(t, err)
+		assert.Equal(t, uint64(1), v)
 	}
 }
 

@@ -3,6 +3,10 @@
 package vk
 
 /*
+// The counter is read into a Go variable on every poll: without noescape
+// each read would allocate it on the heap.
+#cgo noescape vkz_semaphore_value
+#cgo nocallback vkz_semaphore_value
 #include "vkz.h"
 */
 import "C"
