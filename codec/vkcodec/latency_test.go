@@ -46,7 +46,8 @@ type residentPair struct {
 	p    *blockPool
 }
 
-func newResidentPair(t *testing.T, vb *Backend, blocks int, n uint64, seed uint64) *residentPair {
+// asBlocks: one tensor is given as a block set too (block decodes take their lengths per run).
+func newResidentPair(t *testing.T, vb *Backend, blocks int, asBlocks bool, n uint64, seed uint64) *residentPair {
 	dev := vb.VK()
 	ctx := context.Background()
 	shift := uint(layout.DefaultChunkShift)
@@ -60,7 +61,8 @@ func newResidentPair(t *testing.T, vb *Backend, blocks int, n uint64, seed uint6
 	}
 	es := EncodeSpec{Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true}
 	ds := DecodeSpec{Format: layout.FormatSplitZip4, N: n, Shift: shift, Codebook: &testCB, Checksums: true}
-	if blocks == 1 {
+	asBlocks = asBlocks || blocks > 1
+	if !asBlocks {
 		es.Src, es.Dst = rp.p.ins(1)[0], rp.p.bodies(1)[0]
 	} else {
 		es.Blocks = Blocks(rp.p.ins(blocks), rp.p.bodies(blocks))
@@ -69,7 +71,7 @@ func newResidentPair(t *testing.T, vb *Backend, blocks int, n uint64, seed uint6
 	rp.enc, err = vb.PrepareEncode(ctx, es)
 	require.NoError(t, err)
 	t.Cleanup(rp.enc.Close)
-	if blocks == 1 {
+	if !asBlocks {
 		ds.Body, ds.BodyLen, ds.Dst = rp.p.bodies(1)[0], uint64(len(rp.want[0])), rp.p.outs(1)[0]
 	} else {
 		ds.Blocks = Blocks(rp.p.bodies(blocks), rp.p.outs(blocks))
@@ -77,7 +79,7 @@ func newResidentPair(t *testing.T, vb *Backend, blocks int, n uint64, seed uint6
 	rp.dec, err = vb.PrepareDecode(ctx, ds)
 	require.NoError(t, err)
 	t.Cleanup(rp.dec.Close)
-	if blocks > 1 {
+	if asBlocks {
 		lens := make([]uint64, blocks)
 		for i := range lens {
 			lens[i] = uint64(len(rp.want[i]))
@@ -134,12 +136,16 @@ func poisonBytes(n int) []byte {
 // accumulate and the decode's verdict flags stick otherwise); results match the reference.
 func TestResidentRunHotPath(t *testing.T) {
 	for _, mode := range wordModes {
-		for _, blocks := range []int{1, 3} {
-			t.Run(fmt.Sprintf("%s/blocks=%d", mode, blocks), func(t *testing.T) {
+		for _, c := range []struct {
+			blocks   int
+			asBlocks bool
+		}{{1, false}, {1, true}, {3, true}} {
+			blocks := c.blocks
+			t.Run(fmt.Sprintf("%s/blocks=%d/%v", mode, blocks, c.asBlocks), func(t *testing.T) {
 				vb := openWordMode(t, mode)
 				dev := vb.VK()
 				ctx := context.Background()
-				rp := newResidentPair(t, vb, blocks, 3*(1<<14)+100, uint64(7+blocks))
+				rp := newResidentPair(t, vb, blocks, c.asBlocks, 3*(1<<14)+100, uint64(7+blocks))
 				wantDirect := mode == "unified" || mode == "discrete-mapped" && blocks == 1
 				require.Equal(t, wantDirect, rp.enc.direct, "encode words in place")
 				require.Equal(t, wantDirect, rp.dec.direct, "decode words in place")
@@ -196,7 +202,7 @@ func TestResidentRunHotPath(t *testing.T) {
 				require.Error(t, rp.dec.Run(ctx))
 				require.NoError(t, dev.Upload(ctx, rp.p.body, off, rp.want[blocks-1]))
 				require.NoError(t, rp.dec.Run(ctx))
-				if blocks > 1 {
+				if c.asBlocks {
 					require.NoError(t, rp.dec.Run(ctx), "the same lengths again, without SetBodyLens")
 				}
 			})
@@ -209,7 +215,7 @@ func TestResidentRunHotPath(t *testing.T) {
 func TestResidentTimestampsOnDemand(t *testing.T) {
 	vb := openTest(t, Options{})
 	ctx := context.Background()
-	rp := newResidentPair(t, vb, 1, 1<<15, 3)
+	rp := newResidentPair(t, vb, 1, false, 1<<15, 3)
 	_, err := rp.enc.Run(ctx)
 	require.NoError(t, err)
 	require.NoError(t, rp.dec.Run(ctx))
