@@ -647,8 +647,11 @@ func (d *Device) NewQueryPool(n uint32) (*QueryPool, error) {
 	if err := checkHandle("vkCreateQueryPool", uint64(q.qp)); err != nil {
 		return nil, err // a handle vulkan-go cannot carry cannot be destroyed through it either
 	}
-	q.raw = C.calloc(C.size_t(n)*2, 8)
 	d.addLive(1)
+	if q.raw = C.calloc(C.size_t(n)*2, 8); q.raw == nil {
+		q.destroy()
+		return nil, fmt.Errorf("%w: query results of %d queries", ErrOutOfMemory, n)
+	}
 	d.register(q)
 	return q, nil
 }
