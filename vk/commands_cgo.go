@@ -563,15 +563,19 @@ func (s *Submission) Wait(ctx context.Context) error {
 	// microseconds late on some drivers (~20 µs on NVIDIA), which would
 	// dominate short submissions.
 	if spin := d.waitSpin; spin > 0 {
-		deadline := time.Now().Add(spin)
+		// Polls are counted once per wait: waits on several goroutines
+		// would otherwise contend for the counter on every poll.
+		deadline, polls := time.Now().Add(spin), uint64(0)
 		for {
-			d.fencePolls.Add(1)
+			polls++
 			r := Result(vulkan.GetFenceStatus(d.vdev, vgFence(c.fence)))
 			if r == ResultSuccess {
+				d.fencePolls.Add(polls)
 				c.complete()
 				return nil
 			}
 			if r != ResultNotReady {
+				d.fencePolls.Add(polls)
 				d.noteResult(r)
 				return check("vkGetFenceStatus", r)
 			}
@@ -580,6 +584,7 @@ func (s *Submission) Wait(ctx context.Context) error {
 			}
 			runtime.Gosched()
 		}
+		d.fencePolls.Add(polls)
 	}
 	doneCh := ctx.Done()
 	// Short slices keep cancellation latency low; without a Done channel

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -354,4 +355,38 @@ func TestQueryHostReset(t *testing.T) {
 	}
 	require.NoError(t, qp.Close())
 	require.ErrorIs(t, qp.Reset(0, 1), vk.ErrClosed)
+}
+
+// TestWaitPollsThenSleeps checks Submission.Wait's two phases through the counters: with a spin long enough for a
+// small dispatch it only polls; with a spin far shorter than a long dispatch it polls, then sleeps once.
+func TestWaitPollsThenSleeps(t *testing.T) {
+	for _, c := range []struct {
+		spin  time.Duration
+		iters uint32
+		sleep bool
+	}{{10 * time.Second, 1, false}, {time.Microsecond, 1 << 16, true}} {
+		dev := vktest.OpenTestDeviceWith(t, vktest.Options{Device: vk.DeviceOptions{WaitSpin: c.spin}})
+		p := newPipeline(t, dev, vk.PipelineDesc{Name: "spin", SPIRV: spinSPV, Bindings: 1, PushConstantSize: 4})
+		buf, err := dev.NewBuffer(64*64*4, vk.DeviceLocal)
+		require.NoError(t, err)
+		bind, err := dev.NewBindings(p, []vk.BufferRange{{Buf: buf}})
+		require.NoError(t, err)
+		cmd, err := dev.NewCommands()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Begin())
+		cmd.Dispatch(p, bind, push32(c.iters), 64, 1, 1)
+		require.NoError(t, cmd.End())
+		before := dev.Stats()
+		sub, err := dev.Submit(cmd)
+		require.NoError(t, err)
+		require.NoError(t, sub.Wait(context.Background()))
+		after := dev.Stats()
+		assert.Positive(t, after.FencePolls-before.FencePolls, "spin %v: polled", c.spin)
+		if c.sleep {
+			assert.Equal(t, uint64(1), after.BlockingWaits-before.BlockingWaits, "spin %v: slept once", c.spin)
+		} else {
+			assert.Zero(t, after.BlockingWaits-before.BlockingWaits, "spin %v: never slept", c.spin)
+		}
+		assert.False(t, cmd.Pending())
+	}
 }
