@@ -100,6 +100,9 @@ type apiQueryPool interface {
 	Count() uint32
 	Nanos(first, count uint32) ([]uint64, error)
 	Ticks(first, count uint32) ([]uint64, error)
+	NanosInto(dst []uint64, first uint32) error
+	Reset(first, count uint32) error
+	TicksInto(dst []uint64, first uint32) error
 }
 
 type apiSemaphore interface {

@@ -175,6 +175,7 @@ func (c *Commands) poll() (bool, error) {
 	if !c.pending.Load() {
 		return true, nil
 	}
+	c.dev.fencePolls.Add(1)
 	r := Result(vulkan.GetFenceStatus(c.dev.vdev, vgFence(c.fence)))
 	switch r {
 	case ResultSuccess:
@@ -213,6 +214,7 @@ func (c *Commands) Begin() error {
 		c.state = cmdInitial
 		return check("vkBeginCommandBuffer", r)
 	}
+	c.dev.recordings.Add(1)
 	c.state = cmdRecording
 	c.err = nil
 	c.lastPipe, c.lastLayout, c.lastSet = 0, 0, 0
@@ -561,14 +563,19 @@ func (s *Submission) Wait(ctx context.Context) error {
 	// microseconds late on some drivers (~20 µs on NVIDIA), which would
 	// dominate short submissions.
 	if spin := d.waitSpin; spin > 0 {
-		deadline := time.Now().Add(spin)
+		// Polls are counted once per wait: waits on several goroutines
+		// would otherwise contend for the counter on every poll.
+		deadline, polls := time.Now().Add(spin), uint64(0)
 		for {
+			polls++
 			r := Result(vulkan.GetFenceStatus(d.vdev, vgFence(c.fence)))
 			if r == ResultSuccess {
+				d.fencePolls.Add(polls)
 				c.complete()
 				return nil
 			}
 			if r != ResultNotReady {
+				d.fencePolls.Add(polls)
 				d.noteResult(r)
 				return check("vkGetFenceStatus", r)
 			}
@@ -577,6 +584,7 @@ func (s *Submission) Wait(ctx context.Context) error {
 			}
 			runtime.Gosched()
 		}
+		d.fencePolls.Add(polls)
 	}
 	doneCh := ctx.Done()
 	// Short slices keep cancellation latency low; without a Done channel
@@ -585,6 +593,7 @@ func (s *Submission) Wait(ctx context.Context) error {
 	if doneCh == nil {
 		slice = 100_000_000
 	}
+	d.sleeps.Add(1)
 	for {
 		r := Result(vulkan.WaitForFences(d.vdev, 1, c.fences, vulkan.True, slice))
 		switch r {
@@ -609,11 +618,13 @@ func (s *Submission) Wait(ctx context.Context) error {
 	}
 }
 
-// QueryPool is a pool of timestamp queries.
+// QueryPool is a pool of timestamp queries. Its read methods share one
+// result buffer: call them from one goroutine at a time.
 type QueryPool struct {
 	dev    *Device
 	qp     C.VkQueryPool
 	n      uint32
+	raw    unsafe.Pointer // C memory for n (value, availability) pairs: reads allocate nothing
 	closed atomic.Bool
 }
 
@@ -642,12 +653,39 @@ func (d *Device) NewQueryPool(n uint32) (*QueryPool, error) {
 		return nil, err // a handle vulkan-go cannot carry cannot be destroyed through it either
 	}
 	d.addLive(1)
+	if q.raw = C.calloc(C.size_t(n)*2, 8); q.raw == nil {
+		q.destroy()
+		return nil, fmt.Errorf("%w: query results of %d queries", ErrOutOfMemory, n)
+	}
 	d.register(q)
 	return q, nil
 }
 
 // Count returns the number of queries.
 func (q *QueryPool) Count() uint32 { return q.n }
+
+// Reset resets [first, first+count) from the host (vkResetQueryPool), as
+// Commands.ResetQueries does in a command buffer: no submission that uses
+// them may be pending. ErrUnsupported where the device has no host query
+// reset (EnabledFeatures.HostQueryReset).
+func (q *QueryPool) Reset(first, count uint32) error {
+	if q == nil || q.closed.Load() {
+		return ErrClosed
+	}
+	if err := q.dev.usable(); err != nil {
+		return err
+	}
+	if !q.dev.features.HostQueryReset {
+		return fmt.Errorf("%w: host query reset", ErrUnsupported)
+	}
+	if count == 0 || first > q.n || count > q.n-first {
+		return invalidf("query range [%d,+%d) of %d", first, count, q.n)
+	}
+	if r := Result(C.vkz_reset_query_pool(q.dev.c, q.qp, C.uint32_t(first), C.uint32_t(count))); r != ResultSuccess {
+		return check("vkResetQueryPool", r)
+	}
+	return nil
+}
 
 // Ticks returns raw timestamps (masked to timestampValidBits) for
 // [first, first+count). Queries not yet available give an *Error with
@@ -656,36 +694,49 @@ func (q *QueryPool) Ticks(first, count uint32) ([]uint64, error) {
 	if q == nil || q.closed.Load() {
 		return nil, ErrClosed
 	}
-	if err := q.dev.usable(); err != nil {
-		return nil, err
-	}
 	if count == 0 || first > q.n || count > q.n-first {
 		return nil, invalidf("query range [%d,+%d) of %d", first, count, q.n)
 	}
-	raw := (*C.uint64_t)(C.calloc(C.size_t(count)*2, 8))
-	defer C.free(unsafe.Pointer(raw))
+	out := make([]uint64, count)
+	if err := q.TicksInto(out, first); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TicksInto is Ticks of [first, first+len(dst)) into dst, without allocating.
+func (q *QueryPool) TicksInto(dst []uint64, first uint32) error {
+	if q == nil || q.closed.Load() {
+		return ErrClosed
+	}
+	if err := q.dev.usable(); err != nil {
+		return err
+	}
+	count := uint32(len(dst))
+	if len(dst) == 0 || uint64(len(dst)) > uint64(q.n) || first > q.n || count > q.n-first {
+		return invalidf("query range [%d,+%d) of %d", first, len(dst), q.n)
+	}
 	// Pairs of (value, availability); never WAIT, since waiting on a query
 	// that is never written would block forever.
-	r := Result(vulkan.GetQueryPoolResults(q.dev.vdev, vgQueryPool(q.qp), first, count, uint(count)*16, unsafe.Pointer(raw), 16,
+	r := Result(vulkan.GetQueryPoolResults(q.dev.vdev, vgQueryPool(q.qp), first, count, uint(count)*16, q.raw, 16,
 		vulkan.QueryResultFlags(vulkan.QueryResult64Bit|vulkan.QueryResultWithAvailabilityBit)))
 	if r != ResultSuccess && r != ResultNotReady {
 		q.dev.noteResult(r)
-		return nil, check("vkGetQueryPoolResults", r)
+		return check("vkGetQueryPoolResults", r)
 	}
-	pairs := unsafe.Slice(raw, int(count)*2)
+	pairs := unsafe.Slice((*C.uint64_t)(q.raw), int(count)*2)
 	bitsValid := q.dev.info.Limits.TimestampValidBits
 	mask := ^uint64(0)
 	if bitsValid < 64 {
 		mask = 1<<bitsValid - 1
 	}
-	out := make([]uint64, count)
-	for i := range out {
+	for i := range dst {
 		if pairs[2*i+1] == 0 {
-			return nil, &Error{Op: "vkGetQueryPoolResults", Result: ResultNotReady, Detail: fmt.Sprintf("query %d unavailable", first+uint32(i))}
+			return &Error{Op: "vkGetQueryPoolResults", Result: ResultNotReady, Detail: fmt.Sprintf("query %d unavailable", first+uint32(i))}
 		}
-		out[i] = uint64(pairs[2*i]) & mask
+		dst[i] = uint64(pairs[2*i]) & mask
 	}
-	return out, nil
+	return nil
 }
 
 // Nanos returns the timestamps of [first, first+count) in nanoseconds
@@ -699,6 +750,17 @@ func (q *QueryPool) Nanos(first, count uint32) ([]uint64, error) {
 		t[i] = ticksToNanos(v, q.dev.info.Limits.TimestampPeriod)
 	}
 	return t, nil
+}
+
+// NanosInto is Nanos of [first, first+len(dst)) into dst, without allocating.
+func (q *QueryPool) NanosInto(dst []uint64, first uint32) error {
+	if err := q.TicksInto(dst, first); err != nil {
+		return err
+	}
+	for i, v := range dst {
+		dst[i] = ticksToNanos(v, q.dev.info.Limits.TimestampPeriod)
+	}
+	return nil
 }
 
 // Close destroys the query pool.
@@ -719,5 +781,7 @@ func (q *QueryPool) release() {
 
 func (q *QueryPool) destroy() {
 	vulkan.DestroyQueryPool(q.dev.vdev, vgQueryPool(q.qp), nil)
+	C.free(q.raw)
+	q.raw = nil
 	q.dev.addLive(-1)
 }

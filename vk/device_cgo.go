@@ -63,6 +63,10 @@ type Device struct {
 	bytesDown   atomic.Uint64
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64
+	recordings  atomic.Uint64
+	bindingSets atomic.Uint64
+	fencePolls  atomic.Uint64
+	sleeps      atomic.Uint64
 
 	lost   atomic.Bool
 	fault  atomic.Int32 // injected Result for the next Submit/Wait (0: none)
@@ -138,6 +142,12 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 		exts = append(exts, extPipelineExecProps)
 		feats.PipelineStatistics = true
 	}
+	if fresh.HostQueryReset {
+		if eff < MakeVersion(1, 2, 0) {
+			exts = append(exts, extHostQueryReset)
+		}
+		feats.HostQueryReset = true
+	}
 
 	o := (*C.vkz_dev_opts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_dev_opts{}))))
 	defer C.free(unsafe.Pointer(o))
@@ -149,6 +159,7 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	o.enableExecProps = C.uint32_t(b2u(feats.PipelineStatistics))
 	o.enableInt64 = C.uint32_t(b2u(feats.ShaderInt64))
 	o.enableInt16 = C.uint32_t(b2u(feats.ShaderInt16))
+	o.enableHostQueryReset = C.uint32_t(b2u(feats.HostQueryReset))
 	o.extensionCount = C.uint32_t(len(exts))
 	for i, e := range exts {
 		cs := C.CString(e)
@@ -171,6 +182,9 @@ func (in *Instance) OpenDevice(info DeviceInfo, opts DeviceOptions) (*Device, er
 	if feats.PipelineStatistics && (cdev.GetPipelineExecutablePropertiesKHR == nil || cdev.GetPipelineExecutableStatisticsKHR == nil) {
 		// Enabled but not callable: behave as if the feature were absent.
 		feats.PipelineStatistics = false
+	}
+	if feats.HostQueryReset && cdev.ResetQueryPool == nil {
+		feats.HostQueryReset = false
 	}
 	d := &Device{
 		inst:        in,
@@ -282,6 +296,10 @@ func (d *Device) Stats() Stats {
 		Readbacks:       d.readbacks.Load(),
 		BytesUploaded:   d.bytesUp.Load(),
 		BytesDownloaded: d.bytesDown.Load(),
+		Recordings:      d.recordings.Load(),
+		BindingSets:     d.bindingSets.Load(),
+		FencePolls:      d.fencePolls.Load(),
+		BlockingWaits:   d.sleeps.Load(),
 	}
 }
 

@@ -115,6 +115,8 @@
 //	vkWaitSemaphoresKHR                     extension alias of the above
 //	vkSignalSemaphore                       Vulkan 1.2
 //	vkSignalSemaphoreKHR                    extension alias of the above
+//	vkResetQueryPool                        Vulkan 1.2
+//	vkResetQueryPoolEXT                     extension alias of the above
 //	vkGetMemoryFdKHR                        extension (external memory fd)
 //	vkGetSemaphoreFdKHR                     extension (external semaphore fd)
 //	vkGetPipelineExecutablePropertiesKHR    extension (compiler statistics)

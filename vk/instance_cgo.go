@@ -29,6 +29,7 @@ const (
 	extProps2          = "VK_KHR_get_physical_device_properties2"
 	// Device extension for compiler statistics (Pipeline.Statistics).
 	extPipelineExecProps = "VK_KHR_pipeline_executable_properties"
+	extHostQueryReset    = "VK_EXT_host_query_reset"
 	maxStoredMessages    = 1000
 )
 
@@ -456,9 +457,11 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	sizeControl := eff >= MakeVersion(1, 3, 0) || info.HasExtension("VK_EXT_subgroup_size_control")
 	timeline := eff >= MakeVersion(1, 2, 0) || info.HasExtension("VK_KHR_timeline_semaphore")
 	execProps := info.HasExtension(extPipelineExecProps)
+	hostReset := eff >= MakeVersion(1, 2, 0) || info.HasExtension(extHostQueryReset)
 	p := (*C.vkz_pdev_info)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkz_pdev_info{}))))
 	defer C.free(unsafe.Pointer(p))
-	C.vkz_query_pdev(in.c, pd, C.uint32_t(devAPI), boolInt(driverProps), boolInt(sizeControl), boolInt(timeline), boolInt(execProps), p)
+	C.vkz_query_pdev(in.c, pd, C.uint32_t(devAPI), boolInt(driverProps), boolInt(sizeControl), boolInt(timeline),
+		boolInt(execProps), boolInt(hostReset), p)
 
 	info.Name = cString(props.DeviceName[:])
 	info.VendorID = props.VendorID
@@ -515,6 +518,9 @@ func (in *Instance) details(index int, pd C.VkPhysicalDevice) (pdevDetails, erro
 	}
 	if p.haveExecProps != 0 {
 		info.PipelineExecutableInfo = p.execPropsFeatures.pipelineExecutableInfo != 0
+	}
+	if p.haveHostQueryReset != 0 {
+		info.HostQueryReset = p.hostQueryResetFeatures.hostQueryReset != 0
 	}
 	info.ExternalMemoryFD = info.HasExtension("VK_KHR_external_memory_fd")
 	info.ExternalSemaphoreFD = info.HasExtension("VK_KHR_external_semaphore_fd")

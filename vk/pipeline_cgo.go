@@ -328,6 +328,7 @@ func (d *Device) NewBindings(p *Pipeline, ranges []BufferRange) (*Bindings, erro
 		d.addLive(2) // pool + set
 	}
 	b.write(resolved)
+	d.bindingSets.Add(1)
 	d.register(b)
 	return b, nil
 }

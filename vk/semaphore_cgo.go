@@ -3,6 +3,10 @@
 package vk
 
 /*
+// The counter is read into a Go variable on every poll: without noescape
+// each read would allocate it on the heap.
+#cgo noescape vkz_semaphore_value
+#cgo nocallback vkz_semaphore_value
 #include "vkz.h"
 */
 import "C"
@@ -106,6 +110,7 @@ func (s *Semaphore) Wait(ctx context.Context, v uint64) error {
 	if doneCh == nil {
 		slice = 100_000_000
 	}
+	s.dev.sleeps.Add(1)
 	for {
 		r := Result(C.vkz_semaphore_wait(s.dev.c, s.sem, C.uint64_t(v), C.uint64_t(slice)))
 		switch r {

@@ -143,6 +143,9 @@ type QueryPool struct{}
 func (q *QueryPool) Count() uint32                               { return 0 }
 func (q *QueryPool) Ticks(first, count uint32) ([]uint64, error) { return nil, errNoCgo }
 func (q *QueryPool) Nanos(first, count uint32) ([]uint64, error) { return nil, errNoCgo }
+func (q *QueryPool) TicksInto(dst []uint64, first uint32) error  { return errNoCgo }
+func (q *QueryPool) Reset(first, count uint32) error             { return errNoCgo }
+func (q *QueryPool) NanosInto(dst []uint64, first uint32) error  { return errNoCgo }
 func (q *QueryPool) Close() error                                { return nil }
 
 // Semaphore is an empty shell in builds without cgo.

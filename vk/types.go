@@ -166,6 +166,9 @@ type DeviceInfo struct {
 	// its pipelineExecutableInfo feature is available (compiler statistics,
 	// see PipelineDesc.CaptureStatistics).
 	PipelineExecutableInfo bool
+	// HostQueryReset: queries can be reset from the host (core 1.2 feature hostQueryReset, or
+	// VK_EXT_host_query_reset), see QueryPool.Reset.
+	HostQueryReset bool
 
 	ComputeQueueFamily int // family OpenDevice will use; -1 if none
 	ComputeQueueCount  int // queues in that family
@@ -367,6 +370,8 @@ type EnabledFeatures struct {
 	// pipelineExecutableInfo feature are enabled, so pipelines created
 	// with PipelineDesc.CaptureStatistics report Pipeline.Statistics.
 	PipelineStatistics bool
+	// HostQueryReset: QueryPool.Reset resets queries from the host, so command buffers need not.
+	HostQueryReset bool
 }
 
 // BufferKind selects memory placement and usage of a Buffer.
@@ -525,4 +530,9 @@ type Stats struct {
 	Readbacks       uint64 // Download calls (host reads of device data)
 	BytesUploaded   uint64
 	BytesDownloaded uint64
+	// Host round trips and per-call work, for tests and benchmarks that check a hot path does none it need not:
+	Recordings    uint64 // command buffers begun (Commands.Begin)
+	BindingSets   uint64 // descriptor sets allocated and written (NewBindings)
+	FencePolls    uint64 // vkGetFenceStatus calls
+	BlockingWaits uint64 // waits that slept (in vkWaitForFences or vkWaitSemaphores) rather than only polled
 }

@@ -255,7 +255,7 @@ void vkz_destroy_instance(vkz_inst* in) {
 
 // vkz_query_pdev fills the 1.1+ structs of pd (apiVersion: the device's);
 // they need a 1.1 device, so for a 1.0 device haveProps2 stays 0.
-void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int driverProps, int sizeControl, int timeline, int execProps, vkz_pdev_info* o) {
+void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int driverProps, int sizeControl, int timeline, int execProps, int hostQueryReset, vkz_pdev_info* o) {
 	memset(o, 0, sizeof *o);
 	if (!in->GetPhysicalDeviceProperties2 || apiVersion < ((1u << 22) | (1u << 12))) return;
 	VkPhysicalDeviceProperties2 p2;
@@ -285,7 +285,7 @@ void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int 
 	// Clear chain pointers: they point into this struct, which Go copies.
 	o->subgroup.pNext = o->id.pNext = o->maint3.pNext = o->driver.pNext = o->sizeControl.pNext = NULL;
 
-	if (in->GetPhysicalDeviceFeatures2 && (sizeControl || timeline || execProps)) {
+	if (in->GetPhysicalDeviceFeatures2 && (sizeControl || timeline || execProps || hostQueryReset)) {
 		VkPhysicalDeviceFeatures2 f2;
 		memset(&f2, 0, sizeof f2);
 		f2.sType = VKZ_ST_PHYSICAL_DEVICE_FEATURES_2;
@@ -305,10 +305,17 @@ void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int 
 			*t = &o->execPropsFeatures;
 			t = &o->execPropsFeatures.pNext;
 		}
+		if (hostQueryReset) {
+			o->hostQueryResetFeatures.sType = VKZ_ST_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
+			*t = &o->hostQueryResetFeatures;
+			t = &o->hostQueryResetFeatures.pNext;
+		}
 		in->GetPhysicalDeviceFeatures2(pd, &f2);
 		o->haveTimeline = timeline;
 		o->haveExecProps = execProps;
+		o->haveHostQueryReset = hostQueryReset;
 		o->sizeControlFeatures.pNext = o->timelineFeatures.pNext = o->execPropsFeatures.pNext = NULL;
+		o->hostQueryResetFeatures.pNext = NULL;
 	}
 }
 
@@ -365,6 +372,15 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		ep.pipelineExecutableInfo = 1;
 		*tail = &ep;
 		tail = &ep.pNext;
+	}
+
+	VkPhysicalDeviceHostQueryResetFeatures hq;
+	memset(&hq, 0, sizeof hq);
+	if (o->enableHostQueryReset) {
+		hq.sType = VKZ_ST_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
+		hq.hostQueryReset = 1;
+		*tail = &hq;
+		tail = &hq.pNext;
 	}
 
 	VkDeviceCreateInfo ci;
@@ -442,6 +458,10 @@ VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts
 		if (!d->WaitSemaphores) LOADD(WaitSemaphores, "vkWaitSemaphoresKHR");
 		LOADD(SignalSemaphore, "vkSignalSemaphore");
 		if (!d->SignalSemaphore) LOADD(SignalSemaphore, "vkSignalSemaphoreKHR");
+	}
+	if (o->enableHostQueryReset) {
+		LOADD(ResetQueryPool, "vkResetQueryPool");
+		if (!d->ResetQueryPool) LOADD(ResetQueryPool, "vkResetQueryPoolEXT");
 	}
 	if (o->enableExecProps) {
 		LOADD(GetPipelineExecutablePropertiesKHR, "vkGetPipelineExecutablePropertiesKHR");
@@ -763,6 +783,12 @@ VkResult vkz_create_semaphore(vkz_dev* d, int timeline, uint64_t initial, VkFlag
 		tail = &ei.pNext;
 	}
 	return d->CreateSemaphore(d->device, &ci, NULL, out);
+}
+
+VkResult vkz_reset_query_pool(vkz_dev* d, VkQueryPool qp, uint32_t first, uint32_t count) {
+	if (!d->ResetQueryPool) return VKZ_MISSING_ENTRY_POINT;
+	d->ResetQueryPool(d->device, qp, first, count);
+	return 0;
 }
 
 VkResult vkz_semaphore_value(vkz_dev* d, VkSemaphore s, uint64_t* v) {

@@ -85,6 +85,7 @@ enum {
 	VKZ_ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000,
 	VKZ_ST_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO = 1000225001,
 	VKZ_ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES = 1000225002,
+	VKZ_ST_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES = 1000261000,
 	VKZ_ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000,
 	VKZ_ST_PIPELINE_INFO_KHR = 1000269001,
 	VKZ_ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR = 1000269002,
@@ -359,6 +360,12 @@ typedef struct VkPhysicalDeviceTimelineSemaphoreFeatures {
 	void* pNext;
 	VkBool32 timelineSemaphore;
 } VkPhysicalDeviceTimelineSemaphoreFeatures;
+
+typedef struct VkPhysicalDeviceHostQueryResetFeatures {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 hostQueryReset;
+} VkPhysicalDeviceHostQueryResetFeatures;
 
 typedef struct VkPhysicalDeviceSubgroupSizeControlFeatures {
 	VkStructureType sType;
@@ -774,6 +781,7 @@ typedef struct vkz_dev {
 	VkResult (*GetSemaphoreCounterValue)(VkDevice, VkSemaphore, uint64_t*);
 	VkResult (*WaitSemaphores)(VkDevice, const VkSemaphoreWaitInfo*, uint64_t);
 	VkResult (*SignalSemaphore)(VkDevice, const VkSemaphoreSignalInfo*);
+	void (*ResetQueryPool)(VkDevice, VkQueryPool, uint32_t, uint32_t);
 	VkResult (*GetPipelineExecutablePropertiesKHR)(VkDevice, const VkPipelineInfoKHR*, uint32_t*, VkPipelineExecutablePropertiesKHR*);
 	VkResult (*GetPipelineExecutableStatisticsKHR)(VkDevice, const VkPipelineExecutableInfoKHR*, uint32_t*, VkPipelineExecutableStatisticKHR*);
 } vkz_dev;
@@ -795,6 +803,8 @@ typedef struct vkz_pdev_info {
 	VkPhysicalDeviceTimelineSemaphoreFeatures timelineFeatures;
 	int haveExecProps;
 	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR execPropsFeatures;
+	int haveHostQueryReset;
+	VkPhysicalDeviceHostQueryResetFeatures hostQueryResetFeatures;
 } vkz_pdev_info;
 
 // Options for device creation, filled in Go.
@@ -807,6 +817,7 @@ typedef struct vkz_dev_opts {
 	uint32_t enableExecProps;      // 1: enable pipelineExecutableInfo (VK_KHR_pipeline_executable_properties)
 	uint32_t enableInt64;          // 1: enable the core feature shaderInt64
 	uint32_t enableInt16;          // 1: enable the core feature shaderInt16
+	uint32_t enableHostQueryReset; // 1: enable hostQueryReset (core 1.2, VK_EXT_host_query_reset)
 	uint32_t extensionCount;
 	const char* extensions[16];
 } vkz_dev_opts;
@@ -826,7 +837,7 @@ VkResult vkz_create_instance(const char* appName, uint32_t apiVersion, uint32_t 
 	const char** layers, uint32_t layerCount, const char** exts, uint32_t extCount,
 	int debugUtils, uintptr_t userData, vkz_inst** out, const char** missing);
 void vkz_destroy_instance(vkz_inst* in);
-void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int driverProps, int sizeControl, int timeline, int execProps, vkz_pdev_info* out);
+void vkz_query_pdev(vkz_inst* in, VkPhysicalDevice pd, uint32_t apiVersion, int driverProps, int sizeControl, int timeline, int execProps, int hostQueryReset, vkz_pdev_info* out);
 VkResult vkz_enum_device_extensions(vkz_inst* in, VkPhysicalDevice pd, uint32_t* count, VkExtensionProperties* out);
 VkResult vkz_create_device(vkz_inst* in, VkPhysicalDevice pd, const vkz_dev_opts* o, vkz_dev** out, const char** missing);
 
@@ -851,6 +862,7 @@ VkResult vkz_submit(vkz_dev* d, uint32_t queue, VkCommandBuffer cb, VkFence fenc
 	uint32_t signalCount, const VkSemaphore* signals, const uint64_t* signalVals);
 VkResult vkz_create_semaphore(vkz_dev* d, int timeline, uint64_t initial, VkFlags exportTypes, VkSemaphore* out);
 VkResult vkz_semaphore_value(vkz_dev* d, VkSemaphore s, uint64_t* v);
+VkResult vkz_reset_query_pool(vkz_dev* d, VkQueryPool qp, uint32_t first, uint32_t count);
 VkResult vkz_semaphore_wait(vkz_dev* d, VkSemaphore s, uint64_t v, uint64_t timeout);
 VkResult vkz_semaphore_signal(vkz_dev* d, VkSemaphore s, uint64_t v);
 VkResult vkz_get_semaphore_fd(vkz_dev* d, VkSemaphore s, int* fd);

@@ -15,8 +15,17 @@ import (
 // Device-resident operations: tensors that already live in device buffers (a serving stack's KV blocks, CUDA
 // memory imported through cudabridge, benchmark inputs) are encoded and decoded in place. An operation is
 // prepared once — plan, bindings, recorded command buffer — and run many times: one queue submission per run,
-// no allocation, and the only host read-back is the body size (encode) or the verdict (decode). One tensor, or
-// several same-size tensors (blocks) side by side in one submission, of any format in the registry.
+// no recording, no descriptor update, no allocation, and the only host read-back is the body size (encode) or the
+// verdict (decode). One tensor, or several same-size tensors (blocks) side by side in one submission, of any
+// format in the registry.
+//
+// A run's latency is the submission, the device's passes and the wait (Submission.Wait polls the fence before it
+// sleeps), so everything else is kept off the device and off the host's path: where the words the host reads
+// (encode: the work words; decode: the status words) can live in memory both sides map — unified memory, or
+// host-visible device memory of a discrete device — the host resets them before each submission and reads them
+// in place after it, and the command buffer holds only the timestamps, barriers and the format's passes. Otherwise
+// the command buffer resets them and copies them to host memory after the passes. Timestamps are read only when
+// asked for (GPUTime, PassTimes).
 
 // EncodeSpec describes a device-resident encode.
 type EncodeSpec struct {
@@ -83,12 +92,22 @@ func (b *Backend) SupportsBlockDecode(id uint8) bool {
 // recorded is what every prepared operation has: a session whose command buffer holds the operation, timestamps
 // around it, and the submission in flight between SubmitWith and Finish.
 type recorded struct {
-	b     *Backend
-	s     *session
-	qp    *vk.QueryPool
-	sub   *vk.Submission
-	ns    []uint64 // timestamps of the last run
+	b   *Backend
+	s   *session
+	qp  *vk.QueryPool
+	sub *vk.Submission
+	// Timestamps of the last finished run: read from qp on the first GPUTime or PassTimes after its Finish (fresh),
+	// into tsBuf; the next submission resets the queries, so unread ones are dropped then.
+	fresh bool
+	tsBuf []uint64
+	ns    []uint64
 	gpuNs uint64
+	// direct: the words the host reads lie in memory the kernels bind and the host maps (hostWords), so the command
+	// buffer neither resets nor copies them.
+	direct bool
+	words  *vk.Buffer // the operation's own host-visible device memory for them, where it has some
+	// hostReset: the host resets the queries before each submission (vk.QueryPool.Reset), not the command buffer.
+	hostReset bool
 }
 
 // EncodeOp encodes tensors at their sources into bodies at their destinations.
@@ -98,16 +117,25 @@ type EncodeOp struct {
 	stride uint64 // bytes between blocks' work words
 	sh     shape
 	blocks int
+	// clear (direct): the regions the host zeroes before each run: the work words, and on unified memory the
+	// format's zeroed scratch too.
+	clear []loc
 }
 
 // DecodeOp decodes bodies into values.
 type DecodeOp struct {
 	recorded
-	status   loc // host-visible status words, StatusWords per block
+	status   loc    // host-visible status words, StatusWords per block: the kernels' own (direct) or their copy
+	words    loc    // direct: the kernels' status words, set to statusUp before each run
+	st       []byte // a copy of a failed block's status words, for its verdict
 	statusFn func(st []byte, name string) error
 	sh       shape
 	blocks   int
-	statusUp []byte // block decodes: the status template written before each run (lengths, reset verdicts)
+	runtime  bool // block decode: lengths given per run (SetBodyLens)
+	// statusUp is the status template each run starts from (reset verdicts; block decodes' side lengths): written
+	// into the status words by the host (direct) or uploaded by the command buffer (block decodes otherwise); nil
+	// where the command buffer resets the words itself.
+	statusUp []byte
 	lensSet  bool
 }
 
@@ -158,7 +186,7 @@ func (b *Backend) PrepareEncode(ctx context.Context, spec EncodeSpec) (*EncodeOp
 func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block) error {
 	b, s := op.b, op.s
 	op.stride = alignRegion(op.sh.workBytes)
-	work, err := s.allocOut(b, op.stride*uint64(len(blocks)))
+	work, err := op.hostWords(op.stride*uint64(len(blocks)), len(blocks))
 	if err != nil {
 		return err
 	}
@@ -176,11 +204,60 @@ func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 		}
 		zero = append(zero, r.zero...)
 	}
-	return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) { zeroRegions(cmd, work.dev, zero) })
+	if !op.direct {
+		return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) { zeroRegions(cmd, work.dev, zero) })
+	}
+	op.clear = append(op.clear, work.dev)
+	if b.unified {
+		op.clear = append(op.clear, zero...)
+		zero = nil
+	}
+	return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) {
+		for _, z := range zero {
+			cmd.FillBuffer(z.buf, z.off, z.size, 0)
+		}
+	})
+}
+
+// Test hooks: noMappedWords makes operations on discrete devices keep their read-back words in device-only memory,
+// as on a device without host-visible device memory; noHostQueryReset makes them reset their queries in the command
+// buffer, as on a device without host query reset.
+var noMappedWords, noHostQueryReset bool
+
+// hostWords allocates size bytes of the words the host reads after each run, for an operation over blocks tensors.
+// They are direct (r.direct) where the kernels can bind memory the host maps and reads cheaply: always on unified
+// memory; on a discrete device for one tensor (a few words, each an uncached read across the bus), in host-visible
+// device memory of the operation's own when the device has some. Otherwise the session's device memory, with a
+// host-memory copy the command buffer fills.
+func (r *recorded) hostWords(size uint64, blocks int) (staged, error) {
+	b := r.b
+	if !b.unified && blocks == 1 && !noMappedWords {
+		size = max((size+15)&^15, 16)
+		if buf, err := b.dev.NewBuffer(size, vk.DeviceLocalHostVisible); err == nil {
+			r.words, r.direct = buf, true
+			l := loc{buf: buf, size: size}
+			return staged{dev: l, host: l}, nil
+		}
+	}
+	st, err := r.s.allocOut(b, size)
+	r.direct = err == nil && b.unified
+	return st, err
+}
+
+// idle refuses a submission while the last one is unfinished: the host may write the operation's words then.
+func (r *recorded) idle() error {
+	if r.sub != nil {
+		return invalid("operation submitted twice without Finish")
+	}
+	if r.s.cmd.Pending() {
+		return vk.ErrBusy
+	}
+	return nil
 }
 
 // recordTimed records a prepared operation's command buffer: setup, then the plans' passes, each after a barrier,
-// with a timestamp before the first and after each (one span for plans timed so), and the read-back of out.
+// with a timestamp before the first and after each (one span for plans timed so), and the read-back of out (none
+// when r.direct: the host reads out in place).
 func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, setup func(cmd *vk.Commands)) error {
 	passes, oneSpan := 0, false
 	for _, p := range plans {
@@ -203,23 +280,30 @@ func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, s
 		return err
 	}
 	cmd.Timestamp(r.qp, n)
-	r.b.copyDown(cmd, out)
+	if !r.direct {
+		r.b.copyDown(cmd, out)
+	}
 	cmd.BarrierToHost()
 	return cmd.End()
 }
 
 // beginTimed opens a prepared operation's command buffer with a pool of n timestamp queries: query 0 is written
-// here, the others by the caller between and after the passes it records.
+// here, the others by the caller between and after the passes it records. Where the device resets queries from the
+// host, each submission does so (submitWith) and the command buffer does not.
 func (r *recorded) beginTimed(n uint32) error {
 	var err error
 	if r.qp, err = r.b.dev.NewQueryPool(n); err != nil {
 		return err
 	}
+	r.tsBuf = make([]uint64, n)
+	r.hostReset = r.b.dev.Features().HostQueryReset && !noHostQueryReset
 	cmd := r.s.cmd
 	if err := cmd.Begin(); err != nil {
 		return err
 	}
-	cmd.ResetQueries(r.qp, 0, n)
+	if !r.hostReset {
+		cmd.ResetQueries(r.qp, 0, n)
+	}
 	cmd.Timestamp(r.qp, 0)
 	return nil
 }
@@ -238,6 +322,14 @@ func (op *EncodeOp) Run(ctx context.Context) (uint64, error) {
 // SubmitWith queues the recorded encode without waiting, after waits and signalling signals; Finish must follow
 // before the next Run or SubmitWith.
 func (op *EncodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
+	if len(op.clear) > 0 {
+		if err := op.idle(); err != nil {
+			return err
+		}
+		for _, z := range op.clear {
+			clear(z.bytes())
+		}
+	}
 	return op.submitWith(waits, signals)
 }
 
@@ -272,6 +364,7 @@ func (op *EncodeOp) BlockSizes(sizes []uint64) error {
 // sum of the side sizes (formats whose placement does not sum them itself), the placement. Nil before a Run, and
 // for operations timed as one span.
 func (op *EncodeOp) PassTimes() []time.Duration {
+	op.times()
 	var t []time.Duration
 	for i := 1; i < len(op.ns) && len(op.ns) > 2; i++ {
 		t = append(t, time.Duration(op.ns[i]-op.ns[i-1]))
@@ -310,27 +403,29 @@ func (b *Backend) PrepareDecode(ctx context.Context, spec DecodeSpec) (*DecodeOp
 func (op *DecodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block, runtime bool) error {
 	b, s := op.b, op.s
 	size := 4 * layout.StatusWords * uint64(len(blocks))
-	// Block decodes upload their status words (each run's side lengths, the reset verdicts) and read them back;
-	// a single decode resets its own on the device.
-	var status, down staged
-	var err error
-	if runtime {
-		status, err = s.allocIn(b, size)
-		down = status
-		if err == nil && !b.unified {
-			down.host, err = s.down.alloc(status.dev.size)
-		}
-		if err == nil {
-			op.statusUp = status.host.bytes()
-		}
-	} else {
-		status, err = s.allocOut(b, size)
-		down = status
-	}
+	op.runtime = runtime
+	status, err := op.hostWords(size, len(blocks))
 	if err != nil {
 		return err
 	}
-	op.status = down.host
+	op.status, op.st = status.host, make([]byte, 4*layout.StatusWords)
+	// The status words start each run as statusUp (direct: written by the host; block decodes otherwise: uploaded
+	// from staging) or as resetStatus leaves them (single decodes otherwise).
+	var up staged
+	switch {
+	case op.direct:
+		op.words = status.dev
+		op.statusUp = make([]byte, size)
+		for i := range blocks {
+			resetWords(op.statusUp[4*layout.StatusWords*i:])
+		}
+	case runtime:
+		up.dev = status.dev
+		if up.host, err = s.up.alloc(size); err != nil {
+			return err
+		}
+		op.statusUp = up.host.bytes()
+	}
 	plans := make([]*plan, len(blocks))
 	for i, blk := range blocks {
 		r := &regions{b: b, s: s, vals: blk.Dst, body: blk.Src, status: status.dev,
@@ -343,13 +438,27 @@ func (op *DecodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 		}
 	}
 	op.statusFn = plans[0].statusFn
-	return op.recordTimed(ctx, plans, down, func(cmd *vk.Commands) {
-		if runtime {
-			b.copyUp(cmd, status)
-		} else {
+	return op.recordTimed(ctx, plans, status, func(cmd *vk.Commands) {
+		switch {
+		case op.direct:
+		case runtime:
+			b.copyUp(cmd, up)
+		default:
 			resetStatus(cmd, status.dev)
 		}
 	})
+}
+
+// resetWords writes a reset status block into w: flags zero, and the lowest failing chunk of each class (words 1-3,
+// see statusErr) all ones, so that the kernels' minimum finds the first (resetStatus's values).
+func resetWords(w []byte) {
+	for k := range layout.StatusWords {
+		v := uint32(0)
+		if k >= 1 && k <= 3 {
+			v = 0xFFFFFFFF
+		}
+		binary.LittleEndian.PutUint32(w[4*k:], v)
+	}
 }
 
 // Blocks is the number of bodies the operation decodes.
@@ -357,7 +466,7 @@ func (op *DecodeOp) Blocks() int { return op.blocks }
 
 // SetBodyLens gives a block decode the bodies' lengths for the runs that follow: bodyLens[i] is block i's.
 func (op *DecodeOp) SetBodyLens(bodyLens []uint64) error {
-	if op.statusUp == nil {
+	if !op.runtime {
 		return invalid("body lengths for an operation without blocks")
 	}
 	if len(bodyLens) != op.blocks {
@@ -375,13 +484,7 @@ func (op *DecodeOp) SetBodyLens(bodyLens []uint64) error {
 	}
 	for i, l := range bodyLens {
 		w := op.statusUp[4*layout.StatusWords*i:]
-		for k := range layout.StatusWords {
-			v := uint32(0)
-			if k >= 1 && k <= 3 {
-				v = 0xFFFFFFFF // lowest chunk per class: none yet
-			}
-			binary.LittleEndian.PutUint32(w[4*k:], v)
-		}
+		resetWords(w)
 		binary.LittleEndian.PutUint32(w[4*layout.StatusSideLen:], uint32(l-sh.sideOff))
 	}
 	op.lensSet = true
@@ -398,8 +501,14 @@ func (op *DecodeOp) Run(ctx context.Context) error {
 
 // SubmitWith queues the recorded decode without waiting, after waits and signalling signals (see EncodeOp).
 func (op *DecodeOp) SubmitWith(waits, signals []vk.SemaphoreValue) error {
-	if op.statusUp != nil && !op.lensSet {
+	if op.runtime && !op.lensSet {
 		return invalid("block decode run before SetBodyLens")
+	}
+	if op.direct {
+		if err := op.idle(); err != nil {
+			return err
+		}
+		copy(op.words.bytes(), op.statusUp)
 	}
 	return op.submitWith(waits, signals)
 }
@@ -409,13 +518,22 @@ func (op *DecodeOp) Finish(ctx context.Context) error {
 	if err := op.finish(ctx); err != nil {
 		return err
 	}
+	// Each block's flags word first: every verdict (statusErr and the formats' statusFn) is valid without a flag
+	// set, so a valid run reads one word per block (each an uncached read where the words are device memory) and
+	// formats no block name. A block with a flag set gets its verdict from a copy of its words.
 	st := op.status.bytes()
 	op.b.dev.CountReadback(4 * layout.StatusWords * uint64(op.blocks))
-	if op.statusUp == nil {
-		return verdict(op.statusFn, st, "")
-	}
 	for i := range op.blocks {
-		if err := verdict(op.statusFn, st[4*layout.StatusWords*i:4*layout.StatusWords*(i+1)], blockName(i)); err != nil {
+		w := st[4*layout.StatusWords*i : 4*layout.StatusWords*(i+1)]
+		if binary.LittleEndian.Uint32(w) == 0 {
+			continue
+		}
+		copy(op.st, w)
+		name := ""
+		if op.runtime {
+			name = blockName(i)
+		}
+		if err := verdict(op.statusFn, op.st, name); err != nil {
 			return err
 		}
 	}
@@ -434,6 +552,15 @@ func (r *recorded) submitWith(waits, signals []vk.SemaphoreValue) error {
 	if r.sub != nil {
 		return invalid("operation submitted twice without Finish")
 	}
+	r.fresh, r.ns, r.gpuNs = false, nil, 0 // the submission resets the queries
+	if r.hostReset {
+		if err := r.idle(); err != nil {
+			return err
+		}
+		if err := r.qp.Reset(0, r.qp.Count()); err != nil {
+			return mapVK(err)
+		}
+	}
 	sub, err := r.b.dev.SubmitWith(r.s.cmd, waits, signals)
 	if err != nil {
 		return mapVK(err)
@@ -442,7 +569,7 @@ func (r *recorded) submitWith(waits, signals []vk.SemaphoreValue) error {
 	return nil
 }
 
-// finish waits for the submission and reads the timestamps (first to last is the GPU time).
+// finish waits for the submission; its timestamps are read when asked for (times).
 func (r *recorded) finish(ctx context.Context) error {
 	sub := r.sub
 	if sub == nil {
@@ -452,21 +579,41 @@ func (r *recorded) finish(ctx context.Context) error {
 	if err := r.b.wait(ctx, sub); err != nil {
 		return err
 	}
-	r.gpuNs = 0
-	if ns, err := r.qp.Nanos(0, r.qp.Count()); err == nil && len(ns) > 1 && ns[len(ns)-1] >= ns[0] {
-		r.ns, r.gpuNs = ns, ns[len(ns)-1]-ns[0]
-	}
+	r.fresh = true
 	return nil
 }
 
-// GPUTime is the device time of the last run, from timestamps around all of it.
-func (r *recorded) GPUTime() time.Duration { return time.Duration(r.gpuNs) }
+// times reads the timestamps of the last finished run, once (first to last is the GPU time).
+func (r *recorded) times() {
+	if !r.fresh {
+		return
+	}
+	r.fresh = false
+	if err := r.qp.NanosInto(r.tsBuf, 0); err == nil && len(r.tsBuf) > 1 && r.tsBuf[len(r.tsBuf)-1] >= r.tsBuf[0] {
+		r.ns, r.gpuNs = r.tsBuf, r.tsBuf[len(r.tsBuf)-1]-r.tsBuf[0]
+	}
+}
 
-// Close releases the operation's resources (not the caller's buffers).
+// GPUTime is the device time of the last finished run, from timestamps around all of it (zero once the next run is
+// submitted, or where the device gave none).
+func (r *recorded) GPUTime() time.Duration {
+	r.times()
+	return time.Duration(r.gpuNs)
+}
+
+// Close releases the operation's resources (not the caller's buffers), after the run in flight if there is one.
 func (r *recorded) Close() {
+	if r.sub != nil {
+		_ = r.b.wait(context.Background(), r.sub)
+		r.sub = nil
+	}
 	if r.qp != nil {
 		r.qp.Close()
 		r.qp = nil
+	}
+	if r.words != nil {
+		r.words.Close()
+		r.words = nil
 	}
 	if r.s != nil {
 		r.b.putSession(r.s)
