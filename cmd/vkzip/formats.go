@@ -172,11 +172,11 @@ func wrapIndented(s string, width, indent int) string {
 // kvlike (other dtypes: the same data converted), and the ratio there (bench/RESULTS.md, bench/raw/h100-*). They
 // say how the formats compare; a device's own numbers come from vkzip bench.
 var h100Speeds = map[string]string{
-	"splitzip4": "1456/1497 (1.33x)",
+	"splitzip4": "1476/1528 (1.33x)",
 	"zf12":      "846/1349 (1.31x)",
 	"tbe3":      "532/445 (1.40x)",
-	"auto":      "BF16 182/419 (1.40x), F16 64/243 (1.12x): tries every candidate",
-	"huff":      "457/948 (1.47x)",
+	"auto":      "BF16 225/422 (1.40x), F16 64/243 (1.12x): tries every candidate",
+	"huff":      "452/940 (1.47x)",
 	"xw3":       "F16 186/256 (1.12x), F8_E5M2 149/170 (1.27x), F32 166/112 (1.17x)",
 	"xw2":       "F16 169/249 (1.08x), F8_E4M3 128/165 (1.07x)",
 	"xw4":       "F16 203/249 (1.07x), F8_E5M2 164/240 (1.14x), F32 175/116 (1.14x)",
