@@ -61,6 +61,23 @@ func cudaSync(c *cudabridge.Context, stream uint64) error {
 	return c.WrapStream(uintptr(stream)).Synchronize()
 }
 
+// cudaTensorArgs checks a CUDA tensor's arguments: its dtype and shape, its pointer to nbytes (whole values) and the
+// device ordinal.
+func cudaTensorArgs(dtype *C.char, shape *C.uint64_t, ndim C.int32_t, ptr C.uint64_t, nbytes C.size_t,
+	dev C.int32_t) (layout.DType, []uint64, error) {
+	d, dims, err := tensorArgs(dtype, shape, ndim)
+	if err != nil {
+		return d, dims, err
+	}
+	if err := cudaArgs(ptr, nbytes, dev); err != nil {
+		return d, dims, err
+	}
+	if uint64(nbytes)%uint64(d.Size()) != 0 {
+		return d, dims, invalidf("%d bytes is not a whole number of %s values", uint64(nbytes), dtypeName(d))
+	}
+	return d, dims, nil
+}
+
 // cudaArgs checks a device pointer to n bytes and an ordinal (an empty tensor's pointer may be 0).
 func cudaArgs(ptr C.uint64_t, n C.size_t, dev C.int32_t) error {
 	if ptr == 0 && n != 0 {
@@ -76,18 +93,12 @@ func cudaArgs(ptr C.uint64_t, n C.size_t, dev C.int32_t) error {
 func vkzipgo_encode_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes C.size_t, shape *C.uint64_t,
 	ndim C.int32_t, dev C.int32_t, stream C.uint64_t, out *unsafe.Pointer, outLen *C.size_t) C.int {
 	return guard(func() error {
-		d, dims, err := tensorArgs(dtype, shape, ndim)
+		d, dims, err := cudaTensorArgs(dtype, shape, ndim, ptr, nbytes, dev)
 		if err != nil {
-			return err
-		}
-		if err := cudaArgs(ptr, nbytes, dev); err != nil {
 			return err
 		}
 		if out == nil || outLen == nil {
 			return invalidf("out or out_len is NULL")
-		}
-		if uint64(nbytes)%uint64(d.Size()) != 0 {
-			return invalidf("%d bytes is not a whole number of %s values", uint64(nbytes), dtypeName(d))
 		}
 		hd, release, err := acquire(uint64(h))
 		if err != nil {

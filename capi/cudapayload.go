@@ -276,22 +276,13 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 // headKey is the tensor a header length was last seen for: the next body of that tensor is placed after a header
 // of that length, which bodies of about the same size share.
 type headKey struct {
-	format    uint8
-	dtype     layout.DType
-	n         uint64
-	shift     uint
-	cb        codec.Codebook
-	checksums bool
-	shape     string
+	tensorKey
+	shape string
 }
 
 func headKeyOf(t codec.PrecodedTensor) headKey {
-	k := headKey{format: t.Plan.Format, dtype: t.DType, n: t.N, shift: t.Plan.Shift, checksums: t.Plan.Checksums,
-		shape: fmt.Sprint(t.Shape)}
-	if t.Plan.Codebook != nil {
-		k.cb = *t.Plan.Codebook
-	}
-	return k
+	p := &t.Plan
+	return headKey{keyOf(p.Format, t.DType, t.N, p.Shift, p.Codebook, p.Checksums).tensorKey, fmt.Sprint(t.Shape)}
 }
 
 // checkDevTensor checks a CUDA tensor of nbytes of d with shape dims (nil: flat) for the device path: its value
@@ -354,11 +345,8 @@ func vkzipgo_cuda_free(h C.vkzip_codec, dev C.int32_t, ptr C.uint64_t) C.int {
 func vkzipgo_encode_cuda_to_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes C.size_t, shape *C.uint64_t,
 	ndim C.int32_t, dev C.int32_t, stream C.uint64_t, dst C.uint64_t, dstCap C.size_t, outLen *C.size_t) C.int {
 	return guard(func() error {
-		d, dims, err := tensorArgs(dtype, shape, ndim)
+		d, dims, err := cudaTensorArgs(dtype, shape, ndim, ptr, nbytes, dev)
 		if err != nil {
-			return err
-		}
-		if err := cudaArgs(ptr, nbytes, dev); err != nil {
 			return err
 		}
 		if err := cudaArgs(dst, dstCap, dev); err != nil {
@@ -366,9 +354,6 @@ func vkzipgo_encode_cuda_to_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t,
 		}
 		if outLen == nil {
 			return invalidf("out_len is NULL")
-		}
-		if uint64(nbytes)%uint64(d.Size()) != 0 {
-			return invalidf("%d bytes is not a whole number of %s values", uint64(nbytes), dtypeName(d))
 		}
 		var total uint64
 		err = onDevice(h, dev, true, func(cd *cudaDev, c *codec.Codec) (err error) {

@@ -31,15 +31,20 @@ type devCodec struct {
 // opKey is what a prepared operation is recorded for: the tensor, and the buffers it is bound to (bodyLen: decodes
 // only). An operation bound to a buffer is dropped (flushOps) before that buffer is closed.
 type opKey struct {
+	tensorKey
+	bodyLen uint64
+	vals    vk.BufferRange
+	body    vk.BufferRange
+}
+
+// tensorKey is the coded tensor an operation, or a header length (cudapayload.go), is for.
+type tensorKey struct {
 	format    uint8
 	dtype     layout.DType
 	n         uint64
 	shift     uint
 	cb        codec.Codebook
 	checksums bool
-	bodyLen   uint64
-	vals      vk.BufferRange
-	body      vk.BufferRange
 }
 
 type histKey struct {
@@ -153,7 +158,7 @@ func (dc *devCodec) expHist(ctx context.Context, vals vk.BufferRange, n uint64, 
 }
 
 func keyOf(format uint8, d layout.DType, n uint64, shift uint, cb *codec.Codebook, checksums bool) opKey {
-	k := opKey{format: format, dtype: d, n: n, shift: shift, checksums: checksums}
+	k := opKey{tensorKey: tensorKey{format: format, dtype: d, n: n, shift: shift, checksums: checksums}}
 	if cb != nil {
 		k.cb = *cb
 	}

@@ -508,7 +508,7 @@ class TestTorch(Base):
                 torch.cuda.synchronize()
                 self.assertTrue(torch.equal(out.view(ints), t.view(ints)), "CUDA round trip is not bit-exact")
                 k1 = vkzip.cuda_counters()
-                d = {k: k1[k] - k0[k] for k in k1 if isinstance(k1[k], int) and not isinstance(k1[k], bool)}
+                d = _growth(k0, k1)
                 print("\n  %s: %s; host-staged %d, device-copied %d bytes of %d" % (
                     name, k1["last_path"], d["host_staged_bytes"], d["device_copy_bytes"], nb))
                 if d["shared_calls"] == 2:
@@ -570,7 +570,7 @@ class TestTorch(Base):
                 torch.cuda.synchronize()
                 self.assertTrue(torch.equal(out.view(ints), t.view(ints)), "round trip is not bit-exact")
                 k1 = vkzip.cuda_counters()
-                d = {k: k1[k] - k0[k] for k in k1 if isinstance(k1[k], int) and not isinstance(k1[k], bool)}
+                d = _growth(k0, k1)
                 print("\n  %s device payload: %s; host-staged %d, device-copied %d bytes (tensor %d, payload %d)" % (
                     name, k1["last_path"], d["host_staged_bytes"], d["device_copy_bytes"], nb, p.numel()))
                 if d["shared_calls"] == 2:
@@ -624,7 +624,7 @@ class TestTorch(Base):
         c.decompress(p, out=out)
         torch.cuda.synchronize()
         k1 = vkzip.cuda_counters()
-        d = {k: k1[k] - k0[k] for k in k1 if isinstance(k1[k], int) and not isinstance(k1[k], bool)}
+        d = _growth(k0, k1)
         self.assertTrue(torch.equal(p, want))
         self.assertTrue(torch.equal(out.view(torch.int16), t.view(torch.int16)))
         self.assertEqual(d["host_staged_bytes"], 0)
@@ -767,6 +767,11 @@ class TestTorch(Base):
             got = same_fracs if "cuda" in src_go else fracs
             self.assertGreaterEqual(min(got), float(floor), line)
         print(line)
+
+
+def _growth(k0, k1):
+    """How much each numeric CUDA counter grew from k0 to k1 (vkzip.cuda_counters())."""
+    return {k: k1[k] - k0[k] for k in k1 if isinstance(k1[k], int) and not isinstance(k1[k], bool)}
 
 
 def _find_keys(obj, keys):
