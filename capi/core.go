@@ -124,19 +124,7 @@ func walkContainers(total uint64, read codec.ReadAt, fn func(*codec.Container)) 
 	}
 	for off := uint64(0); off < total; {
 		rest := total - off
-		pre, err := read(off, min(rest, layout.PreambleSize))
-		if err != nil {
-			return err
-		}
-		hl, err := codec.HeadLen(pre)
-		if err != nil {
-			return err
-		}
-		head, err := read(off, min(hl, rest))
-		if err != nil {
-			return err
-		}
-		ct, err := codec.ParseHead(head, rest)
+		ct, err := codec.ParseHeadAt(read, off, total)
 		if err != nil {
 			return err
 		}

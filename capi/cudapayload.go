@@ -216,21 +216,7 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 		return 0, err
 	}
 	read := cudaRead(cd.cc, src, srcLen)
-	// One read takes the header of any payload of a few tensors' shapes and codebooks; a larger one is read again.
-	head, err := read(0, min(srcLen, 4096))
-	if err != nil {
-		return 0, err
-	}
-	hl, err := codec.HeadLen(head)
-	if err != nil {
-		return 0, err
-	}
-	if hl <= uint64(len(head)) {
-		head = head[:hl]
-	} else if head, err = read(0, min(hl, srcLen)); err != nil {
-		return 0, err
-	}
-	ct, err := codec.ParseHead(head, srcLen)
+	ct, err := codec.ParseHeadAt(read, 0, srcLen)
 	if err != nil {
 		return 0, err
 	}

@@ -95,6 +95,30 @@ func ParseHead(head []byte, total uint64) (*Container, error) {
 	return c, nil
 }
 
+// ParseHeadAt is ParseHead of the container that starts at byte off of a payload of total bytes read through read
+// (its bodies within the payload's end): one read takes the header of any container of a few tensors' shapes and
+// codebooks, a longer header a second.
+func ParseHeadAt(read ReadAt, off, total uint64) (*Container, error) {
+	if off > total {
+		return nil, errorf(ErrTruncated, "a container at %d of a %d-byte payload", off, total)
+	}
+	rest := total - off
+	head, err := read(off, min(rest, 4096))
+	if err != nil {
+		return nil, err
+	}
+	hl, err := HeadLen(head)
+	if err != nil {
+		return nil, err
+	}
+	if hl <= uint64(len(head)) {
+		head = head[:hl]
+	} else if head, err = read(off, min(hl, rest)); err != nil {
+		return nil, err
+	}
+	return ParseHead(head, rest)
+}
+
 // CheckSealAt is CheckSeal for a payload read through read (offsets from the container's first byte): it reads
 // the seal and the body's checksum words, nothing else of the body.
 func (ct *Container) CheckSealAt(index int, read ReadAt) error {

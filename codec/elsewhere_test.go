@@ -114,6 +114,10 @@ func TestAppendPrecodedHead(t *testing.T) {
 			if err := pc.CheckSealAt(0, all.at); err != nil {
 				t.Fatal(err)
 			}
+			at, err := codec.ParseHeadAt((&reader{p: append([]byte("xy"), payload...)}).at, 2, uint64(len(payload))+2)
+			if err != nil || at.MetaCRC != pc.MetaCRC || at.Recs[0].BodyOff != r.BodyOff {
+				t.Fatalf("ParseHeadAt at offset 2: %v", err)
+			}
 			if _, err := codec.ParseHead(payload[:hl], uint64(len(payload))-1); !errors.Is(err, codec.ErrTruncated) && ct.Sealed() {
 				t.Fatalf("a payload one byte short: %v, want truncated", err)
 			}
