@@ -2,6 +2,7 @@ package vkcodec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -23,6 +24,11 @@ import (
 // (ErrTooLarge) and stay with the CPU backend.
 
 func init() { register(layout.FormatAuto, autoCodec{}) }
+
+var (
+	kAutoSize = kernel("auto_size")
+	kAutoTBE3 = kernel("auto_tbe3")
+)
 
 type autoCodec struct{}
 
@@ -146,7 +152,14 @@ func (autoCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	total := alignRegion(layout.Align4(t.valueBytes())) + alignRegion(autoMax(t.n, t.dt, t.shift)) + 2*regionAlign
 	if encode {
 		ids, cs, _ := autoCands(t.dt)
+		sized := autoSized(t.dt, ids)
+		if sized {
+			total += alignRegion(autoMetaBytes(t))
+		}
 		for k, id := range ids {
+			if sized && autoPieceKernels[id] != nil {
+				continue
+			}
 			ct := candTensor(t, id)
 			total += alignRegion(cs[k].candLayout(&ct).max) + gpuCodecs[id].deviceBytes(b, &ct, true)
 		}
@@ -172,11 +185,17 @@ func (autoCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 	srcBytes := layout.Align4(t.valueBytes())
 	src := r.valsAt(0, srcBytes)
 	out := r.bodyAt(0, autoMax(t.n, t.dt, t.shift))
-	cands := make([]autoCand, len(ids))
+	a := &autoEncode{t: t, out: out, src: src, work: r.work.dev, chunks: C, sized: autoSized(t.dt, ids)}
+	if a.sized {
+		a.meta = r.scratch(autoMetaBytes(t))
+	}
 	for k, id := range ids {
+		if a.sized && autoPieceKernels[id] != nil {
+			a.pieces = append(a.pieces, id)
+			continue
+		}
 		ct := candTensor(t, id)
-		c := &cands[k]
-		c.l = cs[k].candLayout(&ct)
+		c := autoCand{l: cs[k].candLayout(&ct)}
 		c.body = r.scratch(c.l.max)
 		sh := gpuCodecs[id].shape(&ct)
 		c.work, c.nb = r.zeroed(sh.workBytes), sh.totalWord/2
@@ -184,32 +203,67 @@ func (autoCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 			return nil, r.top().err
 		}
 		c.p = cs[k].candEncode(b, &ct, r.sub(rangeOf(src, srcBytes), c.body.rng(), c.work), c.l)
+		a.cands = append(a.cands, c)
 	}
-	a := &autoEncode{t: t, cands: cands, out: out, work: r.work.dev, chunks: C}
-	// The candidates' passes side by side (the longest has three), a pick per candidate, the offsets, the gather.
+	if r.top().err != nil {
+		return nil, r.top().err
+	}
 	var passes []func(*recorder) error
-	for k := range 3 {
-		passes = append(passes, a.candPass(k))
+	if a.sized {
+		// Sizes of every candidate from one read of the values, the offsets, then each chunk coded once in place
+		// (candidates without a piece encoder encode the whole tensor beside them and are gathered).
+		passes = []func(*recorder) error{a.candPass(0, a.size), a.candPass(1, scanPass(a.work, C)), a.candPass(2, nil),
+			a.place}
+	} else {
+		// The candidates' passes side by side (the longest has three), a pick per candidate, the offsets, the gather.
+		for k := range 3 {
+			passes = append(passes, a.candPass(k, nil))
+		}
+		for k := range a.cands {
+			passes = append(passes, a.pick(k))
+		}
+		passes = append(passes, scanPass(a.work, C), a.gather)
 	}
-	for k := range cands {
-		passes = append(passes, a.pick(k))
-	}
-	passes = append(passes, scanPass(a.work, C), a.gather)
 	return &plan{passes: passes, oneSpan: true}, nil
+}
+
+// autoPieceKernels are the BF16 candidates' piece encoders: each codes the chunks auto_size chose for it directly
+// at their piece offsets.
+var autoPieceKernels = map[uint8]*shaders.Kernel{layout.FormatTBE3: kAutoTBE3}
+
+// autoSized reports whether auto_size sizes the candidates ids of dtype d: BF16's splitzip4, zf12 and tbe3, the
+// formats the kernel computes.
+func autoSized(d layout.DType, ids []uint8) bool {
+	return d == layout.DTypeBF16 && slices.Equal(ids, []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3})
+}
+
+// autoMetaBytes is auto_size's output beside the work words: an info word per chunk, then zf12 header pieces.
+func autoMetaBytes(t *tensor) uint64 {
+	C := layout.SZ4{N: t.n, Shift: t.shift}.Chunks()
+	return 4*C + C*layout.ZF12{N: t.n, Shift: t.shift}.HeaderPiece()
 }
 
 // autoEncode is an auto encode's plan.
 type autoEncode struct {
 	t      *tensor
-	cands  []autoCand
+	cands  []autoCand // candidates that encode the whole tensor into a scratch body
+	pieces []uint8    // candidates coded in place by their piece encoders (sized only)
+	src    view
 	out    view
 	work   loc // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) choices
+	meta   loc // sized: auto_size's info words and zf12 headers
 	chunks uint64
+	sized  bool // auto_size sizes every candidate (no candidate bodies for the pick)
 }
 
-// candPass records pass k of every candidate that has one.
-func (a *autoEncode) candPass(k int) func(*recorder) error {
+// candPass records pass k of every whole-tensor candidate that has one, after first (if any).
+func (a *autoEncode) candPass(k int, first func(*recorder) error) func(*recorder) error {
 	return func(rec *recorder) error {
+		if first != nil {
+			if err := first(rec); err != nil {
+				return err
+			}
+		}
 		for _, c := range a.cands {
 			if k < len(c.p.passes) {
 				if err := c.p.passes[k](rec); err != nil {
@@ -219,6 +273,39 @@ func (a *autoEncode) candPass(k int) func(*recorder) error {
 		}
 		return nil
 	}
+}
+
+// size records auto_size: every chunk's smallest candidate, its size and info word.
+func (a *autoEncode) size(rec *recorder) error {
+	b, t := rec.b, a.t
+	wg := b.wgFor(t.shift, a.chunks)
+	pc := shaders.AutoSizePush{CB: codebookWords(t.cb), Chunks: uint32(a.chunks),
+		LastLen: uint32(layout.SZ4{N: t.n, Shift: t.shift}.ChunkLen(a.chunks - 1)), SrcBase: uint32(a.src.base / 16)}
+	kk := keyOf(kAutoSize, wg).with("SHIFT", uint32(t.shift))
+	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(a.chunks), a.src.l, a.work, a.meta)
+}
+
+// place records the piece encoders side by side, and the gather of the whole-tensor candidates.
+func (a *autoEncode) place(rec *recorder) error {
+	b, t := rec.b, a.t
+	for _, id := range a.pieces {
+		wg := min(b.wgFor(t.shift, a.chunks), uint32(1)<<t.shift/32) // whole 32-value units
+		kk := b.chunkKey(autoPieceKernels[id], wg, t.shift)
+		cs, err := rec.consts(kk, t.shift)
+		if err != nil {
+			return err
+		}
+		pc := shaders.AutoPiecesPush{CB: codebookWords(t.cb), ChunkCRC: chunkCRC(newTensorConsts(t.n, t.shift), 0, a.chunks),
+			Checksums: b2u(t.checksums), SrcBase: uint32(a.src.base / 16), OutBase: a.out.words()}
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(a.chunks), a.src.l, a.out.l, a.work, a.meta,
+			cs); err != nil {
+			return err
+		}
+	}
+	if len(a.cands) == 0 {
+		return nil
+	}
+	return a.gather(rec)
 }
 
 // pick records candidate k's auto_pick: each chunk's one-chunk body size, kept where it is the smallest so far.

@@ -1,0 +1,128 @@
+#version 450
+// auto encode of BF16, pass 1 of 3 (docs/FORMAT.md §11.2): one workgroup per chunk (grid-stride) reads the chunk's
+// values once and sizes its one-chunk body under each candidate — splitzip4 (escapes: values whose exponent the
+// codebook lacks), zf12 (raw blocks: the field range of each 512-value block) and tbe3 (fallbacks: values outside
+// the best 7-exponent window of the chunk's exponent histogram) — and keeps the smallest, ties to the lowest id.
+// It stores the size (summed into piece offsets by sz4_scan), the format id, the chunk's info word in that format
+// and, for a zf12 chunk, its header piece: pass 3's piece encoders code each chunk once, in its format, in place.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_vote : require
+
+#include "layout.glsl"
+
+#define KERNEL_AUTO_SIZE
+#include "contracts.glsl"
+#include "auto_common.glsl"
+
+shared uint hist[256];
+shared uint bmin[ZF_BLOCKS]; // smallest zf12 field of each block
+shared uint bmax[ZF_BLOCKS]; // largest
+shared uint best;            // the tbe3 window: covered values << 8 | (255 - start), the largest wins
+shared uint zside;           // zf12 side bytes
+shared uint zraw;            // zf12 raw blocks
+shared uint pick;
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint C = pc.chunks;
+    for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
+        uint m = c == C - 1u ? pc.lastLen : N;
+        uint nb = (m + ZF12_BLOCK - 1u) / ZF12_BLOCK;
+        for (uint e = t; e < 256u; e += WG) hist[e] = 0u;
+        for (uint b = t; b < ZF_BLOCKS; b += WG) {
+            bmin[b] = ZF12_MAX_BASE;
+            bmax[b] = 0u;
+        }
+        if (t == 0u) {
+            best = 0u;
+            zside = 0u;
+            zraw = 0u;
+        }
+        barrier();
+        for (uint j = 0u; j < SLOTS / WG; j++) {
+            uint s = j * WG + t;
+            uint valid;
+            uvec4 x = loadSlot(c, s, m, valid);
+            uint lo = ZF12_MAX_BASE, hi = 0u;
+            [[unroll]] for (uint b = 0u; b < 8u; b++) {
+                uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu, f = e >> 1;
+                if ((valid & (1u << b)) != 0u) {
+                    atomicAdd(hist[e], 1u);
+                    lo = min(lo, f);
+                    hi = max(hi, f);
+                }
+            }
+            // Lanes of a subgroup mostly share a block: reduce there first.
+            uint blk = s / ZF_BSLOTS;
+            if (subgroupAllEqual(blk)) {
+                lo = subgroupMin(lo);
+                hi = subgroupMax(hi);
+                if (subgroupElect()) {
+                    atomicMin(bmin[blk], lo);
+                    atomicMax(bmax[blk], hi);
+                }
+            } else {
+                atomicMin(bmin[blk], lo);
+                atomicMax(bmax[blk], hi);
+            }
+        }
+        barrier();
+        for (uint s = t; s <= TBE3_MAX_WINDOW_START; s += WG) {
+            uint cov = 0u;
+            for (uint i = 0u; i < TBE3_WINDOW; i++) cov += hist[s + i];
+            atomicMax(best, (cov << 8) | (255u - s));
+        }
+        for (uint b = t; b < nb; b += WG) {
+            if (bmax[b] - bmin[b] > ZF12_SPAN) {
+                atomicAdd(zraw, 1u);
+                atomicAdd(zside, zfBlockSide(min(ZF12_BLOCK, m - b * ZF12_BLOCK)));
+            }
+        }
+        barrier();
+        if (t == 0u) {
+            uint dense = align4((m + 1u) / 2u) + align4(m);
+            // splitzip4: the escapes are the values whose exponent is none of the codebook's 16.
+            uint cov4 = 0u;
+            for (uint i = 0u; i < 16u; i++) cov4 += hist[(pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu];
+            uint k4 = m - cov4;
+            bool raw4 = !(ESCAPE_SIZE * k4 < sz4RawSide(m));
+            uint size = dense + 4u * CHUNK_ENTRY_WORDS + (raw4 ? sz4RawSide(m) : ESCAPE_SIZE * k4);
+            uint id = FORMAT_SPLITZIP4, info = raw4 ? (CHUNK_RAW << KIND_SHIFT) : k4;
+            uint s2 = dense + 4u * ZF_HWORDS + 4u * CHUNK_ENTRY_WORDS + zside;
+            if (s2 < size) {
+                size = s2;
+                id = FORMAT_ZF12;
+                info = zraw;
+            }
+            uint w = 255u - (best & 0xFFu), k3 = m - (best >> 8);
+            bool raw3 = !(align4(k3) < tbe3RawSide(m));
+            uint s3 = tbe3PlanePiece(m) + align4(m) + 4u * CHUNK_ENTRY_WORDS + (raw3 ? tbe3RawSide(m) : align4(k3));
+            if (s3 < size) {
+                size = s3;
+                id = FORMAT_TBE3;
+                info = raw3 ? (CHUNK_RAW << KIND_SHIFT) : ((w << TBE3_WINDOW_SHIFT) | k3);
+            }
+            work[c] = size;
+            work[2u * C + 1u + c] = id;
+            meta[c] = info;
+            pick = id;
+        }
+        barrier();
+        if (pick == FORMAT_ZF12) {
+            // Header byte of block b: its base, 0xFF for a raw block, 0 past the chunk's blocks.
+            for (uint q = t; q < ZF_HWORDS; q += WG) {
+                uint hw = 0u;
+                for (uint i = 0u; i < 4u; i++) {
+                    uint b = 4u * q + i;
+                    uint h = b >= nb ? 0u : (bmax[b] - bmin[b] > ZF12_SPAN ? ZF12_RAW_HEADER : bmin[b]);
+                    hw |= h << (8u * i);
+                }
+                meta[C + c * ZF_HWORDS + q] = hw;
+            }
+        }
+        barrier(); // the chunk's shared counts are read before the next chunk clears them
+    }
+}

@@ -1,0 +1,56 @@
+package shaders
+
+// (This file sorts after shaders.go so that `go generate` writes layout.glsl and contracts.glsl before it compiles
+// these kernels.)
+
+// The BF16 auto encode (docs/FORMAT.md §11): every chunk sized under every candidate in one pass over the values,
+// then coded once, in its smallest candidate, directly at its piece offset.
+//
+//	auto_size.comp   pass 1: per chunk, the exponent histogram (splitzip4's escapes, tbe3's window) and zf12's
+//	                 block ranges; the smallest candidate, its size, format and info word (and zf12 headers)
+//	                 (pass 2 is sz4_scan: the piece offsets)
+//	auto_tbe3.comp   pass 3, one kernel per candidate, side by side: each codes the chunks that chose it
+//	auto_common.glsl, auto_crc.glsl: geometry, size arithmetic and CRC helpers of these kernels
+
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_size.comp -o auto_size.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_tbe3.comp -o auto_tbe3.spv
+
+// AutoSizePush is auto_size's push-constant block.
+type AutoSizePush struct {
+	CB      [4]uint32 `glsl:"cb"`      // the tensor's codebook, 16 exponents
+	Chunks  uint32    `glsl:"chunks"`  // chunks in the tensor
+	LastLen uint32    `glsl:"lastLen"` // values in its last chunk
+	SrcBase uint32    `glsl:"srcBase"` // uvec4 offset of the first value in binding 0
+}
+
+// AutoPiecesPush is the push-constant block of the piece encoders (auto_tbe3, ...).
+type AutoPiecesPush struct {
+	CB        [4]uint32 `glsl:"cb"` // the codebook (splitzip4)
+	ChunkCRC            // the chunk CRC constants of the splitzip4 and zf12 dense pieces
+	Checksums uint32    `glsl:"checksums"`
+	SrcBase   uint32    `glsl:"srcBase"` // uvec4 offset of the first value in binding 0
+	OutBase   uint32    `glsl:"outBase"` // word offset of the auto body in binding 1
+}
+
+var (
+	autoWork = rw("work").with("[0,C) piece sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) format id")
+	autoMeta = "[0,C) info word in the chunk's format, [C,...) zf12 header pieces"
+	autoSpec = []Spec{specWG, specShift, specRepl, specCRCBits}
+)
+
+func init() {
+	Names = append(Names, "auto_size", "auto_tbe3")
+	Kernels = append(Kernels,
+		&Kernel{Name: "auto_size", Push: pushOf[AutoSizePush](),
+			Bindings: []Binding{srcSeg, autoWork, wo("meta").with(autoMeta)},
+			Spec:     []Spec{specWG, specShift}},
+		&Kernel{Name: "auto_tbe3", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
+	)
+}
+
+// autoPieceBindings are the piece encoders' bindings.
+func autoPieceBindings() []Binding {
+	return []Binding{srcSeg, co("out", view("Out", "outw", "uint")).with("the auto body"),
+		ro("work").with("sizes, offsets, total, format id (auto_size, sz4_scan)"), ro("meta").with(autoMeta),
+		ro("consts")}
+}
