@@ -15,7 +15,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 #endif
 
-#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_ZF12_PLACE) || defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE) || defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES) || defined(KERNEL_AUTO_TBE3)
+#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_ZF12_PLACE) || defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE) || defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES) || defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
@@ -201,7 +201,7 @@ layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; layout(std430
 layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) buffer Work { uint work[]; }; layout(std430, binding = 2) writeonly buffer Meta { uint meta[]; };
 #endif
 
-#if defined(KERNEL_AUTO_TBE3)
+#if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)
 layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) coherent buffer Out { uint outw[]; }; layout(std430, binding = 2) readonly buffer Work { uint work[]; }; layout(std430, binding = 3) readonly buffer Meta { uint meta[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
 #endif
 
@@ -309,6 +309,6 @@ layout(push_constant) uniform PC { uint chunks; uint lastLen; uint pieceLen; uin
 layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint lastLen; uint srcBase; } pc;
 #endif
 
-#if defined(KERNEL_AUTO_TBE3)
+#if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)
 layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint segChunks; uint lastLen; uint invC; uint invL; uint shLowFull; uint shLowLast; uint checksums; uint srcBase; uint outBase; } pc;
 #endif

@@ -9,10 +9,13 @@ package shaders
 //	auto_size.comp   pass 1: per chunk, the exponent histogram (splitzip4's escapes, tbe3's window) and zf12's
 //	                 block ranges; the smallest candidate, its size, format and info word (and zf12 headers)
 //	                 (pass 2 is sz4_scan: the piece offsets)
-//	auto_tbe3.comp   pass 3, one kernel per candidate, side by side: each codes the chunks that chose it
+//	auto_sz4.comp, auto_zf12.comp, auto_tbe3.comp
+//	                 pass 3, one kernel per candidate, side by side: each codes the chunks that chose it, in place
 //	auto_common.glsl, auto_crc.glsl: geometry, size arithmetic and CRC helpers of these kernels
 
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_size.comp -o auto_size.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_sz4.comp -o auto_sz4.spv
+//go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_zf12.comp -o auto_zf12.spv
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_tbe3.comp -o auto_tbe3.spv
 
 // AutoSizePush is auto_size's push-constant block.
@@ -23,7 +26,7 @@ type AutoSizePush struct {
 	SrcBase uint32    `glsl:"srcBase"` // uvec4 offset of the first value in binding 0
 }
 
-// AutoPiecesPush is the push-constant block of the piece encoders (auto_tbe3, ...).
+// AutoPiecesPush is the push-constant block of the piece encoders auto_sz4, auto_zf12 and auto_tbe3.
 type AutoPiecesPush struct {
 	CB        [4]uint32 `glsl:"cb"` // the codebook (splitzip4)
 	ChunkCRC            // the chunk CRC constants of the splitzip4 and zf12 dense pieces
@@ -39,11 +42,13 @@ var (
 )
 
 func init() {
-	Names = append(Names, "auto_size", "auto_tbe3")
+	Names = append(Names, "auto_size", "auto_sz4", "auto_zf12", "auto_tbe3")
 	Kernels = append(Kernels,
 		&Kernel{Name: "auto_size", Push: pushOf[AutoSizePush](),
 			Bindings: []Binding{srcSeg, autoWork, wo("meta").with(autoMeta)},
 			Spec:     []Spec{specWG, specShift}},
+		&Kernel{Name: "auto_sz4", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
+		&Kernel{Name: "auto_zf12", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
 		&Kernel{Name: "auto_tbe3", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
 	)
 }

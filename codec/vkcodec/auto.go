@@ -11,10 +11,17 @@ import (
 
 // auto on Vulkan (docs/FORMAT.md §11).
 //
-// Encode: every candidate encodes the whole tensor into a scratch body with its own kernels (its passes run side
-// by side with the other candidates'); auto_pick, one dispatch per candidate in id order, sizes each chunk's
-// one-chunk body and keeps the smallest; sz4_scan turns the sizes into offsets; auto_gather, one dispatch per
-// candidate, copies the pieces of the chunks that chose it out of its body into place.
+// Encode of BF16 (candidates splitzip4, zf12, tbe3): auto_size reads each chunk's values once and sizes its
+// one-chunk body under every candidate (the exponent histogram gives splitzip4's escapes and tbe3's window, the
+// block field ranges zf12's raw blocks), keeps the smallest and records its size, format and info word; sz4_scan
+// turns the sizes into piece offsets; the piece encoders auto_sz4, auto_zf12 and auto_tbe3, side by side, each code
+// the chunks that chose their format, once, directly at their piece offsets (dense pieces, table entry, side piece,
+// CRCs). So the values are read twice and each body byte written once.
+//
+// Encode of the other dtypes (the xw candidates): every candidate encodes the whole tensor into a scratch body with
+// its own kernels (its passes run side by side with the other candidates'); auto_pick, one dispatch per candidate
+// in id order, sizes each chunk's one-chunk body and keeps the smallest; sz4_scan turns the sizes into offsets;
+// auto_gather, one dispatch per candidate, copies the pieces of the chunks that chose it out of its body into place.
 //
 // Decode: one pass. Each candidate's decoder over pieces takes the chunks whose table entry names its format and
 // decodes them (the choice of candidate is the encoder's: docs/FORMAT.md §11.2); the dispatches run together, each
@@ -27,6 +34,8 @@ func init() { register(layout.FormatAuto, autoCodec{}) }
 
 var (
 	kAutoSize = kernel("auto_size")
+	kAutoSZ4  = kernel("auto_sz4")
+	kAutoZF12 = kernel("auto_zf12")
 	kAutoTBE3 = kernel("auto_tbe3")
 )
 
@@ -229,7 +238,8 @@ func (autoCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 
 // autoPieceKernels are the BF16 candidates' piece encoders: each codes the chunks auto_size chose for it directly
 // at their piece offsets.
-var autoPieceKernels = map[uint8]*shaders.Kernel{layout.FormatTBE3: kAutoTBE3}
+var autoPieceKernels = map[uint8]*shaders.Kernel{layout.FormatSplitZip4: kAutoSZ4, layout.FormatZF12: kAutoZF12,
+	layout.FormatTBE3: kAutoTBE3}
 
 // autoSized reports whether auto_size sizes the candidates ids of dtype d: BF16's splitzip4, zf12 and tbe3, the
 // formats the kernel computes.
@@ -289,7 +299,10 @@ func (a *autoEncode) size(rec *recorder) error {
 func (a *autoEncode) place(rec *recorder) error {
 	b, t := rec.b, a.t
 	for _, id := range a.pieces {
-		wg := min(b.wgFor(t.shift, a.chunks), uint32(1)<<t.shift/32) // whole 32-value units
+		wg := b.wgFor(t.shift, a.chunks) // divides the 8-value slots of a chunk
+		if id == layout.FormatTBE3 {
+			wg = min(wg, uint32(1)<<t.shift/32) // whole 32-value units
+		}
 		kk := b.chunkKey(autoPieceKernels[id], wg, t.shift)
 		cs, err := rec.consts(kk, t.shift)
 		if err != nil {
