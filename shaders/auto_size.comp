@@ -18,6 +18,11 @@
 #include "auto_common.glsl"
 
 shared uint hist[256];
+// The exponents expBase .. expBase+15 (the codebook's densest range, where nearly every value of KV data falls) are
+// counted without atomics: each invocation owns 8 words of 16-bit counters (word w of invocation t at w·WG + t, so
+// the 32 lanes of a subgroup hit 32 banks), summed into hist at the chunk's end. Other exponents go to hist by
+// shared atomics. A chunk gives an invocation at most N/WG ≤ 2^15 values: the counters cannot overflow.
+shared uint cnt[8u * WG];
 shared uint bmin[ZF_BLOCKS]; // smallest zf12 field of each block
 shared uint bmax[ZF_BLOCKS]; // largest
 shared uint best;            // the tbe3 window: covered values << 8 | (255 - start), the largest wins
@@ -28,6 +33,7 @@ shared uint pick;
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint C = pc.chunks;
+    for (uint w = 0u; w < 8u; w++) cnt[w * WG + t] = 0u;
     for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
         uint m = c == C - 1u ? pc.lastLen : N;
         uint nb = (m + ZF12_BLOCK - 1u) / ZF12_BLOCK;
@@ -42,31 +48,45 @@ void main() {
             zraw = 0u;
         }
         barrier();
-        for (uint j = 0u; j < SLOTS / WG; j++) {
-            uint s = j * WG + t;
-            uint valid;
-            uvec4 x = loadSlot(c, s, m, valid);
-            uint lo = ZF12_MAX_BASE, hi = 0u;
-            [[unroll]] for (uint b = 0u; b < 8u; b++) {
-                uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu, f = e >> 1;
-                if ((valid & (1u << b)) != 0u) {
-                    atomicAdd(hist[e], 1u);
-                    lo = min(lo, f);
-                    hi = max(hi, f);
+        for (uint j = 0u; j < SLOTS / WG; j += U) {
+            // U slots loaded first (slot j+u of every invocation is contiguous across the workgroup), then counted.
+            uvec4 xs[U];
+            uint valid[U];
+            [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(c, (j + u) * WG + t, m, valid[u]);
+            [[unroll]] for (uint u = 0u; u < U; u++) {
+                uint s = (j + u) * WG + t;
+                uint lo = ZF12_MAX_BASE, hi = 0u;
+                [[unroll]] for (uint b = 0u; b < 8u; b++) {
+                    uint e = (xs[u][b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu, f = e >> 1, d = e - pc.expBase;
+                    if ((valid[u] & (1u << b)) != 0u) {
+                        if (d < 16u) cnt[(d >> 1) * WG + t] += 1u << ((d & 1u) << 4);
+                        else atomicAdd(hist[e], 1u);
+                        lo = min(lo, f);
+                        hi = max(hi, f);
+                    }
                 }
-            }
-            // Lanes of a subgroup mostly share a block: reduce there first.
-            uint blk = s / ZF_BSLOTS;
-            if (subgroupAllEqual(blk)) {
-                lo = subgroupMin(lo);
-                hi = subgroupMax(hi);
-                if (subgroupElect()) {
+                // Lanes of a subgroup mostly share a block: reduce there first.
+                uint blk = s / ZF_BSLOTS;
+                if (subgroupAllEqual(blk)) {
+                    lo = subgroupMin(lo);
+                    hi = subgroupMax(hi);
+                    if (subgroupElect()) {
+                        atomicMin(bmin[blk], lo);
+                        atomicMax(bmax[blk], hi);
+                    }
+                } else {
                     atomicMin(bmin[blk], lo);
                     atomicMax(bmax[blk], hi);
                 }
-            } else {
-                atomicMin(bmin[blk], lo);
-                atomicMax(bmax[blk], hi);
+            }
+        }
+        for (uint w = 0u; w < 8u; w++) {
+            uint v = cnt[w * WG + t];
+            cnt[w * WG + t] = 0u;
+            uint lo = subgroupAdd(v & 0xFFFFu), hi = subgroupAdd(v >> 16);
+            if (subgroupElect()) {
+                if (lo != 0u) atomicAdd(hist[pc.expBase + 2u * w], lo);
+                if (hi != 0u) atomicAdd(hist[pc.expBase + 2u * w + 1u], hi);
             }
         }
         barrier();

@@ -107,6 +107,7 @@ layout(constant_id = 1) const uint DECODE = 0; // 0: values to body; 1: body to 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
+layout(constant_id = 5) const uint U = 2; // slots per thread loaded together (memory-level parallelism)
 #endif
 
 #if defined(KERNEL_SZ4_ENCODE)
@@ -306,7 +307,7 @@ layout(push_constant) uniform PC { uint chunks; uint lastLen; uint pieceLen; uin
 #endif
 
 #if defined(KERNEL_AUTO_SIZE)
-layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint lastLen; uint srcBase; } pc;
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint lastLen; uint srcBase; uint expBase; } pc;
 #endif
 
 #if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)

@@ -24,6 +24,7 @@ type AutoSizePush struct {
 	Chunks  uint32    `glsl:"chunks"`  // chunks in the tensor
 	LastLen uint32    `glsl:"lastLen"` // values in its last chunk
 	SrcBase uint32    `glsl:"srcBase"` // uvec4 offset of the first value in binding 0
+	ExpBase uint32    `glsl:"expBase"` // the exponents expBase .. expBase+15 are counted without atomics (≤ 240)
 }
 
 // AutoPiecesPush is the push-constant block of the piece encoders auto_sz4, auto_zf12 and auto_tbe3.
@@ -46,7 +47,7 @@ func init() {
 	Kernels = append(Kernels,
 		&Kernel{Name: "auto_size", Push: pushOf[AutoSizePush](),
 			Bindings: []Binding{srcSeg, autoWork, wo("meta").with(autoMeta)},
-			Spec:     []Spec{specWG, specShift}},
+			Spec:     []Spec{specWG, specShift, specU}},
 		&Kernel{Name: "auto_sz4", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
 		&Kernel{Name: "auto_zf12", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
 		&Kernel{Name: "auto_tbe3", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},

@@ -41,6 +41,18 @@ var (
 
 type autoCodec struct{}
 
+// kernelDefaults: auto_size loads 4 slots per invocation together (it streams the values with little work per
+// value); the TBE-3 and zf12 piece encoders take 5-bit CRC tables, as those formats' own encoders do.
+func (autoCodec) kernelDefaults(kernel string) (crcBits, unroll int) {
+	switch kernel {
+	case kAutoSize.Name:
+		return 0, 4
+	case kAutoTBE3.Name, kAutoZF12.Name:
+		return 5, 0
+	}
+	return 0, 0
+}
+
 // autoCandidate is a format auto can choose per chunk (its file implements it beside gpuCodec).
 type autoCandidate interface {
 	// candLayout is where the candidate's scratch body keeps each chunk's piece.
@@ -290,9 +302,31 @@ func (a *autoEncode) size(rec *recorder) error {
 	b, t := rec.b, a.t
 	wg := b.wgFor(t.shift, a.chunks)
 	pc := shaders.AutoSizePush{CB: codebookWords(t.cb), Chunks: uint32(a.chunks),
-		LastLen: uint32(layout.SZ4{N: t.n, Shift: t.shift}.ChunkLen(a.chunks - 1)), SrcBase: uint32(a.src.base / 16)}
-	kk := keyOf(kAutoSize, wg).with("SHIFT", uint32(t.shift))
+		LastLen: uint32(layout.SZ4{N: t.n, Shift: t.shift}.ChunkLen(a.chunks - 1)), SrcBase: uint32(a.src.base / 16),
+		ExpBase: autoExpBase(t.cb)}
+	kk := b.chunkKey(kAutoSize, wg, t.shift)
 	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(a.chunks), a.src.l, a.work, a.meta)
+}
+
+// autoExpBase is the start of the 16 exponents auto_size counts without atomics: the range that holds the most
+// codebook exponents (the lowest such start), where KV data's values concentrate. Any start gives the same counts.
+func autoExpBase(cb *codec.Codebook) uint32 {
+	if cb == nil {
+		return 0
+	}
+	var best, most int
+	for s := 0; s <= 240; s++ {
+		n := 0
+		for _, e := range cb {
+			if int(e) >= s && int(e) < s+16 {
+				n++
+			}
+		}
+		if n > most {
+			best, most = s, n
+		}
+	}
+	return uint32(best)
 }
 
 // place records the piece encoders side by side, and the gather of the whole-tensor candidates.
