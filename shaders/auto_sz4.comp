@@ -34,17 +34,21 @@ uint sideW; // word of the chunk's side piece in out
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint C = pc.chunks;
-    loadTables();
-    for (uint e = t; e < 256u; e += WG) {
-        uint code = ESC_FLAG;
-        for (uint i = 0u; i < 16u; i++) {
-            if (((pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu) == e) code = i;
-        }
-        lut[e] = code;
-    }
-    barrier();
-    for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
+    bool ready = false;
+    for (uint i = gl_WorkGroupID.x; i < C; i += gl_NumWorkGroups.x) {
+        uint c = C - 1u - i; // the last chunks first: pass 1 read them last, so some may still be cached
         if (work[2u * C + 1u + c] != FORMAT_SPLITZIP4) continue; // uniform: one chunk per workgroup
+        if (!ready) { // a workgroup with none of its format's chunks leaves without loading tables
+            loadTables();
+            for (uint e = t; e < 256u; e += WG) {
+                uint code = ESC_FLAG;
+                for (uint q = 0u; q < 16u; q++) {
+                    if (((pc.cb[q >> 2] >> ((q & 3u) * 8u)) & 0xFFu) == e) code = q;
+                }
+                lut[e] = code;
+            }
+            ready = true;
+        }
         bool last = c == C - 1u;
         uint m = last ? pc.lastLen : N;
         uint info = meta[c];
@@ -61,37 +65,43 @@ void main() {
         barrier();
 
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
-        for (uint j = 0u; j < ITERS; j++) {
-            uint s = j * WG + t, v0 = 8u * s;
-            uint valid;
-            uvec4 x = loadSlot(c, s, m, valid);
-            uint cw = 0u, esc = 0u;
-            [[unroll]] for (uint b = 0u; b < 8u; b++) {
-                uint code = lut[(x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu];
-                cw |= (code & 15u) << (4u * b);
-                esc |= (code >> 8) << b;
-            }
-            cw &= v0 + 8u <= m ? ~0u : (v0 < m ? (1u << (4u * (m - v0))) - 1u : 0u);
-            esc &= valid;
-            uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
-            uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
-            if (v0 < m) {
-                if (!raw) outw[cBase + s] = cw;
-                outw[lBase + 2u * s] = lw0;
-                if (v0 + 4u < m) outw[lBase + 2u * s + 1u] = lw1;
-            }
-            if (pc.checksums != 0u) {
-                aC = shiftBy(TAB_M4T, aC) ^ cw;
-                aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
-                aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
-            }
-            if (k != 0u) {
-                uint rank = scanStep(bitCount(esc)); // uniform: the chunk decides
-                for (; esc != 0u; esc &= esc - 1u) {
-                    uint b = findLSB(esc), r = min(rank, k - 1u); // pass 1 counted exactly k; bounded all the same
-                    uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu;
-                    outw[sideW + r] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
-                    rank++;
+        for (uint j = 0u; j < ITERS; j += U) {
+            // U slots loaded first (slot j+u of every invocation is contiguous across the workgroup), then coded.
+            uvec4 xs[U];
+            uint vs[U];
+            [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(c, (j + u) * WG + t, m, vs[u]);
+            [[unroll]] for (uint u = 0u; u < U; u++) {
+                uint s = (j + u) * WG + t, v0 = 8u * s;
+                uint valid = vs[u];
+                uvec4 x = xs[u];
+                uint cw = 0u, esc = 0u;
+                [[unroll]] for (uint b = 0u; b < 8u; b++) {
+                    uint code = lut[(x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu];
+                    cw |= (code & 15u) << (4u * b);
+                    esc |= (code >> 8) << b;
+                }
+                cw &= v0 + 8u <= m ? ~0u : (v0 < m ? (1u << (4u * (m - v0))) - 1u : 0u);
+                esc &= valid;
+                uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
+                uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
+                if (v0 < m) {
+                    if (!raw) outw[cBase + s] = cw;
+                    outw[lBase + 2u * s] = lw0;
+                    if (v0 + 4u < m) outw[lBase + 2u * s + 1u] = lw1;
+                }
+                if (pc.checksums != 0u) {
+                    aC = shiftBy(TAB_M4T, aC) ^ cw;
+                    aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
+                    aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
+                }
+                if (k != 0u) {
+                    uint rank = scanStep(bitCount(esc)); // uniform: the chunk decides
+                    for (; esc != 0u; esc &= esc - 1u) {
+                        uint b = findLSB(esc), r = min(rank, k - 1u); // pass 1 counted exactly k; bounded all the same
+                        uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu;
+                        outw[sideW + r] = (v0 + b) | (e << ESCAPE_EXP_SHIFT);
+                        rank++;
+                    }
                 }
             }
         }

@@ -63,11 +63,17 @@ bool rawChunk;
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint C = pc.chunks;
-    loadTables();
-    uint ks = xpow(32u * (WG - 1u - t));
-    uint kc = consts[CONST_KC + t];
-    for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
+    uint ks = 0u, kc = 0u;
+    bool ready = false;
+    for (uint i = gl_WorkGroupID.x; i < C; i += gl_NumWorkGroups.x) {
+        uint c = C - 1u - i; // the last chunks first: pass 1 read them last, so some may still be cached
         if (work[2u * C + 1u + c] != FORMAT_TBE3) continue; // uniform: one chunk per workgroup
+        if (!ready) { // a workgroup with none of its format's chunks leaves without loading tables
+            loadTables();
+            ks = xpow(32u * (WG - 1u - t));
+            kc = consts[CONST_KC + t];
+            ready = true;
+        }
         bool last = c == C - 1u;
         uint m = last ? pc.lastLen : N;
         uint info = meta[c];

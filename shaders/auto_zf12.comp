@@ -31,9 +31,14 @@ uint sideW, metaH; // words of the chunk's side piece in out and of its header p
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint C = pc.chunks;
-    loadTables();
-    for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
+    bool ready = false;
+    for (uint i = gl_WorkGroupID.x; i < C; i += gl_NumWorkGroups.x) {
+        uint c = C - 1u - i; // the last chunks first: pass 1 read them last, so some may still be cached
         if (work[2u * C + 1u + c] != FORMAT_ZF12) continue; // uniform: one chunk per workgroup
+        if (!ready) { // a workgroup with none of its format's chunks leaves without loading tables
+            loadTables();
+            ready = true;
+        }
         bool last = c == C - 1u;
         uint m = last ? pc.lastLen : N;
         uint info = meta[c];
@@ -64,34 +69,40 @@ void main() {
         }
 
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
-        for (uint j = 0u; j < ITERS; j++) {
-            uint s = j * WG + t, v0 = 8u * s;
-            uint valid;
-            uvec4 x = loadSlot(c, s, m, valid);
-            uint blk = s / ZF_BSLOTS;
-            uint h = hdr[blk];
-            bool rawB = h == ZF12_RAW_HEADER;
-            uint cw = 0u, sw = 0u;
-            [[unroll]] for (uint b = 0u; b < 8u; b++) {
-                uint hb = (x[b >> 1] >> (8u + 16u * (b & 1u))) & 0xFFu;
-                uint nib = rawB ? (hb & 15u) : (((hb >> 4) & 8u) | ((hb & 0x7Fu) - h));
-                if ((valid & (1u << b)) == 0u) nib = 0u;
-                cw |= nib << (4u * b);
-                sw |= (hb >> 4) << (4u * b);
-            }
-            uint lw0 = lowBytes2(x.x) | (lowBytes2(x.y) << 16);
-            uint lw1 = lowBytes2(x.z) | (lowBytes2(x.w) << 16);
-            if (v0 < m) {
-                outw[cBase + s] = cw;
-                outw[lBase + 2u * s] = lw0;
-                if (v0 + 4u < m) outw[lBase + 2u * s + 1u] = lw1;
-                // Values past the end are zero, so their side nibbles are the padding the format wants.
-                if (rawB) outw[sideW + before[blk] * ZF_BSLOTS + (s % ZF_BSLOTS)] = sw;
-            }
-            if (pc.checksums != 0u) {
-                aC = shiftBy(TAB_M4T, aC) ^ cw;
-                aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
-                aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
+        for (uint j = 0u; j < ITERS; j += U) {
+            // U slots loaded first (slot j+u of every invocation is contiguous across the workgroup), then coded.
+            uvec4 xs[U];
+            uint vs[U];
+            [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(c, (j + u) * WG + t, m, vs[u]);
+            [[unroll]] for (uint u = 0u; u < U; u++) {
+                uint s = (j + u) * WG + t, v0 = 8u * s;
+                uint valid = vs[u];
+                uvec4 x = xs[u];
+                uint blk = s / ZF_BSLOTS;
+                uint h = hdr[blk];
+                bool rawB = h == ZF12_RAW_HEADER;
+                uint cw = 0u, sw = 0u;
+                [[unroll]] for (uint b = 0u; b < 8u; b++) {
+                    uint hb = (x[b >> 1] >> (8u + 16u * (b & 1u))) & 0xFFu;
+                    uint nib = rawB ? (hb & 15u) : (((hb >> 4) & 8u) | ((hb & 0x7Fu) - h));
+                    if ((valid & (1u << b)) == 0u) nib = 0u;
+                    cw |= nib << (4u * b);
+                    sw |= (hb >> 4) << (4u * b);
+                }
+                uint lw0 = lowBytes2(x.x) | (lowBytes2(x.y) << 16);
+                uint lw1 = lowBytes2(x.z) | (lowBytes2(x.w) << 16);
+                if (v0 < m) {
+                    outw[cBase + s] = cw;
+                    outw[lBase + 2u * s] = lw0;
+                    if (v0 + 4u < m) outw[lBase + 2u * s + 1u] = lw1;
+                    // Values past the end are zero, so their side nibbles are the padding the format wants.
+                    if (rawB) outw[sideW + before[blk] * ZF_BSLOTS + (s % ZF_BSLOTS)] = sw;
+                }
+                if (pc.checksums != 0u) {
+                    aC = shiftBy(TAB_M4T, aC) ^ cw;
+                    aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
+                    aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
+                }
             }
         }
         memoryBarrierBuffer();

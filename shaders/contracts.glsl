@@ -15,7 +15,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 #endif
 
-#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_ZF12_PLACE) || defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE) || defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES) || defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)
+#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_ZF12_PLACE) || defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE) || defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES) || defined(KERNEL_AUTO_TBE3)
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
@@ -107,6 +107,15 @@ layout(constant_id = 1) const uint DECODE = 0; // 0: values to body; 1: body to 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
+layout(constant_id = 5) const uint U = 2; // slots per thread loaded together (memory-level parallelism)
+#endif
+
+#if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12)
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
+layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
+layout(constant_id = 2) const uint REPL = 1; // CRC table replication in shared memory
+layout(constant_id = 8) const uint CRC_BITS = 5; // register bits per CRC shift-table field (crc_fields.glsl)
 layout(constant_id = 5) const uint U = 2; // slots per thread loaded together (memory-level parallelism)
 #endif
 

@@ -39,7 +39,7 @@ type AutoPiecesPush struct {
 var (
 	autoWork = rw("work").with("[0,C) piece sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) format id")
 	autoMeta = "[0,C) info word in the chunk's format, [C,...) zf12 header pieces"
-	autoSpec = []Spec{specWG, specShift, specRepl, specCRCBits}
+	autoSpec = []Spec{specWG, specShift, specRepl, specCRCBits, specU} // auto_sz4, auto_zf12
 )
 
 func init() {
@@ -50,7 +50,8 @@ func init() {
 			Spec:     []Spec{specWG, specShift, specU}},
 		&Kernel{Name: "auto_sz4", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
 		&Kernel{Name: "auto_zf12", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
-		&Kernel{Name: "auto_tbe3", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(), Spec: autoSpec},
+		&Kernel{Name: "auto_tbe3", Push: pushOf[AutoPiecesPush](), Bindings: autoPieceBindings(),
+			Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
 	)
 }
 

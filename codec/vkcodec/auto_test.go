@@ -376,12 +376,13 @@ func TestAutoXWMatchesReference(t *testing.T) {
 	}
 }
 
-// TestAutoTunedEncode: the BF16 auto encode under other workgroup sizes, CRC table widths, table replication and
-// grids small enough that each workgroup loops over several chunks still writes the reference's bytes.
+// TestAutoTunedEncode: the BF16 auto encode under other workgroup sizes, CRC table widths, table replication, slots
+// loaded together and grids small enough that each workgroup loops over several chunks still writes the
+// reference's bytes.
 func TestAutoTunedEncode(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
-	for _, p := range []vktune.Params{{WorkGroup: 32, CRCBits: 4, Groups: 3}, {WorkGroup: 1024, CRCBits: 8, Repl: 2},
-		{WorkGroup: 64, CRCBits: 6, Groups: 2}} {
+	for _, p := range []vktune.Params{{WorkGroup: 32, CRCBits: 4, Groups: 3, Unroll: 4}, {WorkGroup: 1024, CRCBits: 8, Repl: 2},
+		{WorkGroup: 64, CRCBits: 6, Groups: 2, Unroll: 1}} {
 		vb := openTest(t, Options{Tune: &p})
 		for _, shift := range []uint{10, 16} {
 			nv := 1 << shift
