@@ -1,10 +1,15 @@
 #version 450
 // auto encode of BF16, pass 3 (docs/FORMAT.md §11, §12): the TBE-3 pieces. One workgroup per chunk whose pass 1
 // choice is tbe3 (grid-stride; others are skipped) codes the chunk as a one-chunk TBE-3 body directly at its piece
-// offset in the auto body: plane and SM pieces, the table entry, the side piece (fallback exponents at ranks from an
-// ordered scan of each 32-value unit's fallbacks, staged in shared memory; a raw chunk's remaining exponents), the
-// chunk's CRC-32C, and the auto table entry. The window and fallback count come from pass 1's info word, so the
-// chunk's values are read once here.
+// offset in the auto body: plane and SM pieces, the table entry, the side piece, the chunk's CRC-32C, and the auto
+// table entry. The window and fallback count come from pass 1's info word, so the chunk's values are read once.
+//
+// The values are read as SplitZip-4's encoder reads them, an 8-value slot (16 bytes) per invocation, contiguous
+// across the workgroup, and the SM piece written the same way (8 bytes per slot). A group of 4 slot iterations
+// (4·WG slots = WG 32-value units) collects its code bits in shared plane words and its exponents in shared memory;
+// then invocation t takes unit t of the group: writes its three plane words (contiguous across the workgroup), adds
+// them to its CRC registers, and places the unit's fallback exponents at ranks from an ordered scan, staged in
+// shared memory (a raw chunk's exponents go straight to the body).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -21,21 +26,17 @@
 #include "auto_crc.glsl"
 
 const uint UNITS = N / 32u;        // 32-value units per full chunk
-const uint ITERS = UNITS / WG;     // units per invocation (WG divides UNITS: the host checks)
+const uint GROUPS = UNITS / WG;    // groups of WG units per chunk (WG divides UNITS: the host checks)
 const uint SIDE_CAP = 2048u;       // side words staged in shared memory; the rest are ORed into the body
 shared uint sideSh[SIDE_CAP];
+shared uint planeSh[3u * WG];      // the group's plane words, plane p of unit t at p·WG + t
+shared uint expSh[8u * WG];        // the group's exponents, four to a word in value order
 
 uint tiles(uint m) { return (m + TBE3_TILE_VALUES - 1u) / TBE3_TILE_VALUES; }
 
 uint expAt(uint c, uint v) {
     uint w = srcw[4u * pc.srcBase + (c * N + v) / 2u];
     return ((v & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;
-}
-
-// loadUnit reads the 32 values of unit u of chunk c (zeros past m) as 16 words.
-void loadUnit(uint c, uint u, uint m, out uvec4 x[4]) {
-    uint valid;
-    [[unroll]] for (uint i = 0u; i < 4u; i++) x[i] = loadSlot(c, 4u * u + i, m, valid);
 }
 
 // presentMask has a bit for each of a unit's values that lie inside the chunk.
@@ -45,17 +46,6 @@ uint presentMask(uint u, uint m) {
     return m - v0 >= 32u ? 0xFFFFFFFFu : (1u << (m - v0)) - 1u;
 }
 
-// blockCRC is the linear CRC register of 8 words (32 bytes).
-uint blockCRC(uvec4 a, uvec4 b) {
-    uint r = 0u;
-    r = shiftBy(TAB_M4, r ^ a.x); r = shiftBy(TAB_M4, r ^ a.y); r = shiftBy(TAB_M4, r ^ a.z); r = shiftBy(TAB_M4, r ^ a.w);
-    r = shiftBy(TAB_M4, r ^ b.x); r = shiftBy(TAB_M4, r ^ b.y); r = shiftBy(TAB_M4, r ^ b.z); r = shiftBy(TAB_M4, r ^ b.w);
-    return r;
-}
-
-// stepSM advances an SM Horner register over one stride of WG blocks (32·WG bytes).
-uint stepSM(uint a) { return shiftBy(TAB_M8T, shiftBy(TAB_M8T, shiftBy(TAB_M8T, shiftBy(TAB_M8T, a)))); }
-
 uint sideW; // word of the chunk's side piece in out
 bool rawChunk;
 #define HEAD_WORD(q) ((rawChunk || (q) >= SIDE_CAP) ? outw[sideW + (q)] : sideSh[q])
@@ -63,15 +53,15 @@ bool rawChunk;
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint C = pc.chunks;
-    uint ks = 0u, kc = 0u;
+    uint kc = 0u;
     bool ready = false;
     for (uint i = gl_WorkGroupID.x; i < C; i += gl_NumWorkGroups.x) {
         uint c = C - 1u - i; // the last chunks first: pass 1 read them last, so some may still be cached
         if (work[2u * C + 1u + c] != FORMAT_TBE3) continue; // uniform: one chunk per workgroup
         if (!ready) { // a workgroup with none of its format's chunks leaves without loading tables
             loadTables();
-            ks = xpow(32u * (WG - 1u - t));
             kc = consts[CONST_KC + t];
+            for (uint p = 0u; p < 3u; p++) planeSh[p * WG + t] = 0u;
             ready = true;
         }
         bool last = c == C - 1u;
@@ -96,33 +86,48 @@ void main() {
         if (t == 0u) carry = 0u;
         barrier();
 
-        uint aP0 = 0u, aP1 = 0u, aP2 = 0u, aS = 0u;
-        for (uint j = 0u; j < ITERS; j++) {
-            uint u = j * WG + t;
-            uvec4 x[4];
-            loadUnit(c, u, m, x);
-            uint pm = presentMask(u, m);
-            uint q0 = 0u, q1 = 0u, q2 = 0u;
-            uvec4 l0, l1;
-            [[unroll]] for (uint i = 0u; i < 16u; i++) {
-                uint wd = x[i / 4u][i & 3u];
-                uint d0 = ((wd >> 7) & 0xFFu) - w, d1 = ((wd >> 23) & 0xFFu) - w;
-                uint c0 = d0 < TBE3_WINDOW ? d0 + 1u : 0u, c1 = d1 < TBE3_WINDOW ? d1 + 1u : 0u;
-                uint b = 2u * i;
-                q0 |= ((c0 & 1u) << b) | ((c1 & 1u) << (b + 1u));
-                q1 |= (((c0 >> 1) & 1u) << b) | (((c1 >> 1) & 1u) << (b + 1u));
-                q2 |= ((c0 >> 2) << b) | ((c1 >> 2) << (b + 1u));
-                uint lw = lows2(wd);
-                if ((i & 1u) == 0u) {
-                    if (i < 8u) l0[i / 2u] = lw; else l1[(i - 8u) / 2u] = lw;
-                } else {
-                    if (i < 8u) l0[i / 2u] |= lw << 16; else l1[(i - 8u) / 2u] |= lw << 16;
+        uint aP0 = 0u, aP1 = 0u, aP2 = 0u, aL0 = 0u, aL1 = 0u;
+        for (uint g = 0u; g < GROUPS; g++) {
+            uvec4 xs[4];
+            uint vs[4];
+            [[unroll]] for (uint i = 0u; i < 4u; i++) xs[i] = loadSlot(c, (4u * g + i) * WG + t, m, vs[i]);
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                uint gs = i * WG + t, s = 4u * g * WG + gs; // slot within the group, within the chunk
+                uvec4 x = xs[i];
+                uint p0 = 0u, p1 = 0u, p2 = 0u, e0 = 0u, e1 = 0u;
+                [[unroll]] for (uint b = 0u; b < 8u; b++) {
+                    uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu, d = e - w;
+                    uint code = d < TBE3_WINDOW && (vs[i] & (1u << b)) != 0u ? d + 1u : 0u;
+                    p0 |= (code & 1u) << b;
+                    p1 |= ((code >> 1) & 1u) << b;
+                    p2 |= (code >> 2) << b;
+                    if (b < 4u) e0 |= e << (8u * b); else e1 |= e << (8u * (b - 4u));
+                }
+                uint sh = 8u * (gs & 3u), ui = gs >> 2; // the slot's byte of its unit's plane words
+                atomicOr(planeSh[ui], p0 << sh);
+                atomicOr(planeSh[WG + ui], p1 << sh);
+                atomicOr(planeSh[2u * WG + ui], p2 << sh);
+                expSh[2u * gs] = e0;
+                expSh[2u * gs + 1u] = e1;
+                uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
+                uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
+                if (8u * s < m) {
+                    outw[sBase + 2u * s] = lw0;
+                    if (8u * s + 4u < m) outw[sBase + 2u * s + 1u] = lw1;
+                }
+                if (pc.checksums != 0u) {
+                    aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;
+                    aL1 = shiftBy(TAB_M8T, aL1) ^ lw1;
                 }
             }
-            q0 &= pm;
-            q1 &= pm;
-            q2 &= pm;
-            uint z = ~(q0 | q1 | q2) & pm; // this unit's fallbacks
+            barrier();
+            uint u = g * WG + t; // this invocation's unit
+            uint pm = presentMask(u, m);
+            uint q0 = planeSh[t], q1 = planeSh[WG + t], q2 = planeSh[2u * WG + t];
+            planeSh[t] = 0u; // for the next group: its first ORs come after this group's last barrier
+            planeSh[WG + t] = 0u;
+            planeSh[2u * WG + t] = 0u;
+            uint z = ~(q0 | q1 | q2) & pm; // the unit's fallbacks
             if (rawChunk) {
                 // Raw: the plane piece holds exponent bytes (word q: values 4q..4q+3), zeros past m.
                 z = 0u;
@@ -139,29 +144,25 @@ void main() {
                 outw[pBase + u] = q0;
                 outw[pBase + pw + u] = q1;
                 outw[pBase + 2u * pw + u] = q2;
+            } else {
+                q0 = 0u; q1 = 0u; q2 = 0u;
             }
-            [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                if (8u * u + i < smWords) outw[sBase + 8u * u + i] = l0[i];
-                if (8u * u + 4u + i < smWords) outw[sBase + 8u * u + 4u + i] = l1[i];
+            if (pc.checksums != 0u) {
+                aP0 = shiftBy(TAB_M4T, aP0) ^ q0;
+                aP1 = shiftBy(TAB_M4T, aP1) ^ q1;
+                aP2 = shiftBy(TAB_M4T, aP2) ^ q2;
             }
             if (!rawChunk && k != 0u) {
                 uint rank = scanStep(bitCount(z)); // uniform: the chunk decides
                 for (; z != 0u; z &= z - 1u) {
-                    uint b = findLSB(z), r = min(rank, k - 1u); // pass 1 counted exactly k; bounded all the same
-                    uint e = ((x[b >> 3][(b >> 1) & 3u] >> ((b & 1u) != 0u ? 23u : 7u)) & 0xFFu) << (8u * (r & 3u));
+                    uint v = 32u * t + findLSB(z), r = min(rank, k - 1u); // pass 1 counted k; bounded all the same
+                    uint e = ((expSh[v >> 2] >> (8u * (v & 3u))) & 0xFFu) << (8u * (r & 3u));
                     if (r / 4u < SIDE_CAP) atomicOr(sideSh[r / 4u], e);
                     else atomicOr(outw[sideW + r / 4u], e);
                     rank++;
                 }
             }
-            if (pc.checksums != 0u) {
-                if (u >= pw) { q0 = 0u; q1 = 0u; q2 = 0u; }
-                if (8u * u >= smWords) { l0 = uvec4(0u); l1 = uvec4(0u); }
-                aP0 = shiftBy(TAB_M4T, aP0) ^ q0;
-                aP1 = shiftBy(TAB_M4T, aP1) ^ q1;
-                aP2 = shiftBy(TAB_M4T, aP2) ^ q2;
-                aS = stepSM(aS) ^ blockCRC(l0, l1);
-            }
+            barrier(); // expSh and planeSh are read before the next group writes them
         }
         if (rawChunk) {
             // The exponents of values P(m) .. m-1, four to a word.
@@ -182,9 +183,10 @@ void main() {
             for (uint q = t; q < min(sideWords, SIDE_CAP); q += WG) outw[sideW + q] = sideSh[q];
         uint crc = 0u;
         if (pc.checksums != 0u) {
-            // Linear CRC of plane piece || SM piece from the per-invocation registers (as tbe3_encode).
+            // Linear CRC of plane piece || SM piece: the planes' registers ran over units g·WG + t (as tbe3_encode's),
+            // the SM registers over slots as SplitZip-4's low piece (sz4_encode).
             uint x0 = wgXor(mulmod(aP0, kc)), x1 = wgXor(mulmod(aP1, kc)), x2 = wgXor(mulmod(aP2, kc));
-            uint xs = wgXor(mulmod(aS, ks));
+            uint xs = wgXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
             uint lin = 0u;
             uint smb = 4u * smWords;
             if (t == 0u) {
