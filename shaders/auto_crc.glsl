@@ -74,6 +74,22 @@ uint scanStep(uint v) {
     result = mulmod(_reg, xpow(dense)) ^ (lin) ^ 0xFFFFFFFFu; \
 }
 
+shared uint offSum;
+
+// pieceOffset returns chunk c's piece offset, in bytes from the first piece: the size sums of the 64-chunk blocks
+// before c's plus the sizes of the chunks before c in its block (auto_size's work words). Uniform control flow.
+uint pieceOffset(uint c, uint C) {
+    uint t = gl_LocalInvocationID.x, v = 0u;
+    for (uint b = t; b < c / 64u; b += WG) v += work[3u * C + 1u + b];
+    for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) v += work[c2];
+    barrier(); // the previous chunk's readers of offSum are done
+    if (t == 0u) offSum = 0u;
+    barrier();
+    if (v != 0u) atomicAdd(offSum, v);
+    barrier();
+    return offSum;
+}
+
 // autoEntryCRC is the CRC-32C of an auto table entry's info and offset words (FORMAT.md §11.1).
 uint autoEntryCRC(uint info, uint off4) {
     return shiftBy(TAB_M4, shiftBy(TAB_M4, 0xFFFFFFFFu ^ info) ^ off4) ^ 0xFFFFFFFFu;

@@ -1,10 +1,11 @@
 #version 450
-// auto encode of BF16, pass 1 of 3 (docs/FORMAT.md §11.2): one workgroup per chunk (grid-stride) reads the chunk's
+// auto encode of BF16, pass 1 of 2 (docs/FORMAT.md §11.2): one workgroup per chunk (grid-stride) reads the chunk's
 // values once and sizes its one-chunk body under each candidate — splitzip4 (escapes: values whose exponent the
 // codebook lacks), zf12 (raw blocks: the field range of each 512-value block) and tbe3 (fallbacks: values outside
 // the best 7-exponent window of the chunk's exponent histogram) — and keeps the smallest, ties to the lowest id.
-// It stores the size (summed into piece offsets by sz4_scan), the format id, the chunk's info word in that format
-// and, for a zf12 chunk, its header piece: pass 3's piece encoders code each chunk once, in its format, in place.
+// It stores the size (and adds it to its 64 chunks' sum, from which pass 2 finds piece offsets), the format id, the
+// chunk's info word in that format and, for a zf12 chunk, its header piece: pass 2's piece encoders code each chunk
+// once, in its format, in place.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -132,6 +133,7 @@ void main() {
             }
             work[c] = size;
             work[2u * C + 1u + c] = id;
+            atomicAdd(work[3u * C + 1u + (c >> 6)], size); // the sums of 64 chunks' sizes (zeroed by the host)
             meta[c] = info;
             pick = id;
         }

@@ -1,5 +1,5 @@
 #version 450
-// auto encode of BF16, pass 3 (docs/FORMAT.md §11, §5): the SplitZip-4 pieces. One workgroup per chunk whose pass 1
+// auto encode of BF16, pass 2 of 2 (docs/FORMAT.md §11, §5): the SplitZip-4 pieces. One workgroup per chunk whose pass 1
 // choice is splitzip4 (grid-stride; others are skipped) codes the chunk as a one-chunk SplitZip-4 body directly at
 // its piece offset in the auto body: code and low pieces, the table entry, the side piece (escapes at ranks from an
 // ordered scan of each slot's escapes; a raw chunk's second half of exponents), the chunk's CRC-32C, and the auto
@@ -54,7 +54,7 @@ void main() {
         uint info = meta[c];
         bool raw = (info >> KIND_SHIFT) == CHUNK_RAW;
         uint k = raw ? 0u : info & COUNT_MASK;
-        uint off = work[C + c];
+        uint off = pieceOffset(c, C);
         uint codeW = align4((m + 1u) / 2u) / 4u, lowW = align4(m) / 4u;
         uint cBase = pc.outBase + CHUNK_ENTRY_WORDS * C + off / 4u;
         uint lBase = cBase + codeW;
@@ -152,6 +152,7 @@ void main() {
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = aInfo;
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = aOff;
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = pc.checksums != 0u ? autoEntryCRC(aInfo, aOff) : 0u;
+            if (last) work[2u * C] = off + work[c]; // the pieces' total, which the host reads back
         }
         barrier(); // carry is free for the next chunk
     }

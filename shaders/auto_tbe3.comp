@@ -1,5 +1,5 @@
 #version 450
-// auto encode of BF16, pass 3 (docs/FORMAT.md §11, §12): the TBE-3 pieces. One workgroup per chunk whose pass 1
+// auto encode of BF16, pass 2 of 2 (docs/FORMAT.md §11, §12): the TBE-3 pieces. One workgroup per chunk whose pass 1
 // choice is tbe3 (grid-stride; others are skipped) codes the chunk as a one-chunk TBE-3 body directly at its piece
 // offset in the auto body: plane and SM pieces, the table entry, the side piece, the chunk's CRC-32C, and the auto
 // table entry. The window and fallback count come from pass 1's info word, so the chunk's values are read once.
@@ -69,7 +69,7 @@ void main() {
         uint info = meta[c];
         rawChunk = (info >> KIND_SHIFT) == CHUNK_RAW;
         uint w = (info >> TBE3_WINDOW_SHIFT) & TBE3_WINDOW_MASK, k = info & TBE3_COUNT_MASK;
-        uint off = work[C + c];
+        uint off = pieceOffset(c, C);
         uint pw = 2u * tiles(m);           // words per plane
         uint smWords = (m + 3u) / 4u;
         uint pBase = pc.outBase + CHUNK_ENTRY_WORDS * C + off / 4u;
@@ -210,6 +210,7 @@ void main() {
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = aInfo;
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = aOff;
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = pc.checksums != 0u ? autoEntryCRC(aInfo, aOff) : 0u;
+            if (last) work[2u * C] = off + work[c]; // the pieces' total, which the host reads back
         }
         barrier(); // sideSh and carry are free for the next chunk
     }

@@ -1,5 +1,5 @@
 #version 450
-// auto encode of BF16, pass 3 (docs/FORMAT.md §11, §10): the zf12 pieces. One workgroup per chunk whose pass 1
+// auto encode of BF16, pass 2 of 2 (docs/FORMAT.md §11, §10): the zf12 pieces. One workgroup per chunk whose pass 1
 // choice is zf12 (grid-stride; others are skipped) codes the chunk as a one-chunk zf12 body directly at its piece
 // offset in the auto body: code and low pieces, the header piece pass 1 found, the table entry, the side piece (the
 // raw blocks' high nibbles), the chunk's CRC-32C, and the auto table entry. The chunk's values are read once here.
@@ -42,7 +42,7 @@ void main() {
         bool last = c == C - 1u;
         uint m = last ? pc.lastLen : N;
         uint info = meta[c];
-        uint off = work[C + c];
+        uint off = pieceOffset(c, C);
         uint codeW = align4((m + 1u) / 2u) / 4u, lowW = align4(m) / 4u;
         uint cBase = pc.outBase + CHUNK_ENTRY_WORDS * C + off / 4u;
         uint lBase = cBase + codeW;
@@ -130,6 +130,7 @@ void main() {
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = aInfo;
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = aOff;
             outw[pc.outBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = pc.checksums != 0u ? autoEntryCRC(aInfo, aOff) : 0u;
+            if (last) work[2u * C] = off + work[c]; // the pieces' total, which the host reads back
         }
         barrier(); // hdr and before are free for the next chunk
     }

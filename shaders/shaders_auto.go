@@ -8,9 +8,9 @@ package shaders
 //
 //	auto_size.comp   pass 1: per chunk, the exponent histogram (splitzip4's escapes, tbe3's window) and zf12's
 //	                 block ranges; the smallest candidate, its size, format and info word (and zf12 headers)
-//	                 (pass 2 is sz4_scan: the piece offsets)
 //	auto_sz4.comp, auto_zf12.comp, auto_tbe3.comp
-//	                 pass 3, one kernel per candidate, side by side: each codes the chunks that chose it, in place
+//	                 pass 2, one kernel per candidate, side by side: each codes the chunks that chose it, in
+//	                 place, at the offset it sums from pass 1's sizes
 //	auto_common.glsl, auto_crc.glsl: geometry, size arithmetic and CRC helpers of these kernels
 
 //go:generate glslc -fshader-stage=compute --target-env=vulkan1.1 -O auto_size.comp -o auto_size.spv
@@ -37,7 +37,7 @@ type AutoPiecesPush struct {
 }
 
 var (
-	autoWork = rw("work").with("[0,C) piece sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) format id")
+	autoWork = rw("work").with("[0,C) piece sizes, [2C] total, [2C+1,3C+1) format id, [3C+1,...) per-64-chunk sums")
 	autoMeta = "[0,C) info word in the chunk's format, [C,...) zf12 header pieces"
 	autoSpec = []Spec{specWG, specShift, specRepl, specCRCBits, specU} // auto_sz4, auto_zf12
 )
@@ -58,6 +58,6 @@ func init() {
 // autoPieceBindings are the piece encoders' bindings.
 func autoPieceBindings() []Binding {
 	return []Binding{srcSeg, co("out", view("Out", "outw", "uint")).with("the auto body"),
-		ro("work").with("sizes, offsets, total, format id (auto_size, sz4_scan)"), ro("meta").with(autoMeta),
+		autoWork, ro("meta").with(autoMeta),
 		ro("consts")}
 }

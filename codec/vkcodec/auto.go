@@ -11,12 +11,12 @@ import (
 
 // auto on Vulkan (docs/FORMAT.md §11).
 //
-// Encode of BF16 (candidates splitzip4, zf12, tbe3): auto_size reads each chunk's values once and sizes its
-// one-chunk body under every candidate (the exponent histogram gives splitzip4's escapes and tbe3's window, the
-// block field ranges zf12's raw blocks), keeps the smallest and records its size, format and info word; sz4_scan
-// turns the sizes into piece offsets; the piece encoders auto_sz4, auto_zf12 and auto_tbe3, side by side, each code
-// the chunks that chose their format, once, directly at their piece offsets (dense pieces, table entry, side piece,
-// CRCs). So the values are read twice and each body byte written once.
+// Encode of BF16 (candidates splitzip4, zf12, tbe3), two passes: auto_size reads each chunk's values once and sizes
+// its one-chunk body under every candidate (the exponent histogram gives splitzip4's escapes and tbe3's window, the
+// block field ranges zf12's raw blocks), keeps the smallest and records its size (and its 64 chunks' sum), format
+// and info word; then the piece encoders auto_sz4, auto_zf12 and auto_tbe3, side by side, each code the chunks that
+// chose their format, once, directly at their piece offsets (summed from the sizes): dense pieces, table entry,
+// side piece, CRCs. So the values are read twice and each body byte written once.
 //
 // Encode of the other dtypes (the xw candidates): every candidate encodes the whole tensor into a scratch body with
 // its own kernels (its passes run side by side with the other candidates'); auto_pick, one dispatch per candidate
@@ -165,22 +165,21 @@ func (autoCodec) shape(t *tensor) shape {
 	f, _ := codec.LookupFormat(layout.FormatAuto)
 	lo, hi := f.BodyBounds(t.n, t.dt, t.shift)
 	C := layout.SZ4{N: t.n, Shift: t.shift}.Chunks()
-	return shape{minBody: lo, maxBody: hi, sideOff: layout.ChunkEntrySize * C, totalWord: 2 * C,
-		workBytes: 4 * (3*C + 1)}
+	work := 3*C + 1
+	if ids, _, err := autoCands(t.dt); err == nil && autoSized(t.dt, ids) {
+		work += (C + 63) / 64 // auto_size's per-64-chunk size sums
+	}
+	return shape{minBody: lo, maxBody: hi, sideOff: layout.ChunkEntrySize * C, totalWord: 2 * C, workBytes: 4 * work}
 }
 
 func (autoCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	total := alignRegion(layout.Align4(t.valueBytes())) + alignRegion(autoMax(t.n, t.dt, t.shift)) + 2*regionAlign
 	if encode {
 		ids, cs, _ := autoCands(t.dt)
-		sized := autoSized(t.dt, ids)
-		if sized {
-			total += alignRegion(autoMetaBytes(t))
+		if autoSized(t.dt, ids) {
+			return total + alignRegion(autoMetaBytes(t))
 		}
 		for k, id := range ids {
-			if sized && autoPieceKernels[id] != nil {
-				continue
-			}
 			ct := candTensor(t, id)
 			total += alignRegion(cs[k].candLayout(&ct).max) + gpuCodecs[id].deviceBytes(b, &ct, true)
 		}
@@ -206,15 +205,17 @@ func (autoCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 	srcBytes := layout.Align4(t.valueBytes())
 	src := r.valsAt(0, srcBytes)
 	out := r.bodyAt(0, autoMax(t.n, t.dt, t.shift))
-	a := &autoEncode{t: t, out: out, src: src, work: r.work.dev, chunks: C, sized: autoSized(t.dt, ids)}
-	if a.sized {
+	a := &autoEncode{t: t, out: out, src: src, work: r.work.dev, chunks: C}
+	if autoSized(t.dt, ids) {
+		// Sizes of every candidate from one read of the values, then each chunk coded once, in place; each piece
+		// encoder sums its chunk's offset from the sizes (the tensor's total is the last chunk's end).
 		a.meta = r.scratch(autoMetaBytes(t))
+		if r.top().err != nil {
+			return nil, r.top().err
+		}
+		return &plan{passes: []func(*recorder) error{a.size, a.place}, oneSpan: true}, nil
 	}
 	for k, id := range ids {
-		if a.sized && autoPieceKernels[id] != nil {
-			a.pieces = append(a.pieces, id)
-			continue
-		}
 		ct := candTensor(t, id)
 		c := autoCand{l: cs[k].candLayout(&ct)}
 		c.body = r.scratch(c.l.max)
@@ -226,32 +227,24 @@ func (autoCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 		c.p = cs[k].candEncode(b, &ct, r.sub(rangeOf(src, srcBytes), c.body.rng(), c.work), c.l)
 		a.cands = append(a.cands, c)
 	}
-	if r.top().err != nil {
-		return nil, r.top().err
-	}
+	// The candidates' passes side by side (the longest has three), a pick per candidate, the offsets, the gather.
 	var passes []func(*recorder) error
-	if a.sized {
-		// Sizes of every candidate from one read of the values, the offsets, then each chunk coded once in place
-		// (candidates without a piece encoder encode the whole tensor beside them and are gathered).
-		passes = []func(*recorder) error{a.candPass(0, a.size), a.candPass(1, scanPass(a.work, C)), a.candPass(2, nil),
-			a.place}
-	} else {
-		// The candidates' passes side by side (the longest has three), a pick per candidate, the offsets, the gather.
-		for k := range 3 {
-			passes = append(passes, a.candPass(k, nil))
-		}
-		for k := range a.cands {
-			passes = append(passes, a.pick(k))
-		}
-		passes = append(passes, scanPass(a.work, C), a.gather)
+	for k := range 3 {
+		passes = append(passes, a.candPass(k))
 	}
+	for k := range a.cands {
+		passes = append(passes, a.pick(k))
+	}
+	passes = append(passes, scanPass(a.work, C), a.gather)
 	return &plan{passes: passes, oneSpan: true}, nil
 }
 
-// autoPieceKernels are the BF16 candidates' piece encoders: each codes the chunks auto_size chose for it directly
-// at their piece offsets.
-var autoPieceKernels = map[uint8]*shaders.Kernel{layout.FormatSplitZip4: kAutoSZ4, layout.FormatZF12: kAutoZF12,
-	layout.FormatTBE3: kAutoTBE3}
+// autoPieceKernels are the BF16 candidates' piece encoders, by format: each codes the chunks auto_size chose for
+// it directly at their piece offsets.
+var autoPieceKernels = []struct {
+	id uint8
+	k  *shaders.Kernel
+}{{layout.FormatSplitZip4, kAutoSZ4}, {layout.FormatZF12, kAutoZF12}, {layout.FormatTBE3, kAutoTBE3}}
 
 // autoSized reports whether auto_size sizes the candidates ids of dtype d: BF16's splitzip4, zf12 and tbe3, the
 // formats the kernel computes.
@@ -268,24 +261,17 @@ func autoMetaBytes(t *tensor) uint64 {
 // autoEncode is an auto encode's plan.
 type autoEncode struct {
 	t      *tensor
-	cands  []autoCand // candidates that encode the whole tensor into a scratch body
-	pieces []uint8    // candidates coded in place by their piece encoders (sized only)
+	cands  []autoCand // the whole-body candidates (dtypes auto_size does not size)
 	src    view
 	out    view
-	work   loc // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) choices
+	work   loc // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) choices; sized: then per-64-chunk size sums
 	meta   loc // sized: auto_size's info words and zf12 headers
 	chunks uint64
-	sized  bool // auto_size sizes every candidate (no candidate bodies for the pick)
 }
 
-// candPass records pass k of every whole-tensor candidate that has one, after first (if any).
-func (a *autoEncode) candPass(k int, first func(*recorder) error) func(*recorder) error {
+// candPass records pass k of every candidate that has one.
+func (a *autoEncode) candPass(k int) func(*recorder) error {
 	return func(rec *recorder) error {
-		if first != nil {
-			if err := first(rec); err != nil {
-				return err
-			}
-		}
 		for _, c := range a.cands {
 			if k < len(c.p.passes) {
 				if err := c.p.passes[k](rec); err != nil {
@@ -329,15 +315,15 @@ func autoExpBase(cb *codec.Codebook) uint32 {
 	return uint32(best)
 }
 
-// place records the piece encoders side by side, and the gather of the whole-tensor candidates.
+// place records the piece encoders side by side.
 func (a *autoEncode) place(rec *recorder) error {
 	b, t := rec.b, a.t
-	for _, id := range a.pieces {
+	for _, pk := range autoPieceKernels {
 		wg := b.wgFor(t.shift, a.chunks) // divides the 8-value slots of a chunk
-		if id == layout.FormatTBE3 {
+		if pk.id == layout.FormatTBE3 {
 			wg = min(wg, uint32(1)<<t.shift/32) // whole 32-value units
 		}
-		kk := b.chunkKey(autoPieceKernels[id], wg, t.shift)
+		kk := b.chunkKey(pk.k, wg, t.shift)
 		cs, err := rec.consts(kk, t.shift)
 		if err != nil {
 			return err
@@ -349,10 +335,7 @@ func (a *autoEncode) place(rec *recorder) error {
 			return err
 		}
 	}
-	if len(a.cands) == 0 {
-		return nil
-	}
-	return a.gather(rec)
+	return nil
 }
 
 // pick records candidate k's auto_pick: each chunk's one-chunk body size, kept where it is the smallest so far.
