@@ -10,6 +10,10 @@ const uint ZF_BSLOTS = ZF12_BLOCK / 8u; // slots per zf12 block
 
 uint align4(uint x) { return (x + 3u) & ~3u; }
 
+// The work words after auto_size's sizes, total and format ids: the size sums of every 64 and every 4,096 chunks.
+uint sumsL1(uint C) { return 3u * C + 1u; }
+uint sumsL2(uint C) { return sumsL1(C) + (C + 63u) / 64u; }
+
 // sz4RawSide is the side piece of a raw SplitZip-4 chunk of m values.
 uint sz4RawSide(uint m) { return align4(m / 2u); }
 

@@ -76,11 +76,14 @@ uint scanStep(uint v) {
 
 shared uint offSum;
 
-// pieceOffset returns chunk c's piece offset, in bytes from the first piece: the size sums of the 64-chunk blocks
-// before c's plus the sizes of the chunks before c in its block (auto_size's work words). Uniform control flow.
+// pieceOffset returns chunk c's piece offset, in bytes from the first piece: from auto_size's work words, the sums
+// of the 4,096-chunk blocks before c's, of the 64-chunk blocks before c's in its 4,096, and the sizes of the chunks
+// before c in its 64 (at most 63 words each but the first: c/4096 ≤ 1,024 words for the most chunks a body can
+// have). Uniform control flow.
 uint pieceOffset(uint c, uint C) {
     uint t = gl_LocalInvocationID.x, v = 0u;
-    for (uint b = t; b < c / 64u; b += WG) v += work[3u * C + 1u + b];
+    for (uint b = t; b < (c >> 12); b += WG) v += work[sumsL2(C) + b];
+    for (uint b = ((c >> 12) << 6) + t; b < (c >> 6); b += WG) v += work[sumsL1(C) + b];
     for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG) v += work[c2];
     barrier(); // the previous chunk's readers of offSum are done
     if (t == 0u) offSum = 0u;

@@ -3,9 +3,9 @@
 // values once and sizes its one-chunk body under each candidate — splitzip4 (escapes: values whose exponent the
 // codebook lacks), zf12 (raw blocks: the field range of each 512-value block) and tbe3 (fallbacks: values outside
 // the best 7-exponent window of the chunk's exponent histogram) — and keeps the smallest, ties to the lowest id.
-// It stores the size (and adds it to its 64 chunks' sum, from which pass 2 finds piece offsets), the format id, the
-// chunk's info word in that format and, for a zf12 chunk, its header piece: pass 2's piece encoders code each chunk
-// once, in its format, in place.
+// It stores the size (and adds it to the sums of 64 and 4,096 chunks from which pass 2 finds piece offsets),
+// the format id, the chunk's info word in that format and, for a zf12 chunk, its header piece: pass 2's piece
+// encoders code each chunk once, in its format, in place.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -133,7 +133,9 @@ void main() {
             }
             work[c] = size;
             work[2u * C + 1u + c] = id;
-            atomicAdd(work[3u * C + 1u + (c >> 6)], size); // the sums of 64 chunks' sizes (zeroed by the host)
+            // The size sums of the chunk's 64 and 4,096 chunks (zeroed by the host).
+            atomicAdd(work[sumsL1(C) + (c >> 6)], size);
+            atomicAdd(work[sumsL2(C) + (c >> 12)], size);
             meta[c] = info;
             pick = id;
         }

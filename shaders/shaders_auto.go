@@ -37,7 +37,7 @@ type AutoPiecesPush struct {
 }
 
 var (
-	autoWork = rw("work").with("[0,C) piece sizes, [2C] total, [2C+1,3C+1) format id, [3C+1,...) per-64-chunk sums")
+	autoWork = rw("work").with("[0,C) piece sizes, [2C] total, [2C+1,3C+1) format id, then sums of 64 and of 4,096 chunks")
 	autoMeta = "[0,C) info word in the chunk's format, [C,...) zf12 header pieces"
 	autoSpec = []Spec{specWG, specShift, specRepl, specCRCBits, specU} // auto_sz4, auto_zf12
 )

@@ -167,7 +167,7 @@ func (autoCodec) shape(t *tensor) shape {
 	C := layout.SZ4{N: t.n, Shift: t.shift}.Chunks()
 	work := 3*C + 1
 	if ids, _, err := autoCands(t.dt); err == nil && autoSized(t.dt, ids) {
-		work += (C + 63) / 64 // auto_size's per-64-chunk size sums
+		work += (C+63)/64 + (C+4095)/4096 // auto_size's size sums of 64 and of 4,096 chunks
 	}
 	return shape{minBody: lo, maxBody: hi, sideOff: layout.ChunkEntrySize * C, totalWord: 2 * C, workBytes: 4 * work}
 }
@@ -264,7 +264,7 @@ type autoEncode struct {
 	cands  []autoCand // the whole-body candidates (dtypes auto_size does not size)
 	src    view
 	out    view
-	work   loc // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) choices; sized: then per-64-chunk size sums
+	work   loc // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) choices; sized: then size sums
 	meta   loc // sized: auto_size's info words and zf12 headers
 	chunks uint64
 }

@@ -379,6 +379,16 @@ func TestAutoXWMatchesReference(t *testing.T) {
 	}
 }
 
+// TestAutoManyChunks: a tensor of 4,100 chunks, so that piece offsets sum 4,096-chunk blocks as well.
+func TestAutoManyChunks(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(4, 3))
+	const shift, chunks = 10, 4100
+	src := autoMix(r, chunks<<shift-5, 1<<shift, "tszwrtf")
+	cpu, gpu := autoEncodeBoth(t, vb, src, shift, true)
+	require.True(t, string(cpu) == string(gpu), "%d/%d bytes, differ at %d", len(cpu), len(gpu), firstDiff(cpu, gpu))
+}
+
 // TestAutoTunedEncode: the BF16 auto encode under other workgroup sizes, CRC table widths, table replication, slots
 // loaded together and grids small enough that each workgroup loops over several chunks still writes the
 // reference's bytes.
