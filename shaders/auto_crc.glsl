@@ -3,7 +3,7 @@
 // dense pieces (docs/FORMAT.md §5.6, §10.4, §12.7); the kernels sum the dense pieces' linear CRC while they write
 // them and fold it in at the end.
 
-shared uint red[4u * WG]; // per-subgroup partial results; scans use 2·WG words
+shared uint red[2u * WG]; // per-subgroup partial results; scans use 2·WG words
 shared uint carry;        // running total of an ordered scan
 
 // xpow returns x^(8·d) (d bytes of zero shift); xinv its inverse.

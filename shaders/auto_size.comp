@@ -20,27 +20,42 @@
 
 shared uint hist[256];
 // The exponents expBase .. expBase+15 (the codebook's densest range, where nearly every value of KV data falls) are
-// counted without atomics: each invocation owns 8 words of 16-bit counters (word w of invocation t at w·WG + t, so
-// the 32 lanes of a subgroup hit 32 banks), summed into hist at the chunk's end. Other exponents go to hist by
-// shared atomics. A chunk gives an invocation at most N/WG ≤ 2^15 values: the counters cannot overflow.
-shared uint cnt[8u * WG];
-shared uint bmin[ZF_BLOCKS]; // smallest zf12 field of each block
-shared uint bmax[ZF_BLOCKS]; // largest
+// counted without atomics: invocation t owns the counters cnt[d·WG + t] of exponent expBase + d (the 32 lanes of a
+// subgroup hit 32 banks), summed into hist at the chunk's end. Other exponents go to hist by shared atomics.
+shared uint cnt[16u * WG];
+// The smallest and largest exponent of each zf12 block (a block's field range is theirs shifted right by one).
+shared uint bmin[ZF_BLOCKS];
+shared uint bmax[ZF_BLOCKS];
 shared uint best;            // the tbe3 window: covered values << 8 | (255 - start), the largest wins
 shared uint zside;           // zf12 side bytes
 shared uint zraw;            // zf12 raw blocks
 shared uint pick;
 
+// countSlot counts the values of slot x that valid marks and returns their smallest and largest exponent (lo, hi
+// unchanged when none is valid). Called with valid = 0xFF for whole slots, so those compile without the tests.
+void countSlot(uvec4 x, uint valid, inout uint lo, inout uint hi) {
+    uint t = gl_LocalInvocationID.x;
+    [[unroll]] for (uint b = 0u; b < 8u; b++) {
+        uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu, d = e - pc.expBase;
+        if ((valid & (1u << b)) != 0u) {
+            if (d < 16u) cnt[d * WG + t] += 1u;
+            else atomicAdd(hist[e], 1u);
+            lo = min(lo, e);
+            hi = max(hi, e);
+        }
+    }
+}
+
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint C = pc.chunks;
-    for (uint w = 0u; w < 8u; w++) cnt[w * WG + t] = 0u;
+    for (uint d = 0u; d < 16u; d++) cnt[d * WG + t] = 0u;
     for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
         uint m = c == C - 1u ? pc.lastLen : N;
         uint nb = (m + ZF12_BLOCK - 1u) / ZF12_BLOCK;
         for (uint e = t; e < 256u; e += WG) hist[e] = 0u;
         for (uint b = t; b < ZF_BLOCKS; b += WG) {
-            bmin[b] = ZF12_MAX_BASE;
+            bmin[b] = 255u;
             bmax[b] = 0u;
         }
         if (t == 0u) {
@@ -55,19 +70,11 @@ void main() {
             uint valid[U];
             [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(c, (j + u) * WG + t, m, valid[u]);
             [[unroll]] for (uint u = 0u; u < U; u++) {
-                uint s = (j + u) * WG + t;
-                uint lo = ZF12_MAX_BASE, hi = 0u;
-                [[unroll]] for (uint b = 0u; b < 8u; b++) {
-                    uint e = (xs[u][b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu, f = e >> 1, d = e - pc.expBase;
-                    if ((valid[u] & (1u << b)) != 0u) {
-                        if (d < 16u) cnt[(d >> 1) * WG + t] += 1u << ((d & 1u) << 4);
-                        else atomicAdd(hist[e], 1u);
-                        lo = min(lo, f);
-                        hi = max(hi, f);
-                    }
-                }
+                uint lo = 255u, hi = 0u;
+                if (valid[u] == 0xFFu) countSlot(xs[u], 0xFFu, lo, hi);
+                else countSlot(xs[u], valid[u], lo, hi);
                 // Lanes of a subgroup mostly share a block: reduce there first.
-                uint blk = s / ZF_BSLOTS;
+                uint blk = ((j + u) * WG + t) / ZF_BSLOTS;
                 if (subgroupAllEqual(blk)) {
                     lo = subgroupMin(lo);
                     hi = subgroupMax(hi);
@@ -81,14 +88,10 @@ void main() {
                 }
             }
         }
-        for (uint w = 0u; w < 8u; w++) {
-            uint v = cnt[w * WG + t];
-            cnt[w * WG + t] = 0u;
-            uint lo = subgroupAdd(v & 0xFFFFu), hi = subgroupAdd(v >> 16);
-            if (subgroupElect()) {
-                if (lo != 0u) atomicAdd(hist[pc.expBase + 2u * w], lo);
-                if (hi != 0u) atomicAdd(hist[pc.expBase + 2u * w + 1u], hi);
-            }
+        for (uint d = 0u; d < 16u; d++) {
+            uint v = subgroupAdd(cnt[d * WG + t]);
+            cnt[d * WG + t] = 0u;
+            if (subgroupElect() && v != 0u) atomicAdd(hist[pc.expBase + d], v);
         }
         barrier();
         for (uint s = t; s <= TBE3_MAX_WINDOW_START; s += WG) {
@@ -97,7 +100,7 @@ void main() {
             atomicMax(best, (cov << 8) | (255u - s));
         }
         for (uint b = t; b < nb; b += WG) {
-            if (bmax[b] - bmin[b] > ZF12_SPAN) {
+            if ((bmax[b] >> 1) - (bmin[b] >> 1) > ZF12_SPAN) {
                 atomicAdd(zraw, 1u);
                 atomicAdd(zside, zfBlockSide(min(ZF12_BLOCK, m - b * ZF12_BLOCK)));
             }
@@ -146,7 +149,8 @@ void main() {
                 uint hw = 0u;
                 for (uint i = 0u; i < 4u; i++) {
                     uint b = 4u * q + i;
-                    uint h = b >= nb ? 0u : (bmax[b] - bmin[b] > ZF12_SPAN ? ZF12_RAW_HEADER : bmin[b]);
+                    uint lo = bmin[b] >> 1;
+                    uint h = b >= nb ? 0u : ((bmax[b] >> 1) - lo > ZF12_SPAN ? ZF12_RAW_HEADER : lo);
                     hw |= h << (8u * i);
                 }
                 meta[C + c * ZF_HWORDS + q] = hw;

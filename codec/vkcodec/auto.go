@@ -286,12 +286,28 @@ func (a *autoEncode) candPass(k int) func(*recorder) error {
 // size records auto_size: every chunk's smallest candidate, its size and info word.
 func (a *autoEncode) size(rec *recorder) error {
 	b, t := rec.b, a.t
-	wg := b.wgFor(t.shift, a.chunks)
+	wg := min(b.wgFor(t.shift, a.chunks), autoWideWG)
 	pc := shaders.AutoSizePush{CB: codebookWords(t.cb), Chunks: uint32(a.chunks),
 		LastLen: uint32(layout.SZ4{N: t.n, Shift: t.shift}.ChunkLen(a.chunks - 1)), SrcBase: uint32(a.src.base / 16),
 		ExpBase: autoExpBase(t.cb)}
 	kk := b.chunkKey(kAutoSize, wg, t.shift)
 	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(a.chunks), a.src.l, a.work, a.meta)
+}
+
+// autoWideWG bounds the workgroups of auto_size and auto_tbe3, whose shared memory grows by 64 and 52 bytes per
+// invocation: at 512 both fit the 48 KiB that wgFor's widest workgroups assume.
+const autoWideWG = 512
+
+// sharedBytes is the shared memory of the BF16 auto encode kernels for workgroups of wg invocations.
+func (autoCodec) sharedBytes(b *Backend, wg uint32) uint32 {
+	hot := func(k *shaders.Kernel) uint32 { return 2 * crcTableWords(b.crcBits(k.Name)) * uint32(b.t.Repl) }
+	w := min(wg, autoWideWG)
+	const blocks = 1 << layout.MaxChunkShift / layout.ZF12Block
+	size := 16*w + 256 + 2*blocks + 4
+	tbe3 := 2048 + 13*w + 4 + hot(kAutoTBE3)
+	sz4 := 256 + 2*wg + 4 + hot(kAutoSZ4)
+	zf12 := 2*blocks + 2*wg + 4 + hot(kAutoZF12)
+	return 4 * max(size, tbe3, sz4, zf12)
 }
 
 // autoExpBase is the start of the 16 exponents auto_size counts without atomics: the range that holds the most
@@ -321,7 +337,7 @@ func (a *autoEncode) place(rec *recorder) error {
 	for _, pk := range autoPieceKernels {
 		wg := b.wgFor(t.shift, a.chunks) // divides the 8-value slots of a chunk
 		if pk.id == layout.FormatTBE3 {
-			wg = min(wg, uint32(1)<<t.shift/32) // whole 32-value units
+			wg = min(wg, uint32(1)<<t.shift/32, autoWideWG) // whole 32-value units
 		}
 		kk := b.chunkKey(pk.k, wg, t.shift)
 		cs, err := rec.consts(kk, t.shift)
