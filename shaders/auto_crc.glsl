@@ -74,6 +74,16 @@ uint scanStep(uint v) {
     result = mulmod(_reg, xpow(dense)) ^ (lin) ^ 0xFFFFFFFFu; \
 }
 
+// storePair writes a and, if both, b to the words at w and w+1 of out: one 8-byte store where w is even.
+void storePair(uint w, uint a, uint b, bool both) {
+    if (both && (w & 1u) == 0u) {
+        outv2[w >> 1] = uvec2(a, b);
+    } else {
+        outw[w] = a;
+        if (both) outw[w + 1u] = b;
+    }
+}
+
 shared uint offSum;
 
 // pieceOffset returns chunk c's piece offset, in bytes from the first piece: from auto_size's work words, the sums

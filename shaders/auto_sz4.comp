@@ -86,8 +86,7 @@ void main() {
                 uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
                 if (v0 < m) {
                     if (!raw) outw[cBase + s] = cw;
-                    outw[lBase + 2u * s] = lw0;
-                    if (v0 + 4u < m) outw[lBase + 2u * s + 1u] = lw1;
+                    storePair(lBase + 2u * s, lw0, lw1, v0 + 4u < m);
                 }
                 if (pc.checksums != 0u) {
                     aC = shiftBy(TAB_M4T, aC) ^ cw;

@@ -112,8 +112,7 @@ void main() {
                 uint lw0 = lows2(x.x) | (lows2(x.y) << 16);
                 uint lw1 = lows2(x.z) | (lows2(x.w) << 16);
                 if (8u * s < m) {
-                    outw[sBase + 2u * s] = lw0;
-                    if (8u * s + 4u < m) outw[sBase + 2u * s + 1u] = lw1;
+                    storePair(sBase + 2u * s, lw0, lw1, 8u * s + 4u < m);
                 }
                 if (pc.checksums != 0u) {
                     aL0 = shiftBy(TAB_M8T, aL0) ^ lw0;

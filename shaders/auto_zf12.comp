@@ -93,8 +93,7 @@ void main() {
                 uint lw1 = lowBytes2(x.z) | (lowBytes2(x.w) << 16);
                 if (v0 < m) {
                     outw[cBase + s] = cw;
-                    outw[lBase + 2u * s] = lw0;
-                    if (v0 + 4u < m) outw[lBase + 2u * s + 1u] = lw1;
+                    storePair(lBase + 2u * s, lw0, lw1, v0 + 4u < m);
                     // Values past the end are zero, so their side nibbles are the padding the format wants.
                     if (rawB) outw[sideW + before[blk] * ZF_BSLOTS + (s % ZF_BSLOTS)] = sw;
                 }

@@ -212,7 +212,7 @@ layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std43
 #endif
 
 #if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) coherent buffer Out { uint outw[]; }; layout(std430, binding = 2) buffer Work { uint work[]; }; layout(std430, binding = 3) readonly buffer Meta { uint meta[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) coherent buffer Out { uint outw[]; }; layout(std430, binding = 1) coherent buffer OutV2 { uvec2 outv2[]; }; layout(std430, binding = 2) buffer Work { uint work[]; }; layout(std430, binding = 3) readonly buffer Meta { uint meta[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
 #endif
 
 #if defined(KERNEL_SZ4_ENCODE)

@@ -57,7 +57,7 @@ func init() {
 
 // autoPieceBindings are the piece encoders' bindings.
 func autoPieceBindings() []Binding {
-	return []Binding{srcSeg, co("out", view("Out", "outw", "uint")).with("the auto body"),
+	return []Binding{srcSeg, co("out", view("Out", "outw", "uint"), view("OutV2", "outv2", "uvec2")).with("the auto body"),
 		autoWork, ro("meta").with(autoMeta),
 		ro("consts")}
 }
