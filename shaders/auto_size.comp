@@ -29,17 +29,28 @@ shared uint bmax[ZF_BLOCKS];
 shared uint best;            // the tbe3 window: covered values << 8 | (255 - start), the largest wins
 shared uint zside;           // zf12 side bytes
 shared uint zraw;            // zf12 raw blocks
-shared uint pick;
+shared uint size, id, info;  // the smallest candidate so far: its size, format and info word
 
-// countSlot counts the values of slot x that valid marks and returns their smallest and largest exponent (lo, hi
-// unchanged when none is valid). Called with valid = 0xFF for whole slots, so those compile without the tests.
-void countSlot(uvec4 x, uint valid, inout uint lo, inout uint hi) {
+// countSlot counts the values of slot x that valid marks. Called with valid = 0xFF for whole slots, so those
+// compile without the tests.
+void countSlot(uvec4 x, uint valid) {
     uint t = gl_LocalInvocationID.x;
     [[unroll]] for (uint b = 0u; b < 8u; b++) {
         uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu, d = e - pc.expBase;
         if ((valid & (1u << b)) != 0u) {
             if (d < 16u) cnt[d * WG + t] += 1u;
             else atomicAdd(hist[e], 1u);
+        }
+    }
+}
+
+// rangeSlot returns the smallest and largest exponent of the values of slot x that valid marks (255 and 0 if none).
+void rangeSlot(uvec4 x, uint valid, out uint lo, out uint hi) {
+    lo = 255u;
+    hi = 0u;
+    [[unroll]] for (uint b = 0u; b < 8u; b++) {
+        uint e = (x[b >> 1] >> (7u + 16u * (b & 1u))) & 0xFFu;
+        if ((valid & (1u << b)) != 0u) {
             lo = min(lo, e);
             hi = max(hi, e);
         }
@@ -53,11 +64,8 @@ void main() {
     for (uint c = gl_WorkGroupID.x; c < C; c += gl_NumWorkGroups.x) {
         uint m = c == C - 1u ? pc.lastLen : N;
         uint nb = (m + ZF12_BLOCK - 1u) / ZF12_BLOCK;
+        uint dense = align4((m + 1u) / 2u) + align4(m);
         for (uint e = t; e < 256u; e += WG) hist[e] = 0u;
-        for (uint b = t; b < ZF_BLOCKS; b += WG) {
-            bmin[b] = 255u;
-            bmax[b] = 0u;
-        }
         if (t == 0u) {
             best = 0u;
             zside = 0u;
@@ -70,22 +78,8 @@ void main() {
             uint valid[U];
             [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(c, (j + u) * WG + t, m, valid[u]);
             [[unroll]] for (uint u = 0u; u < U; u++) {
-                uint lo = 255u, hi = 0u;
-                if (valid[u] == 0xFFu) countSlot(xs[u], 0xFFu, lo, hi);
-                else countSlot(xs[u], valid[u], lo, hi);
-                // Lanes of a subgroup mostly share a block: reduce there first.
-                uint blk = ((j + u) * WG + t) / ZF_BSLOTS;
-                if (subgroupAllEqual(blk)) {
-                    lo = subgroupMin(lo);
-                    hi = subgroupMax(hi);
-                    if (subgroupElect()) {
-                        atomicMin(bmin[blk], lo);
-                        atomicMax(bmax[blk], hi);
-                    }
-                } else {
-                    atomicMin(bmin[blk], lo);
-                    atomicMax(bmax[blk], hi);
-                }
+                if (valid[u] == 0xFFu) countSlot(xs[u], 0xFFu);
+                else countSlot(xs[u], valid[u]);
             }
         }
         for (uint d = 0u; d < 16u; d++) {
@@ -99,15 +93,8 @@ void main() {
             for (uint i = 0u; i < TBE3_WINDOW; i++) cov += hist[s + i];
             atomicMax(best, (cov << 8) | (255u - s));
         }
-        for (uint b = t; b < nb; b += WG) {
-            if ((bmax[b] >> 1) - (bmin[b] >> 1) > ZF12_SPAN) {
-                atomicAdd(zraw, 1u);
-                atomicAdd(zside, zfBlockSide(min(ZF12_BLOCK, m - b * ZF12_BLOCK)));
-            }
-        }
         barrier();
         if (t == 0u) {
-            uint dense = align4((m + 1u) / 2u) + align4(m);
             // splitzip4: the escapes are the values whose exponent is none of the codebook's 16.
             uint cov4 = 0u;
             for (uint i = 0u; i < 16u; i++) {
@@ -118,14 +105,9 @@ void main() {
             }
             uint k4 = m - cov4;
             bool raw4 = !(ESCAPE_SIZE * k4 < sz4RawSide(m));
-            uint size = dense + 4u * CHUNK_ENTRY_WORDS + (raw4 ? sz4RawSide(m) : ESCAPE_SIZE * k4);
-            uint id = FORMAT_SPLITZIP4, info = raw4 ? (CHUNK_RAW << KIND_SHIFT) : k4;
-            uint s2 = dense + 4u * ZF_HWORDS + 4u * CHUNK_ENTRY_WORDS + zside;
-            if (s2 < size) {
-                size = s2;
-                id = FORMAT_ZF12;
-                info = zraw;
-            }
+            size = dense + 4u * CHUNK_ENTRY_WORDS + (raw4 ? sz4RawSide(m) : ESCAPE_SIZE * k4);
+            id = FORMAT_SPLITZIP4;
+            info = raw4 ? (CHUNK_RAW << KIND_SHIFT) : k4;
             uint w = 255u - (best & 0xFFu), k3 = m - (best >> 8);
             bool raw3 = !(align4(k3) < tbe3RawSide(m));
             uint s3 = tbe3PlanePiece(m) + align4(m) + 4u * CHUNK_ENTRY_WORDS + (raw3 ? tbe3RawSide(m) : align4(k3));
@@ -134,27 +116,74 @@ void main() {
                 id = FORMAT_TBE3;
                 info = raw3 ? (CHUNK_RAW << KIND_SHIFT) : ((w << TBE3_WINDOW_SHIFT) | k3);
             }
+        }
+        barrier();
+        // zf12 comes between the two by id: it wins when smaller than splitzip4 and not larger than tbe3. Its
+        // smallest size (every block coded) rules it out on most data (KV data: TBE-3 is smaller; data SplitZip-4
+        // codes without escapes: SplitZip-4 is); only otherwise are the block ranges found, from a second read.
+        uint zmin = dense + 4u * ZF_HWORDS + 4u * CHUNK_ENTRY_WORDS;
+        bool zf = id == FORMAT_SPLITZIP4 ? zmin < size : zmin <= size;
+        if (zf) {
+            for (uint b = t; b < ZF_BLOCKS; b += WG) {
+                bmin[b] = 255u;
+                bmax[b] = 0u;
+            }
+            barrier();
+            for (uint j = 0u; j < SLOTS / WG; j++) {
+                uint sl = j * WG + t, valid, lo, hi;
+                rangeSlot(loadSlot(c, sl, m, valid), valid, lo, hi);
+                // Lanes of a subgroup mostly share a block: reduce there first.
+                uint blk = sl / ZF_BSLOTS;
+                if (subgroupAllEqual(blk)) {
+                    lo = subgroupMin(lo);
+                    hi = subgroupMax(hi);
+                    if (subgroupElect()) {
+                        atomicMin(bmin[blk], lo);
+                        atomicMax(bmax[blk], hi);
+                    }
+                } else {
+                    atomicMin(bmin[blk], lo);
+                    atomicMax(bmax[blk], hi);
+                }
+            }
+            barrier();
+            for (uint b = t; b < nb; b += WG) {
+                if ((bmax[b] >> 1) - (bmin[b] >> 1) > ZF12_SPAN) {
+                    atomicAdd(zraw, 1u);
+                    atomicAdd(zside, zfBlockSide(min(ZF12_BLOCK, m - b * ZF12_BLOCK)));
+                }
+            }
+            barrier();
+            uint s2 = zmin + zside;
+            zf = id == FORMAT_SPLITZIP4 ? s2 < size : s2 <= size;
+            barrier(); // every invocation has read size and id
+            if (zf) {
+                if (t == 0u) {
+                    size = s2;
+                    id = FORMAT_ZF12;
+                    info = zraw;
+                }
+                // Header byte of block b: its base, 0xFF for a raw block, 0 past the chunk's blocks.
+                for (uint q = t; q < ZF_HWORDS; q += WG) {
+                    uint hw = 0u;
+                    for (uint i = 0u; i < 4u; i++) {
+                        uint b = 4u * q + i;
+                        uint lo = bmin[b] >> 1;
+                        uint h = b >= nb ? 0u : ((bmax[b] >> 1) - lo > ZF12_SPAN ? ZF12_RAW_HEADER : lo);
+                        hw |= h << (8u * i);
+                    }
+                    meta[C + c * ZF_HWORDS + q] = hw;
+                }
+            }
+            barrier();
+        }
+        if (t == 0u) {
             work[c] = size;
             work[2u * C + 1u + c] = id;
             // The size sums of the chunk's 64 and 4,096 chunks (zeroed by the host).
             atomicAdd(work[sumsL1(C) + (c >> 6)], size);
             atomicAdd(work[sumsL2(C) + (c >> 12)], size);
             meta[c] = info;
-            pick = id;
-        }
-        barrier();
-        if (pick == FORMAT_ZF12) {
-            // Header byte of block b: its base, 0xFF for a raw block, 0 past the chunk's blocks.
-            for (uint q = t; q < ZF_HWORDS; q += WG) {
-                uint hw = 0u;
-                for (uint i = 0u; i < 4u; i++) {
-                    uint b = 4u * q + i;
-                    uint lo = bmin[b] >> 1;
-                    uint h = b >= nb ? 0u : ((bmax[b] >> 1) - lo > ZF12_SPAN ? ZF12_RAW_HEADER : lo);
-                    hw |= h << (8u * i);
-                }
-                meta[C + c * ZF_HWORDS + q] = hw;
-            }
         }
         barrier(); // the chunk's shared counts are read before the next chunk clears them
     }
