@@ -98,10 +98,7 @@ void main() {
             // splitzip4: the escapes are the values whose exponent is none of the codebook's 16.
             uint cov4 = 0u;
             for (uint i = 0u; i < 16u; i++) {
-                uint e = (pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu;
-                bool again = false; // an exponent listed twice codes its values once
-                for (uint j = 0u; j < i; j++) again = again || ((pc.cb[j >> 2] >> ((j & 3u) * 8u)) & 0xFFu) == e;
-                if (!again) cov4 += hist[e];
+                if (((pc.cbFirst >> i) & 1u) != 0u) cov4 += hist[(pc.cb[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu];
             }
             uint k4 = m - cov4;
             bool raw4 = !(ESCAPE_SIZE * k4 < sz4RawSide(m));

@@ -316,7 +316,7 @@ layout(push_constant) uniform PC { uint chunks; uint lastLen; uint pieceLen; uin
 #endif
 
 #if defined(KERNEL_AUTO_SIZE)
-layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint lastLen; uint srcBase; uint expBase; } pc;
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint lastLen; uint srcBase; uint expBase; uint cbFirst; } pc;
 #endif
 
 #if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)

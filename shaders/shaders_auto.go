@@ -25,6 +25,7 @@ type AutoSizePush struct {
 	LastLen uint32    `glsl:"lastLen"` // values in its last chunk
 	SrcBase uint32    `glsl:"srcBase"` // uvec4 offset of the first value in binding 0
 	ExpBase uint32    `glsl:"expBase"` // the exponents expBase .. expBase+15 are counted without atomics (≤ 240)
+	CBFirst uint32    `glsl:"cbFirst"` // bit i: codebook entry i is its exponent's first entry (the ones counted)
 }
 
 // AutoPiecesPush is the push-constant block of the piece encoders auto_sz4, auto_zf12 and auto_tbe3.

@@ -12,9 +12,9 @@ import (
 // auto on Vulkan (docs/FORMAT.md §11).
 //
 // Encode of BF16 (candidates splitzip4, zf12, tbe3), two passes: auto_size reads each chunk's values once and sizes
-// its one-chunk body under every candidate (the exponent histogram gives splitzip4's escapes and tbe3's window, the
-// block field ranges zf12's raw blocks), keeps the smallest and records its size (and its 64 chunks' sum), format
-// and info word; then the piece encoders auto_sz4, auto_zf12 and auto_tbe3, side by side, each code the chunks that
+// its one-chunk body under every candidate (the exponent histogram gives splitzip4's escapes and tbe3's window; the
+// block field ranges, found from a second read only where zf12 could win, zf12's raw blocks), keeps the smallest and
+// records its size (and the sums of its 64 and 4,096 chunks), format and info word; then the piece encoders auto_sz4, auto_zf12 and auto_tbe3, side by side, each code the chunks that
 // chose their format, once, directly at their piece offsets (summed from the sizes): dense pieces, table entry,
 // side piece, CRCs. So the values are read twice and each body byte written once.
 //
@@ -289,9 +289,24 @@ func (a *autoEncode) size(rec *recorder) error {
 	wg := min(b.wgFor(t.shift, a.chunks), autoWideWG)
 	pc := shaders.AutoSizePush{CB: codebookWords(t.cb), Chunks: uint32(a.chunks),
 		LastLen: uint32(layout.SZ4{N: t.n, Shift: t.shift}.ChunkLen(a.chunks - 1)), SrcBase: uint32(a.src.base / 16),
-		ExpBase: autoExpBase(t.cb)}
+		ExpBase: autoExpBase(t.cb), CBFirst: autoCBFirst(t.cb)}
 	kk := b.chunkKey(kAutoSize, wg, t.shift)
 	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(a.chunks), a.src.l, a.work, a.meta)
+}
+
+// autoCBFirst marks the codebook entries that are their exponent's first: an exponent listed twice codes its
+// values once.
+func autoCBFirst(cb *codec.Codebook) uint32 {
+	if cb == nil {
+		return 0
+	}
+	var first uint32
+	for i := range cb {
+		if !slices.Contains(cb[:i], cb[i]) {
+			first |= 1 << i
+		}
+	}
+	return first
 }
 
 // autoWideWG bounds the workgroups of auto_size and auto_tbe3, whose shared memory grows by 64 and 52 bytes per

@@ -389,6 +389,26 @@ func TestAutoManyChunks(t *testing.T) {
 	require.True(t, string(cpu) == string(gpu), "%d/%d bytes, differ at %d", len(cpu), len(gpu), firstDiff(cpu, gpu))
 }
 
+// TestAutoCodebookRepeats: a codebook that lists an exponent twice codes its values once (the escape count, and so
+// the choice, must not count them twice).
+func TestAutoCodebookRepeats(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(4, 4))
+	cb := testCB
+	cb[15], cb[14] = cb[0], cb[1]
+	src := autoMix(r, 3<<12+7, 1<<12, "szt")
+	n := uint64(len(src) / 2)
+	f, _ := codec.LookupFormat(layout.FormatAuto)
+	mk := func() []codec.EncodeJob {
+		return []codec.EncodeJob{{Format: layout.FormatAuto, Src: src, N: n, Shift: 12, Codebook: &cb, Checksums: true,
+			Dst: make([]byte, f.MaxBodyOf(n, layout.DTypeBF16, 12))}}
+	}
+	cj, gj := mk(), mk()
+	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), cj))
+	require.NoError(t, vb.Encode(context.Background(), gj))
+	require.True(t, string(cj[0].Out) == string(gj[0].Out), "differ at %d", firstDiff(cj[0].Out, gj[0].Out))
+}
+
 // TestAutoTunedEncode: the BF16 auto encode under other workgroup sizes, CRC table widths, table replication, slots
 // loaded together and grids small enough that each workgroup loops over several chunks still writes the
 // reference's bytes.
