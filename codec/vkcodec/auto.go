@@ -14,9 +14,10 @@ import (
 // Encode of BF16 (candidates splitzip4, zf12, tbe3), two passes: auto_size reads each chunk's values once and sizes
 // its one-chunk body under every candidate (the exponent histogram gives splitzip4's escapes and tbe3's window; the
 // block field ranges, found from a second read only where zf12 could win, zf12's raw blocks), keeps the smallest and
-// records its size (and the sums of its 64 and 4,096 chunks), format and info word; then the piece encoders auto_sz4, auto_zf12 and auto_tbe3, side by side, each code the chunks that
-// chose their format, once, directly at their piece offsets (summed from the sizes): dense pieces, table entry,
-// side piece, CRCs. So the values are read twice and each body byte written once.
+// records its size (and the sums of its 64 and 4,096 chunks), format and info word; then the piece encoders
+// auto_sz4, auto_zf12 and auto_tbe3, side by side, each code the chunks that chose their format, once, directly at
+// their piece offsets (summed from the sizes): dense pieces, table entry, side piece, CRCs. So the values are read
+// twice and each body byte written once.
 //
 // Encode of the other dtypes (the xw candidates): every candidate encodes the whole tensor into a scratch body with
 // its own kernels (its passes run side by side with the other candidates'); auto_pick, one dispatch per candidate
