@@ -15,7 +15,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 #endif
 
-#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_ZF12_PLACE) || defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE) || defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES)
+#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_ZF12_PLACE) || defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE) || defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES) || defined(KERNEL_AUTO_TBE3)
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
@@ -101,6 +101,22 @@ layout(constant_id = 11) const uint LOWPF = 1;
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 layout(constant_id = 1) const uint DECODE = 0; // 0: values to body; 1: body to values
+#endif
+
+#if defined(KERNEL_AUTO_SIZE)
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
+layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
+layout(constant_id = 5) const uint U = 2; // slots per thread loaded together (memory-level parallelism)
+#endif
+
+#if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12)
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
+layout(constant_id = 1) const uint SHIFT = 14; // chunk = 2^SHIFT values
+layout(constant_id = 2) const uint REPL = 1; // CRC table replication in shared memory
+layout(constant_id = 8) const uint CRC_BITS = 5; // register bits per CRC shift-table field (crc_fields.glsl)
+layout(constant_id = 5) const uint U = 2; // slots per thread loaded together (memory-level parallelism)
 #endif
 
 #if defined(KERNEL_SZ4_ENCODE)
@@ -189,6 +205,14 @@ layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, 
 
 #if defined(KERNEL_HUFF_CHECK)
 layout(std430, binding = 0) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer Table { uint table[]; }; layout(std430, binding = 2) readonly buffer Pieces { uint pieces[]; }; layout(std430, binding = 3) buffer Status { uint status[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
+#endif
+
+#if defined(KERNEL_AUTO_SIZE)
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) buffer Work { uint work[]; }; layout(std430, binding = 2) writeonly buffer Meta { uint meta[]; };
+#endif
+
+#if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) coherent buffer Out { uint outw[]; }; layout(std430, binding = 1) coherent buffer OutV2 { uvec2 outv2[]; }; layout(std430, binding = 2) buffer Work { uint work[]; }; layout(std430, binding = 3) readonly buffer Meta { uint meta[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
 #endif
 
 #if defined(KERNEL_SZ4_ENCODE)
@@ -289,4 +313,12 @@ layout(push_constant) uniform PC { uint n; uint srcBase; } pc;
 
 #if defined(KERNEL_HUFF_CHECK)
 layout(push_constant) uniform PC { uint chunks; uint lastLen; uint pieceLen; uint lowWords; uint lowBase; uint tableBase; uint pieceBase; } pc;
+#endif
+
+#if defined(KERNEL_AUTO_SIZE)
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint lastLen; uint srcBase; uint expBase; uint cbFirst; } pc;
+#endif
+
+#if defined(KERNEL_AUTO_SZ4) || defined(KERNEL_AUTO_ZF12) || defined(KERNEL_AUTO_TBE3)
+layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint segChunks; uint lastLen; uint invC; uint invL; uint shLowFull; uint shLowLast; uint checksums; uint srcBase; uint outBase; } pc;
 #endif

@@ -2,6 +2,7 @@ package vkcodec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
@@ -10,10 +11,18 @@ import (
 
 // auto on Vulkan (docs/FORMAT.md §11).
 //
-// Encode: every candidate encodes the whole tensor into a scratch body with its own kernels (its passes run side
-// by side with the other candidates'); auto_pick, one dispatch per candidate in id order, sizes each chunk's
-// one-chunk body and keeps the smallest; sz4_scan turns the sizes into offsets; auto_gather, one dispatch per
-// candidate, copies the pieces of the chunks that chose it out of its body into place.
+// Encode of BF16 (candidates splitzip4, zf12, tbe3), two passes: auto_size reads each chunk's values once and sizes
+// its one-chunk body under every candidate (the exponent histogram gives splitzip4's escapes and tbe3's window; the
+// block field ranges, found from a second read only where zf12 could win, zf12's raw blocks), keeps the smallest and
+// records its size (and the sums of its 64 and 4,096 chunks), format and info word; then the piece encoders
+// auto_sz4, auto_zf12 and auto_tbe3, side by side, each code the chunks that chose their format, once, directly at
+// their piece offsets (summed from the sizes): dense pieces, table entry, side piece, CRCs. So the values are read
+// twice and each body byte written once.
+//
+// Encode of the other dtypes (the xw candidates): every candidate encodes the whole tensor into a scratch body with
+// its own kernels (its passes run side by side with the other candidates'); auto_pick, one dispatch per candidate
+// in id order, sizes each chunk's one-chunk body and keeps the smallest; sz4_scan turns the sizes into offsets;
+// auto_gather, one dispatch per candidate, copies the pieces of the chunks that chose it out of its body into place.
 //
 // Decode: one pass. Each candidate's decoder over pieces takes the chunks whose table entry names its format and
 // decodes them (the choice of candidate is the encoder's: docs/FORMAT.md §11.2); the dispatches run together, each
@@ -24,7 +33,26 @@ import (
 
 func init() { register(layout.FormatAuto, autoCodec{}) }
 
+var (
+	kAutoSize = kernel("auto_size")
+	kAutoSZ4  = kernel("auto_sz4")
+	kAutoZF12 = kernel("auto_zf12")
+	kAutoTBE3 = kernel("auto_tbe3")
+)
+
 type autoCodec struct{}
+
+// kernelDefaults: auto_size loads 4 slots per invocation together (it streams the values with little work per
+// value); the TBE-3 and zf12 piece encoders take 5-bit CRC tables, as those formats' own encoders do.
+func (autoCodec) kernelDefaults(kernel string) (crcBits, unroll int) {
+	switch kernel {
+	case kAutoSize.Name:
+		return 0, 4
+	case kAutoTBE3.Name, kAutoZF12.Name:
+		return 5, 0
+	}
+	return 0, 0
+}
 
 // autoCandidate is a format auto can choose per chunk (its file implements it beside gpuCodec).
 type autoCandidate interface {
@@ -138,14 +166,20 @@ func (autoCodec) shape(t *tensor) shape {
 	f, _ := codec.LookupFormat(layout.FormatAuto)
 	lo, hi := f.BodyBounds(t.n, t.dt, t.shift)
 	C := layout.SZ4{N: t.n, Shift: t.shift}.Chunks()
-	return shape{minBody: lo, maxBody: hi, sideOff: layout.ChunkEntrySize * C, totalWord: 2 * C,
-		workBytes: 4 * (3*C + 1)}
+	work := 3*C + 1
+	if ids, _, err := autoCands(t.dt); err == nil && autoSized(t.dt, ids) {
+		work += (C+63)/64 + (C+4095)/4096 // auto_size's size sums of 64 and of 4,096 chunks
+	}
+	return shape{minBody: lo, maxBody: hi, sideOff: layout.ChunkEntrySize * C, totalWord: 2 * C, workBytes: 4 * work}
 }
 
 func (autoCodec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
 	total := alignRegion(layout.Align4(t.valueBytes())) + alignRegion(autoMax(t.n, t.dt, t.shift)) + 2*regionAlign
 	if encode {
 		ids, cs, _ := autoCands(t.dt)
+		if autoSized(t.dt, ids) {
+			return total + alignRegion(autoMetaBytes(t))
+		}
 		for k, id := range ids {
 			ct := candTensor(t, id)
 			total += alignRegion(cs[k].candLayout(&ct).max) + gpuCodecs[id].deviceBytes(b, &ct, true)
@@ -172,11 +206,19 @@ func (autoCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 	srcBytes := layout.Align4(t.valueBytes())
 	src := r.valsAt(0, srcBytes)
 	out := r.bodyAt(0, autoMax(t.n, t.dt, t.shift))
-	cands := make([]autoCand, len(ids))
+	a := &autoEncode{t: t, out: out, src: src, work: r.work.dev, chunks: C}
+	if autoSized(t.dt, ids) {
+		// Sizes of every candidate from one read of the values, then each chunk coded once, in place; each piece
+		// encoder sums its chunk's offset from the sizes (the tensor's total is the last chunk's end).
+		a.meta = r.scratch(autoMetaBytes(t))
+		if r.top().err != nil {
+			return nil, r.top().err
+		}
+		return &plan{passes: []func(*recorder) error{a.size, a.place}, oneSpan: true}, nil
+	}
 	for k, id := range ids {
 		ct := candTensor(t, id)
-		c := &cands[k]
-		c.l = cs[k].candLayout(&ct)
+		c := autoCand{l: cs[k].candLayout(&ct)}
 		c.body = r.scratch(c.l.max)
 		sh := gpuCodecs[id].shape(&ct)
 		c.work, c.nb = r.zeroed(sh.workBytes), sh.totalWord/2
@@ -184,26 +226,47 @@ func (autoCodec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 			return nil, r.top().err
 		}
 		c.p = cs[k].candEncode(b, &ct, r.sub(rangeOf(src, srcBytes), c.body.rng(), c.work), c.l)
+		a.cands = append(a.cands, c)
 	}
-	a := &autoEncode{t: t, cands: cands, out: out, work: r.work.dev, chunks: C}
 	// The candidates' passes side by side (the longest has three), a pick per candidate, the offsets, the gather.
 	var passes []func(*recorder) error
 	for k := range 3 {
 		passes = append(passes, a.candPass(k))
 	}
-	for k := range cands {
+	for k := range a.cands {
 		passes = append(passes, a.pick(k))
 	}
 	passes = append(passes, scanPass(a.work, C), a.gather)
 	return &plan{passes: passes, oneSpan: true}, nil
 }
 
+// autoPieceKernels are the BF16 candidates' piece encoders, by format: each codes the chunks auto_size chose for
+// it directly at their piece offsets.
+var autoPieceKernels = []struct {
+	id uint8
+	k  *shaders.Kernel
+}{{layout.FormatSplitZip4, kAutoSZ4}, {layout.FormatZF12, kAutoZF12}, {layout.FormatTBE3, kAutoTBE3}}
+
+// autoSized reports whether auto_size sizes the candidates ids of dtype d: BF16's splitzip4, zf12 and tbe3, the
+// formats the kernel computes.
+func autoSized(d layout.DType, ids []uint8) bool {
+	return d == layout.DTypeBF16 && slices.Equal(ids, []uint8{layout.FormatSplitZip4, layout.FormatZF12, layout.FormatTBE3})
+}
+
+// autoMetaBytes is auto_size's output beside the work words: an info word per chunk, then zf12 header pieces.
+func autoMetaBytes(t *tensor) uint64 {
+	C := layout.SZ4{N: t.n, Shift: t.shift}.Chunks()
+	return 4*C + C*layout.ZF12{N: t.n, Shift: t.shift}.HeaderPiece()
+}
+
 // autoEncode is an auto encode's plan.
 type autoEncode struct {
 	t      *tensor
-	cands  []autoCand
+	cands  []autoCand // the whole-body candidates (dtypes auto_size does not size)
+	src    view
 	out    view
-	work   loc // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) choices
+	work   loc // [0,C) sizes, [C,2C) offsets, [2C] total, [2C+1,3C+1) choices; sized: then size sums
+	meta   loc // sized: auto_size's info words and zf12 headers
 	chunks uint64
 }
 
@@ -219,6 +282,92 @@ func (a *autoEncode) candPass(k int) func(*recorder) error {
 		}
 		return nil
 	}
+}
+
+// size records auto_size: every chunk's smallest candidate, its size and info word.
+func (a *autoEncode) size(rec *recorder) error {
+	b, t := rec.b, a.t
+	wg := min(b.wgFor(t.shift, a.chunks), autoWideWG)
+	pc := shaders.AutoSizePush{CB: codebookWords(t.cb), Chunks: uint32(a.chunks),
+		LastLen: uint32(layout.SZ4{N: t.n, Shift: t.shift}.ChunkLen(a.chunks - 1)), SrcBase: uint32(a.src.base / 16),
+		ExpBase: autoExpBase(t.cb), CBFirst: autoCBFirst(t.cb)}
+	kk := b.chunkKey(kAutoSize, wg, t.shift)
+	return rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(a.chunks), a.src.l, a.work, a.meta)
+}
+
+// autoCBFirst marks the codebook entries that are their exponent's first: an exponent listed twice codes its
+// values once.
+func autoCBFirst(cb *codec.Codebook) uint32 {
+	if cb == nil {
+		return 0
+	}
+	var first uint32
+	for i := range cb {
+		if !slices.Contains(cb[:i], cb[i]) {
+			first |= 1 << i
+		}
+	}
+	return first
+}
+
+// autoWideWG bounds the workgroups of auto_size and auto_tbe3, whose shared memory grows by 64 and 52 bytes per
+// invocation: at 512 both fit the 48 KiB that wgFor's widest workgroups assume.
+const autoWideWG = 512
+
+// sharedBytes is the shared memory of the BF16 auto encode kernels for workgroups of wg invocations.
+func (autoCodec) sharedBytes(b *Backend, wg uint32) uint32 {
+	hot := func(k *shaders.Kernel) uint32 { return 2 * crcTableWords(b.crcBits(k.Name)) * uint32(b.t.Repl) }
+	w := min(wg, autoWideWG)
+	const blocks = 1 << layout.MaxChunkShift / layout.ZF12Block
+	size := 16*w + 256 + 2*blocks + 4
+	tbe3 := 2048 + 13*w + 4 + hot(kAutoTBE3)
+	sz4 := 256 + 2*wg + 4 + hot(kAutoSZ4)
+	zf12 := 2*blocks + 2*wg + 4 + hot(kAutoZF12)
+	return 4 * max(size, tbe3, sz4, zf12)
+}
+
+// autoExpBase is the start of the 16 exponents auto_size counts without atomics: the range that holds the most
+// codebook exponents (the lowest such start), where KV data's values concentrate. Any start gives the same counts.
+func autoExpBase(cb *codec.Codebook) uint32 {
+	if cb == nil {
+		return 0
+	}
+	var best, most int
+	for s := 0; s <= 240; s++ {
+		n := 0
+		for _, e := range cb {
+			if int(e) >= s && int(e) < s+16 {
+				n++
+			}
+		}
+		if n > most {
+			best, most = s, n
+		}
+	}
+	return uint32(best)
+}
+
+// place records the piece encoders side by side.
+func (a *autoEncode) place(rec *recorder) error {
+	b, t := rec.b, a.t
+	for _, pk := range autoPieceKernels {
+		wg := b.wgFor(t.shift, a.chunks) // divides the 8-value slots of a chunk
+		if pk.id == layout.FormatTBE3 {
+			wg = min(wg, uint32(1)<<t.shift/32, autoWideWG) // whole 32-value units
+		}
+		kk := b.chunkKey(pk.k, wg, t.shift)
+		cs, err := rec.consts(kk, t.shift)
+		if err != nil {
+			return err
+		}
+		pc := shaders.AutoPiecesPush{CB: codebookWords(t.cb), ChunkCRC: chunkCRC(newTensorConsts(t.n, t.shift), 0, a.chunks),
+			Checksums: b2u(t.checksums), SrcBase: uint32(a.src.base / 16), OutBase: a.out.words()}
+		if err := rec.dispatch(kk, shaders.PushBytes(&pc), b.gridOf(a.chunks), a.src.l, a.out.l, a.work, a.meta,
+			cs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pick records candidate k's auto_pick: each chunk's one-chunk body size, kept where it is the smallest so far.

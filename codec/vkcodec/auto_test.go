@@ -12,6 +12,7 @@ import (
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/internal/vktune"
 	"github.com/vkzip/vkzip/vk"
 )
 
@@ -21,7 +22,10 @@ func crc32cOf(b []byte) uint32 { return crc32c.Checksum(b) }
 // zf12 block allows (SplitZip-4 codes them without escapes, zf12 leaves its blocks raw, TBE-3's window misses most),
 // 'z' chunks of 16 exponents the codebook lacks but within one zf12 block range (zf12 codes them, SplitZip-4 would
 // store them raw, a 7-exponent window misses half) and 't' chunks of 6 such exponents (TBE-3: one window holds
-// them all). A few values everywhere take exponents nobody codes well.
+// them all). A few values everywhere take exponents nobody codes well. The rarer cases of each piece encoder: 'r'
+// chunks of random values (raw SplitZip-4 pieces), 'w' chunks of 'z' values with every fourth zf12 block spread
+// wide (zf12 pieces with raw blocks) and 'f' chunks of 't' values with 15 % far exponents (TBE-3 pieces with more
+// fallbacks than the encoder stages in shared memory, at 2^16-value chunks).
 func autoMix(r *rand.Rand, n int, chunk int, pattern string) []byte {
 	b := kvLike(r, n, 0.0005)
 	for i := 0; i < n; i++ {
@@ -32,6 +36,19 @@ func autoMix(r *rand.Rand, n int, chunk int, pattern string) []byte {
 			e = uint16(60 + r.IntN(16))
 		case 't':
 			e = uint16(60 + r.IntN(6))
+		case 'r':
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(r.Uint32()))
+			continue
+		case 'w':
+			e = uint16(60 + r.IntN(16))
+			if (i/layout.ZF12Block)%4 == 0 {
+				e = uint16(20 + r.IntN(180))
+			}
+		case 'f':
+			e = uint16(60 + r.IntN(6))
+			if r.IntN(100) < 15 {
+				e = uint16(100 + r.IntN(40))
+			}
 		}
 		if (v>>7)&0xFF < 100 { // kvLike's rare escapes stay
 			continue
@@ -65,18 +82,33 @@ func TestAutoMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 1))
 	for _, shift := range []uint{10, 13, 16} {
 		nv := 1 << shift
-		for _, length := range []int{1, 513, nv - 1, nv + 1, 3*nv + 17, 5 * nv} {
-			for _, pat := range []string{"s", "z", "t", "szt", "tzs"} {
+		for _, length := range []int{1, 513, nv - 1, nv + 1, 3*nv + 17, 5 * nv, 130*nv + 3} {
+			for _, pat := range []string{"s", "z", "t", "szt", "tzs", "r", "w", "f", "rwf", "tszwrtf"} {
+				if length > 5*nv && (shift != 10 || len(pat) < 7) {
+					continue // over 2 blocks of 64 chunks: piece offsets sum whole blocks' sizes
+				}
 				for _, cs := range []bool{true, false} {
 					src := autoMix(r, length, nv, pat)
 					cpu, gpu := autoEncodeBoth(t, vb, src, shift, cs)
 					require.True(t, string(cpu) == string(gpu), "shift %d len %d %s crc %v: %d/%d bytes, differ at %d",
 						shift, length, pat, cs, len(cpu), len(gpu), firstDiff(cpu, gpu))
-					if length >= 3*nv && pat == "szt" {
+					if length >= 3*nv && (pat == "szt" || pat == "rwf") {
 						// The mix the data was made for: chunk 0 SplitZip-4, chunk 1 zf12, chunk 2 TBE-3.
 						require.Equal(t, uint32(layout.FormatSplitZip4), binary.LittleEndian.Uint32(cpu)>>layout.KindShift)
 						require.Equal(t, uint32(layout.FormatZF12), binary.LittleEndian.Uint32(cpu[12:])>>layout.KindShift)
 						require.Equal(t, uint32(layout.FormatTBE3), binary.LittleEndian.Uint32(cpu[24:])>>layout.KindShift)
+					}
+					if length >= 3*nv && pat == "rwf" && shift == 16 {
+						// Each piece's own info word: a raw SplitZip-4 chunk, zf12 with raw blocks, TBE-3 with more
+						// than 8,192 fallbacks.
+						C := (length + nv - 1) / nv
+						info := func(c, entry int) uint32 {
+							off := 12*C + 4*int(binary.LittleEndian.Uint32(cpu[12*c+4:]))
+							return binary.LittleEndian.Uint32(cpu[off+entry:])
+						}
+						require.Equal(t, uint32(layout.ChunkRaw<<layout.KindShift), info(0, nv/2+nv))
+						require.NotZero(t, info(1, nv/2+nv+nv/512))
+						require.Greater(t, info(2, 3*nv/8+nv)&0xFFFF, uint32(8192))
 					}
 					jobs := autoDecodeJob(cpu, length, shift, cs)
 					require.NoError(t, vb.Decode(context.Background(), jobs))
@@ -341,6 +373,58 @@ func TestAutoXWMatchesReference(t *testing.T) {
 					if c.Err == nil {
 						require.Equal(t, c.Dst, g.Dst)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestAutoManyChunks: a tensor of 4,100 chunks, so that piece offsets sum 4,096-chunk blocks as well.
+func TestAutoManyChunks(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(4, 3))
+	const shift, chunks = 10, 4100
+	src := autoMix(r, chunks<<shift-5, 1<<shift, "tszwrtf")
+	cpu, gpu := autoEncodeBoth(t, vb, src, shift, true)
+	require.True(t, string(cpu) == string(gpu), "%d/%d bytes, differ at %d", len(cpu), len(gpu), firstDiff(cpu, gpu))
+}
+
+// TestAutoCodebookRepeats: a codebook that lists an exponent twice codes its values once (the escape count, and so
+// the choice, must not count them twice).
+func TestAutoCodebookRepeats(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(4, 4))
+	cb := testCB
+	cb[15], cb[14] = cb[0], cb[1]
+	src := autoMix(r, 3<<12+7, 1<<12, "szt")
+	n := uint64(len(src) / 2)
+	f, _ := codec.LookupFormat(layout.FormatAuto)
+	mk := func() []codec.EncodeJob {
+		return []codec.EncodeJob{{Format: layout.FormatAuto, Src: src, N: n, Shift: 12, Codebook: &cb, Checksums: true,
+			Dst: make([]byte, f.MaxBodyOf(n, layout.DTypeBF16, 12))}}
+	}
+	cj, gj := mk(), mk()
+	require.NoError(t, codec.NewCPUBackend(1).Encode(context.Background(), cj))
+	require.NoError(t, vb.Encode(context.Background(), gj))
+	require.True(t, string(cj[0].Out) == string(gj[0].Out), "differ at %d", firstDiff(cj[0].Out, gj[0].Out))
+}
+
+// TestAutoTunedEncode: the BF16 auto encode under other workgroup sizes, CRC table widths, table replication, slots
+// loaded together and grids small enough that each workgroup loops over several chunks still writes the
+// reference's bytes.
+func TestAutoTunedEncode(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	for _, p := range []vktune.Params{{WorkGroup: 32, CRCBits: 4, Groups: 3, Unroll: 4}, {WorkGroup: 1024, CRCBits: 8, Repl: 2},
+		{WorkGroup: 64, CRCBits: 6, Groups: 2, Unroll: 1}} {
+		vb := openTest(t, Options{Tune: &p})
+		for _, shift := range []uint{10, 16} {
+			nv := 1 << shift
+			for _, pat := range []string{"szt", "rwf"} {
+				for _, cs := range []bool{true, false} {
+					src := autoMix(r, 3*nv+5, nv, pat)
+					cpu, gpu := autoEncodeBoth(t, vb, src, shift, cs)
+					require.True(t, string(cpu) == string(gpu), "%+v shift %d %s crc %v: %d/%d bytes, differ at %d",
+						p, shift, pat, cs, len(cpu), len(gpu), firstDiff(cpu, gpu))
 				}
 			}
 		}
