@@ -106,3 +106,100 @@ uint shiftBytes(uint r, uint d) {
     }
     return r;
 }
+
+// A group's 32 values seen through their top bytes (tb): for 1- and 2-byte values the byte holding the sign, the
+// exponent and the top KP-1 mantissa bits (sign bit 7, exponent bits XLO..XLO+E-1, mantissa bits 8·KB.. below); for
+// 4-byte values the exponent byte alone. Transposed, the tb bytes of a group are 8 bit planes: plane XLO+e is bit e
+// of the exponents, planes 0..KP-2 and 7 the rest bits that go to the plane stream.
+const uint XLO = SIZE == 4u ? 0u : KP - 1u;
+const uint EMASK = (1u << E) - 1u;
+
+// tr8 transposes the 8×8 bit matrix whose row i is byte i of the 64-bit (lo, hi): bit j of byte i moves to bit i
+// of byte j (Hacker's Delight 7-3, with the 64-bit shifts split into 32-bit halves).
+void tr8(inout uint lo, inout uint hi) {
+    uint t = (lo ^ (lo >> 7)) & 0x00AA00AAu;
+    lo ^= t ^ (t << 7);
+    t = (hi ^ (hi >> 7)) & 0x00AA00AAu;
+    hi ^= t ^ (t << 7);
+    t = (lo ^ (lo >> 14)) & 0x0000CCCCu;
+    lo ^= t ^ (t << 14);
+    t = (hi ^ (hi >> 14)) & 0x0000CCCCu;
+    hi ^= t ^ (t << 14);
+    t = (lo ^ (hi << 4)) & 0xF0F0F0F0u;
+    lo ^= t;
+    hi ^= t >> 4;
+}
+
+// tr4 transposes the 4×4 byte matrix whose row i is word ai: byte j of ai moves to byte i of aj.
+void tr4(inout uint a0, inout uint a1, inout uint a2, inout uint a3) {
+    uint t0 = (a0 & 0x00FF00FFu) | ((a1 & 0x00FF00FFu) << 8);
+    uint t1 = ((a0 >> 8) & 0x00FF00FFu) | (a1 & 0xFF00FF00u);
+    uint t2 = (a2 & 0x00FF00FFu) | ((a3 & 0x00FF00FFu) << 8);
+    uint t3 = ((a2 >> 8) & 0x00FF00FFu) | (a3 & 0xFF00FF00u);
+    a0 = (t0 & 0xFFFFu) | (t2 << 16);
+    a1 = (t1 & 0xFFFFu) | (t3 << 16);
+    a2 = (t0 >> 16) | (t2 & 0xFFFF0000u);
+    a3 = (t1 >> 16) | (t3 & 0xFFFF0000u);
+}
+
+// bytesToPlanes turns a group's 8 tb words (value 4q+j's byte at byte j of word q) into its 8 bit planes (bit i of
+// plane b is bit b of value i's byte), in place; planesToBytes is its inverse.
+void bytesToPlanes(inout uint b[8]) {
+    [[unroll]] for (uint k = 0u; k < 4u; k++) tr8(b[2u * k], b[2u * k + 1u]);
+    tr4(b[0], b[2], b[4], b[6]); // planes 0-3
+    tr4(b[1], b[3], b[5], b[7]); // planes 4-7
+    uint p[8] = uint[8](b[0], b[2], b[4], b[6], b[1], b[3], b[5], b[7]);
+    b = p;
+}
+
+void planesToBytes(inout uint p[8]) {
+    uint b[8] = uint[8](p[0], p[4], p[1], p[5], p[2], p[6], p[3], p[7]);
+    tr4(b[0], b[2], b[4], b[6]);
+    tr4(b[1], b[3], b[5], b[7]);
+    [[unroll]] for (uint k = 0u; k < 4u; k++) tr8(b[2u * k], b[2u * k + 1u]);
+    p = b;
+}
+
+// restPlane is the tb plane that holds rest plane q (plane W+q of the stream) of a 1- or 2-byte value.
+uint restPlane(uint q) { return q + 1u == KP ? 7u : q; }
+
+// tbWord is tb word q of a group from its value words v (GW of them).
+#define TB_WORD(v, q) (SIZE == 1u ? v[q] : (SIZE == 2u \
+    ? (((v[2u * (q)] >> 8) & 0xFFu) | ((v[2u * (q)] >> 16) & 0xFF00u) | ((v[2u * (q) + 1u] << 8) & 0xFF0000u) \
+       | (v[2u * (q) + 1u] & 0xFF000000u)) \
+    : (((v[4u * (q)] >> 23) & 0xFFu) | (((v[4u * (q) + 1u] >> 23) & 0xFFu) << 8) \
+       | (((v[4u * (q) + 2u] >> 23) & 0xFFu) << 16) | (((v[4u * (q) + 3u] >> 23) & 0xFFu) << 24))))
+
+#ifdef XW_DENSE_CRC
+// The dense pieces' CRC-32C, summed in the coding loop (docs/FORMAT.md §13.2.5). Each invocation folds its groups
+// in order: u, a group's words by Horner over M^4, then A = M^(4·P·WG)(A) ^ u (plane piece; byte piece likewise
+// with LW words per group). A piece's linear CRC (zero start, register after the piece) is then the XOR over
+// invocations r of A_r · x^(8·(group bytes·(WG-1-r) + 4)): the constant KC[P·r+P-1] of the CRC tables built for
+// workgroups of P·WG, and KL[LW/2·(r+1)-1] of those built for workgroups of LW·WG/2 (codec/vkcodec's crcConsts:
+// tables of CRC_BITS-bit fields, 1024 words each, then KC and KL). Groups a chunk lacks count as zero words at its
+// end, which the last chunk's constants shift back out.
+#include "crc_fields.glsl"
+const uint TAB_W4 = 0u;  // M^4
+const uint TAB_GP = 1u;  // M^(4·P·WG): one round of plane groups
+const uint TAB_GL = 2u;  // M^(4·LW·WG): one round of byte-stream groups
+const uint CT0 = 5u * 1024u; // first KC word
+shared uint ctab[3u * CRC_TAB];
+
+void loadCRCTables() {
+    for (uint i = gl_LocalInvocationID.x; i < CRC_TAB; i += WG) {
+        ctab[i] = consts[i];
+        ctab[CRC_TAB + i] = consts[1024u + i];
+        ctab[2u * CRC_TAB + i] = KB == 0u ? 0u : lconsts[2u * 1024u + i];
+    }
+}
+
+uint shiftTab(uint tab, uint r) {
+    uint x;
+    CRC_LOOKUP(x, ctab, tab * CRC_TAB, 1u, r);
+    return x;
+}
+
+// kcPlanes and kcLows are invocation r's final multipliers of its plane and byte-stream sums.
+uint kcPlanes(uint r) { return consts[CT0 + P * r + P - 1u]; }
+uint kcLows(uint r) { return lconsts[CT0 + LW * WG / 2u + (LW / 2u) * (r + 1u) - 1u]; }
+#endif
