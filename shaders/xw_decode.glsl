@@ -28,6 +28,7 @@ const uint NBINS = 1u << E;
 const uint HCOLS = NBINS <= 64u ? 32u : 8u; // histogram columns: lane-private counters where they fit
 shared uint hist[NBINS * HCOLS];
 shared uint binSum[NBINS];
+shared uint zpre[GPC]; // coded chunks: zero codes before each group of the chunk
 
 #if PIECES
 #include "auto_pieces.glsl"
@@ -169,7 +170,33 @@ void main() {
         for (uint i = t; i < NBINS * HCOLS; i += WG) hist[i] = 0u;
         barrier();
         uint bad = 0u;  // this invocation saw a non-canonical stream
-        uint carry = 0u; // zero codes of earlier rounds
+        uint carry = 0u; // zero codes of the chunk (coded chunks)
+        if (!raw) {
+            // Escapes are numbered before the decoding loop, so that it runs without barriers: each group's zero
+            // codes counted from its code planes (read again, from cache, by the loop), then one ordered scan.
+            for (uint it = 0u; it < ITERS; it++) {
+                uint gi = it * WG + rank;
+                uint z = 0u;
+                if (gi < gm) {
+                    uint n = min(32u, m - gi * 32u);
+                    uint any = 0u;
+                    [[unroll]] for (uint p = 0u; p < W; p++) any |= planeWord((g0 + gi) * P + p);
+                    z = ~any & (n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u);
+                }
+                zpre[gi] = bitCount(z);
+            }
+            barrier();
+            // Exclusive prefix over the chunk's groups: each invocation its ITERS consecutive groups, in rank order.
+            uint local = 0u;
+            for (uint i = 0u; i < ITERS; i++) local += zpre[rank * ITERS + i];
+            uint before = wgExclusiveAdd(local, carry);
+            for (uint i = 0u; i < ITERS; i++) {
+                uint v = zpre[rank * ITERS + i];
+                zpre[rank * ITERS + i] = before;
+                before += v;
+            }
+            barrier();
+        }
         uint aP = 0u, aL = 0u; // dense CRC sums
         uint cnt[16];          // coded chunks: values per code
         [[unroll]] for (uint q = 0u; q < 16u; q++) cnt[q] = 0u;
@@ -214,8 +241,6 @@ void main() {
                     aL = shiftTab(TAB_GL, aL) ^ u;
                 }
             }
-            uint total;
-            uint pre = wgExclusiveAdd(bitCount(z), total);
             if (live) {
                 // Exponent planes, bit-sliced: raw, the code planes under the high planes; coded, x = base + code - 1
                 // for every lane with a code, escapes filled in one by one (in value order).
@@ -246,7 +271,7 @@ void main() {
                             cy = de & cy;
                         }
                     }
-                    uint j = carry + pre; // chunk index of the group's next escape
+                    uint j = zpre[gi]; // chunk index of the group's next escape
                     for (uint rest = z; rest != 0u; rest &= rest - 1u) {
                         uint i = findLSB(rest);
                         if (j >= k) {
@@ -307,7 +332,6 @@ void main() {
                         if (q * VPW < n && wi + q < pc.dstWords) dst[DST_BASE + wi + q] = o[q];
                 }
             }
-            carry += total;
         }
         if (!raw && carry != k) bad = 1u;
         // Escape-plane bits past the last escape.

@@ -29,6 +29,8 @@ shared uint hist[NBINS * HCOLS];
 shared uint binSum[NBINS];
 shared uint sBest;
 shared uint sX[2]; // the workgroup's XOR of the dense sums
+const uint STAGE = 1024u;
+shared uint stage[STAGE]; // a round's escape words (zero between rounds)
 
 // The value words of each invocation's groups stay in registers between the histogram and the coding when they
 // fit in 32 words; otherwise they are loaded again.
@@ -61,6 +63,7 @@ void main() {
     uint rank = wgRank();
     uint col = t % HCOLS;
     for (uint i = t; i < NBINS * HCOLS; i += WG) hist[i] = 0u;
+    for (uint i = t; i < STAGE; i += WG) stage[i] = 0u;
     if (pc.checksums != 0u) loadCRCTables();
     barrier();
     uint kcP = 0u, kcL = 0u; // this invocation's final multipliers of its dense sums
@@ -73,13 +76,23 @@ void main() {
         uint m = last ? pc.lastLen : N;
         uint gm = (m + 31u) / 32u;
         uint keep[32];
+        if (KEEP) {
+            // Every load first (all of the invocation's words in flight at once), then the counting.
+            [[unroll]] for (uint it = 0u; it < ITERS; it++) {
+                uint gi = it * WG + rank;
+                uint v[32];
+                loadGroup(c * GPC + gi, gi < gm ? min(32u, m - 32u * gi) : 0u, v);
+                [[unroll]] for (uint q = 0u; q < GW; q++) keep[it * GW + q] = v[q];
+            }
+        }
         [[unroll]] for (uint it = 0u; it < ITERS; it++) {
             uint gi = it * WG + rank;
             uint n = gi < gm ? min(32u, m - 32u * gi) : 0u;
             uint v[32];
-            loadGroup(c * GPC + gi, n, v);
             if (KEEP) {
-                [[unroll]] for (uint q = 0u; q < GW; q++) keep[it * GW + q] = v[q];
+                [[unroll]] for (uint q = 0u; q < 32u; q++) v[q] = q < GW ? keep[it * GW + q] : 0u;
+            } else {
+                loadGroup(c * GPC + gi, n, v);
             }
             [[unroll]] for (uint q = 0u; q < GW; q++) {
                 [[unroll]] for (uint u = 0u; u < VPW; u++) {
@@ -226,6 +239,10 @@ void main() {
             }
             uint total;
             uint pre = wgExclusiveAdd(bitCount(esc), total);
+            // The round's escapes fill blocks carry/32 .. (carry+total-1)/32: staged in shared memory (OR by shared
+            // atomics) when their words fit, else ORed into scratch by global atomics.
+            uint words = total == 0u ? 0u : ((carry + total - 1u) / 32u - carry / 32u + 1u) * E;
+            bool staged = words <= STAGE;
             if (esc != 0u) {
                 // Escapes carry + pre, ... of the chunk: their bits go to one or two 32-escape blocks.
                 uint s = carry + pre;
@@ -244,11 +261,32 @@ void main() {
                     pos++;
                 }
                 uint blk = s / 32u;
-                [[unroll]] for (uint e = 0u; e < E; e++) {
-                    if (acc0[e] != 0u) atomicOr(scratch[slot + blk * E + e], acc0[e]);
-                    if (acc1[e] != 0u) atomicOr(scratch[slot + (blk + 1u) * E + e], acc1[e]);
+                if (staged) {
+                    uint w = (blk - carry / 32u) * E;
+                    [[unroll]] for (uint e = 0u; e < E; e++) {
+                        if (acc0[e] != 0u) atomicOr(stage[w + e], acc0[e]);
+                        if (acc1[e] != 0u) atomicOr(stage[w + E + e], acc1[e]);
+                    }
+                } else {
+                    [[unroll]] for (uint e = 0u; e < E; e++) {
+                        if (acc0[e] != 0u) atomicOr(scratch[slot + blk * E + e], acc0[e]);
+                        if (acc1[e] != 0u) atomicOr(scratch[slot + (blk + 1u) * E + e], acc1[e]);
+                    }
                 }
             }
+            if (staged) {
+                // The round's escape words leave shared memory in one coalesced pass (its first block may hold
+                // bits of the round before, already in scratch), and the stage is cleared for the next round.
+                barrier();
+                uint w0 = (carry / 32u) * E;
+                for (uint i = t; i < words; i += WG) {
+                    uint w = stage[i];
+                    stage[i] = 0u;
+                    if (i < E && carry % 32u != 0u) w |= scratch[slot + w0 + i];
+                    scratch[slot + w0 + i] = w;
+                }
+            }
+            memoryBarrierBuffer(); // the next round may OR into this round's last block
             carry += total;
         }
         if (pc.checksums != 0u) {

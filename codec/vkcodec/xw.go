@@ -145,12 +145,22 @@ func (b *Backend) xwKeyWG(k *shaders.Kernel, x layout.XW, size uint64, wg uint32
 		withIf("CRC_BITS", uint32(b.crcBits(k.Name)))
 }
 
-// xwEncodeWG is xw_encode's workgroup size: as wide as the device allows (up to 1024), so that a chunk's groups
-// are few per invocation and their value words stay in registers between the window choice and the coding.
-func (b *Backend) xwEncodeWG() uint32 {
+// xwEncodeWG is xw_encode's workgroup size: as wide as the device allows (up to 1024, or Tune.XWEncodeWG), so
+// that a chunk's groups are few per invocation and their value words stay in registers between the window choice
+// and the coding.
+func (b *Backend) xwEncodeWG() uint32 { return b.xwWG(b.t.XWEncodeWG, 1024) }
+
+// xwDecodeWG is the decoders' workgroup size: Tune.XWDecodeWG, else the chunk kernels'.
+func (b *Backend) xwDecodeWG() uint32 { return b.xwWG(b.t.XWDecodeWG, uint32(b.t.WorkGroup)) }
+
+// xwWG is a workgroup size of knob (def when 0) within the device's limits, at least its widest subgroup.
+func (b *Backend) xwWG(knob, def uint32) uint32 {
+	if knob == 0 {
+		knob = def
+	}
 	lim := b.info.Limits
-	return max(uint32(b.t.WorkGroup), min(1024, floorPow2(lim.MaxComputeWorkGroupInvocations),
-		floorPow2(lim.MaxComputeWorkGroupSize[0])))
+	return floorPow2(max(min(knob, 1024, lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0]),
+		b.minWorkGroup()))
 }
 
 // recordEncode records pass 1 (xw_encode): dense streams and their linear CRC, escapes to scratch, info words and
@@ -184,7 +194,7 @@ func (p *xwPlan) recordPlace(rec *recorder) error {
 // recordDecode records the one-pass decode (xw_decode); verdicts go to status.
 func (p *xwPlan) recordDecode(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
-	kk := rec.b.xwKey(kXWDecode, x, p.size)
+	kk := rec.b.xwKeyWG(kXWDecode, x, p.size, rec.b.xwDecodeWG())
 	cp, cl, err := rec.xwConsts(kk, x)
 	if err != nil {
 		return err
@@ -226,7 +236,7 @@ func (xwCodec) candEncode(b *Backend, t *tensor, r *regions, l candLayout) *plan
 func (xwCodec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
 	x, _ := xwOf(t)
 	C, dv, size := x.Chunks(), a.segs[0].dst, uint64(t.dt.Size())
-	kk := rec.b.xwKey(kXWPieces, x, size)
+	kk := rec.b.xwKeyWG(kXWPieces, x, size, rec.b.xwDecodeWG())
 	cp, cl, err := rec.xwConsts(kk, x)
 	if err != nil {
 		return err
