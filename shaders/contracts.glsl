@@ -171,7 +171,7 @@ layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std43
 #endif
 
 #if defined(KERNEL_XW_PLACE)
-layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Work { uint work[]; };
+layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Work { uint work[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
 #endif
 
 #if defined(KERNEL_XW_DECODE) || defined(KERNEL_XW_DECODE_PIECES)

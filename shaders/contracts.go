@@ -239,7 +239,7 @@ var Kernels = []*Kernel{
 			xwConsts[0], xwConsts[1]},
 		Spec: xwSpecs},
 	{Name: "xw_place", Push: pushOf[XWPlacePush](),
-		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("work").with(prefixes)},
+		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("work").with(prefixes), xwConsts[0]},
 		Spec:     xwPlaceSpecs},
 	{Name: "xw_decode", Push: pushOf[XWDecodePush](), Bindings: xwDecodes, Spec: xwSpecs},
 	{Name: "xw_decode_pieces", Push: pushOf[XWDecodePiecesPush](), Bindings: xwDecodes, Spec: xwSpecs},

@@ -75,7 +75,8 @@ uint wgOr(uint v) {
     return r;
 }
 
-// initCRC fills the byte table of CRC-32C and the powers x^(8·2^k); a barrier must follow before use.
+// initCRC fills the byte table of CRC-32C and the powers x^(8·2^k), these from the consts binding (the host's
+// tables for workgroups of P·WG hold them after the tables and KC, KL); a barrier must follow before use.
 void initCRC() {
     uint t = gl_LocalInvocationID.x;
     for (uint i = t; i < 256u; i += WG) {
@@ -83,13 +84,7 @@ void initCRC() {
         for (uint b = 0u; b < 8u; b++) c = (c & 1u) != 0u ? (c >> 1) ^ CRC32C_POLY : c >> 1;
         crcTab[i] = c;
     }
-    if (t == 0u) {
-        uint x = 0x00800000u; // x^8: bit 31 is x^0
-        for (uint k = 0u; k < 32u; k++) {
-            xpow[k] = x;
-            x = mulmod(x, x);
-        }
-    }
+    if (t < 32u) xpow[t] = consts[5u * 1024u + 2u * P * WG + t];
 }
 
 // crcWord runs the (zero-init, no final XOR) CRC register over the 4 bytes of w.

@@ -187,8 +187,12 @@ func (p *xwPlan) recordPlace(rec *recorder) error {
 	pc := shaders.XWPlacePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), NB: uint32(p.nb()),
 		Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words(),
 		ShDenseFull: crc.ShDenseFull, ShDenseLast: crc.ShDenseLast}
-	return rec.dispatch(rec.b.xwKey(kXWPlace, x, p.size), shaders.PushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch,
-		p.side.l, p.work)
+	kk := rec.b.xwKey(kXWPlace, x, p.size)
+	cp, _, err := rec.xwConsts(kk, x)
+	if err != nil {
+		return err
+	}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch, p.side.l, p.work, cp)
 }
 
 // recordDecode records the one-pass decode (xw_decode); verdicts go to status.
