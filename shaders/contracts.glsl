@@ -59,7 +59,7 @@ layout(constant_id = 3) const uint CONTIGUOUS = 0; // 1: a unit's vectors are co
 layout(constant_id = 4) const uint U = 1; // units per thread loaded together
 #endif
 
-#if defined(KERNEL_XW_ENCODE) || defined(KERNEL_XW_DECODE) || defined(KERNEL_XW_DECODE_PIECES)
+#if defined(KERNEL_XW_ENCODE) || defined(KERNEL_XW_PLACE) || defined(KERNEL_XW_DECODE) || defined(KERNEL_XW_DECODE_PIECES)
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
 layout(constant_id = 1) const uint SHIFT = 16; // chunk = 2^SHIFT values
@@ -68,16 +68,6 @@ layout(constant_id = 3) const uint M = 2; // mantissa bits
 layout(constant_id = 4) const uint W = 3; // code bits
 layout(constant_id = 5) const uint SIZE = 1; // bytes per value: 1, 2 or 4
 layout(constant_id = 8) const uint CRC_BITS = 5; // register bits per CRC shift-table field (crc_fields.glsl)
-#endif
-
-#if defined(KERNEL_XW_PLACE)
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256; // invocations per workgroup
-layout(constant_id = 1) const uint SHIFT = 16; // chunk = 2^SHIFT values
-layout(constant_id = 2) const uint E = 5; // exponent bits
-layout(constant_id = 3) const uint M = 2; // mantissa bits
-layout(constant_id = 4) const uint W = 3; // code bits
-layout(constant_id = 5) const uint SIZE = 1; // bytes per value: 1, 2 or 4
 #endif
 
 #if defined(KERNEL_HUFF_ENCODE)
@@ -171,11 +161,11 @@ layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std43
 #endif
 
 #if defined(KERNEL_XW_PLACE)
-layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Work { uint work[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; };
+layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Work { uint work[]; }; layout(std430, binding = 4) readonly buffer Hconsts { uint hconsts[]; };
 #endif
 
 #if defined(KERNEL_XW_DECODE) || defined(KERNEL_XW_DECODE_PIECES)
-layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer LowsV { uvec4 lowsv[]; }; layout(std430, binding = 2) readonly buffer Table { uint table[]; }; layout(std430, binding = 3) readonly buffer Side { uint side[]; }; layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; }; layout(std430, binding = 5) buffer Status { uint status[]; }; layout(std430, binding = 6) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 7) readonly buffer Lconsts { uint lconsts[]; };
+layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer LowsV { uvec4 lowsv[]; }; layout(std430, binding = 2) readonly buffer Table { uint table[]; }; layout(std430, binding = 3) readonly buffer Side { uint side[]; }; layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; }; layout(std430, binding = 5) buffer Status { uint status[]; }; layout(std430, binding = 6) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 7) readonly buffer Lconsts { uint lconsts[]; }; layout(std430, binding = 8) readonly buffer Hconsts { uint hconsts[]; };
 #endif
 
 #if defined(KERNEL_HUFF_ENCODE)

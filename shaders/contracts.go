@@ -157,16 +157,16 @@ var (
 	tbe3Decodes = []Binding{ro("planes").with(planesSeg), ro("sm", smViews...).with(smSeg),
 		ro("table").with(tableAll), ro("side").with(sideMin), wo("dst", dstViews...).with(dstSeg), ro("consts"),
 		rw("status").with("flags, lowest chunk per class")}
-	xwPlaceSpecs = []Spec{{"WG", 0, 256, "invocations per workgroup"}, {"SHIFT", 1, 16, "chunk = 2^SHIFT values"},
+	xwSpecs = []Spec{{"WG", 0, 256, "invocations per workgroup"}, {"SHIFT", 1, 16, "chunk = 2^SHIFT values"},
 		{"E", 2, 5, "exponent bits"}, {"M", 3, 2, "mantissa bits"}, {"W", 4, 3, "code bits"},
-		{"SIZE", 5, 1, "bytes per value: 1, 2 or 4"}}
-	xwSpecs  = append(xwPlaceSpecs[:len(xwPlaceSpecs):len(xwPlaceSpecs)], specCRCBits)
+		{"SIZE", 5, 1, "bytes per value: 1, 2 or 4"}, specCRCBits}
 	xwConsts = []Binding{ro("consts").with("CRC tables for workgroups of P·WG (plane piece)"),
-		ro("lconsts").with("CRC tables for workgroups of LW·WG/2 (byte piece; the plane tables for 1-byte values)")}
+		ro("lconsts").with("CRC tables for workgroups of LW·WG/2 (byte piece; the plane tables for 1-byte values)"),
+		ro("hconsts").with("CRC tables for workgroups of 32 (header and side piece)")}
 	xwLows    = []View{view("Lows", "lows", "uint"), view("LowsV", "lowsv", "uvec4")}
 	xwDecodes = []Binding{ro("planes"), ro("lows", xwLows...).with(oneWord), ro("table"), ro("side").with(oneWord),
 		wo("dst", view("Dst", "dst", "uint"), view("DstV", "dstv", "uvec4")),
-		rw("status").with("flags, lowest chunk per class"), xwConsts[0], xwConsts[1]}
+		rw("status").with("flags, lowest chunk per class"), xwConsts[0], xwConsts[1], xwConsts[2]}
 	huffDecodes = []Binding{ro("lows", view("Lows", "lows", "uint"), view("LowsV", "lowsv", "uvec4")).with(oneWord),
 		ro("table"), ro("pieces").with(oneWord),
 		wo("dst", view("Dst", "dst", "uint"), view("DstV", "dstv", "uvec4")), rw("status")}
@@ -239,8 +239,8 @@ var Kernels = []*Kernel{
 			xwConsts[0], xwConsts[1]},
 		Spec: xwSpecs},
 	{Name: "xw_place", Push: pushOf[XWPlacePush](),
-		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("work").with(prefixes), xwConsts[0]},
-		Spec:     xwPlaceSpecs},
+		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("work").with(prefixes), xwConsts[2]},
+		Spec:     xwSpecs},
 	{Name: "xw_decode", Push: pushOf[XWDecodePush](), Bindings: xwDecodes, Spec: xwSpecs},
 	{Name: "xw_decode_pieces", Push: pushOf[XWDecodePiecesPush](), Bindings: xwDecodes, Spec: xwSpecs},
 	{Name: "huff_encode", Push: pushOf[HuffEncodePush](),

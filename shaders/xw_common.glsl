@@ -23,8 +23,10 @@ const uint SBIT = 8u * SIZE - 1u;     // sign bit
 const uint ITERS = (GPC + WG - 1u) / WG;
 
 shared uint sgSum[WG];
+#ifndef XW_NO_BYTE_CRC
 shared uint crcTab[256];
 shared uint xpow[32]; // x^(8·2^k) mod P, reflected
+#endif
 
 // codedSide and rawSide are the side-piece sizes in bytes (docs/FORMAT.md §13.2.2).
 uint codedSide(uint k) { return 4u * E * ((k + 31u) / 32u); }
@@ -75,6 +77,7 @@ uint wgOr(uint v) {
     return r;
 }
 
+#ifndef XW_NO_BYTE_CRC
 // initCRC fills the byte table of CRC-32C and the powers x^(8·2^k), these from the consts binding (the host's
 // tables for workgroups of P·WG hold them after the tables and KC, KL); a barrier must follow before use.
 void initCRC() {
@@ -101,6 +104,7 @@ uint shiftBytes(uint r, uint d) {
     }
     return r;
 }
+#endif
 
 // A group's 32 values seen through their top bytes (tb): for 1- and 2-byte values the byte holding the sign, the
 // exponent and the top KP-1 mantissa bits (sign bit 7, exponent bits XLO..XLO+E-1, mantissa bits 8·KB.. below); for
@@ -197,4 +201,36 @@ uint shiftTab(uint tab, uint r) {
 // kcPlanes and kcLows are invocation r's final multipliers of its plane and byte-stream sums.
 uint kcPlanes(uint r) { return consts[CT0 + P * r + P - 1u]; }
 uint kcLows(uint r) { return lconsts[CT0 + LW * WG / 2u + (LW / 2u) * (r + 1u) - 1u]; }
+#endif
+
+#ifdef XW_HS_CRC
+// The header and side piece's CRC-32C (info, offset, side words; the kernel defines msgWord) over 32 invocations:
+// word q goes to invocation q mod 32 after zero words in front up to a multiple of 32 (leading zeros leave the sum
+// unchanged; the register's start ~0 is folded into the first real word), each invocation folds its words by Horner
+// over M^128 and multiplies its sum by KC[t] = x^(32·(32-t)) (codec/vkcodec's crcConsts for workgroups of 32).
+shared uint htab[CRC_TAB]; // M^128
+
+void loadHTable() {
+    for (uint i = gl_LocalInvocationID.x; i < CRC_TAB; i += WG) htab[i] = hconsts[1024u + i];
+}
+
+uint msgWord(uint q);
+
+// hsCRC returns the CRC register, started at ~0, after the chunk's header and side words (words of them; uniform
+// control flow: it ends with a workgroup reduction).
+uint hsCRC(uint words) {
+    uint t = gl_LocalInvocationID.x;
+    uint a = 0u;
+    if (t < 32u) {
+        uint pad = (32u - words % 32u) % 32u;
+        for (uint q = t; q < words + pad; q += 32u) {
+            uint w = q < pad ? 0u : msgWord(q - pad) ^ (q == pad ? 0xFFFFFFFFu : 0u);
+            uint x;
+            CRC_LOOKUP(x, htab, 0u, 1u, a);
+            a = x ^ w;
+        }
+        a = mulmod(a, hconsts[5u * 1024u + t]);
+    }
+    return wgXor(a);
+}
 #endif

@@ -16,6 +16,7 @@
 #include "common.glsl"
 #include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
 #define XW_DENSE_CRC
+#define XW_HS_CRC
 #include "xw_common.glsl"
 
 #define DST_BASE pc.dstBase
@@ -85,7 +86,10 @@ void main() {
     uint rank = wgRank();
     uint col = t % HCOLS;
     initCRC();
-    if (pc.checksums != 0u) loadCRCTables();
+    if (pc.checksums != 0u) {
+        loadCRCTables();
+        loadHTable();
+    }
     barrier();
     uint kcP = 0u, kcL = 0u; // this invocation's final multipliers of its dense sums
     if (pc.checksums != 0u) {
@@ -362,18 +366,9 @@ void main() {
         bad = wgOr(bad);
         uint rHS = 0u; // the header and side piece's CRC register, started at ~0
         if (pc.checksums != 0u) {
-            // In runs of consecutive words over 32 invocations, each run's register shifted over the words after it.
             gInfo = info;
             gOff = off;
-            uint L = (words + 31u) / 32u;
-            uint lo = min(t * L, words), hi = min(lo + L, words);
-            uint reg = 0u;
-            if (t < 32u) {
-                for (uint q = lo; q < hi; q++) reg = crcWord(reg, msgWord(q));
-                reg = shiftBytes(reg, 4u * (words - hi));
-                if (t == 0u) reg ^= shiftBytes(0xFFFFFFFFu, 4u * words);
-            }
-            rHS = wgXor(reg);
+            rHS = hsCRC(words);
         }
         for (uint b = t; b < NBINS; b += WG) {
             uint s = 0u;

@@ -12,6 +12,9 @@
 #include "common.glsl"
 #define KERNEL_XW_PLACE
 #include "contracts.glsl"
+#include "crc_fields.glsl"
+#define XW_HS_CRC
+#define XW_NO_BYTE_CRC
 #include "xw_common.glsl"
 
 uint sideSize(uint info, uint m) {
@@ -29,7 +32,7 @@ uint msgWord(uint q) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
-    initCRC();
+    if (pc.checksums != 0u) loadHTable();
     barrier();
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
@@ -45,22 +48,11 @@ void main() {
         for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = scratch[slot + i];
         uint crc = 0u;
         if (pc.checksums != 0u) {
-            // The header and side piece in runs of consecutive words over 32 invocations, each run's register
-            // shifted over the words after it, the register's start ~0 added; then the dense pieces' linear CRC
-            // from pass 1 joined after them.
+            // The header and side piece, then the dense pieces' linear CRC from pass 1 joined after them.
             gInfo = info;
             gOff = off;
             gSlot = slot;
-            uint words = 2u + size / 4u;
-            uint L = (words + 31u) / 32u;
-            uint lo = min(t * L, words), hi = min(lo + L, words);
-            uint reg = 0u;
-            if (t < 32u) {
-                for (uint q = lo; q < hi; q++) reg = crcWord(reg, msgWord(q));
-                reg = shiftBytes(reg, 4u * (words - hi));
-                if (t == 0u) reg ^= shiftBytes(0xFFFFFFFFu, 4u * words);
-            }
-            reg = wgXor(reg);
+            uint reg = hsCRC(2u + size / 4u);
             uint dense = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC];
             crc = ~(mulmod(reg, last ? pc.shDenseLast : pc.shDenseFull) ^ dense);
         }

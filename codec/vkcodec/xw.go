@@ -123,14 +123,18 @@ func xwCRC(x layout.XW) shaders.XWCRC {
 }
 
 // xwConsts are the CRC table buffers of kernel kk over geometry x: those built for workgroups of P·WG (the plane
-// piece: one round of groups is P·WG words) and of LW·WG/2 (the byte piece; the plane one again when there is none).
-func (r *recorder) xwConsts(kk kernelKey, x layout.XW) (planes, lows loc, err error) {
+// piece: one round of groups is P·WG words), of LW·WG/2 (the byte piece; the plane one again when there is none)
+// and of 32 (the header and side piece, over 32 invocations).
+func (r *recorder) xwConsts(kk kernelKey, x layout.XW) (planes, lows, head loc, err error) {
 	wg := kk.wg()
+	if head, err = r.b.constsFor(r.ctx, kk.k.Name, 32, x.Shift); err != nil {
+		return
+	}
 	if planes, err = r.b.constsFor(r.ctx, kk.k.Name, uint32(x.Planes())*wg, x.Shift); err != nil || x.KB() == 0 {
-		return planes, planes, err
+		return planes, planes, head, err
 	}
 	lows, err = r.b.constsFor(r.ctx, kk.k.Name, 4*uint32(x.KB())*wg, x.Shift)
-	return planes, lows, err
+	return planes, lows, head, err
 }
 
 // xwKey is the key of an exponent-window kernel for geometry x over values of size bytes, in workgroups of the
@@ -168,7 +172,7 @@ func (b *Backend) xwWG(knob, def uint32) uint32 {
 func (p *xwPlan) recordEncode(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
 	kk := rec.b.xwKeyWG(kXWEncode, x, p.size, rec.b.xwEncodeWG())
-	cp, cl, err := rec.xwConsts(kk, x)
+	cp, cl, _, err := rec.xwConsts(kk, x)
 	if err != nil {
 		return err
 	}
@@ -188,18 +192,18 @@ func (p *xwPlan) recordPlace(rec *recorder) error {
 		Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words(),
 		ShDenseFull: crc.ShDenseFull, ShDenseLast: crc.ShDenseLast}
 	kk := rec.b.xwKey(kXWPlace, x, p.size)
-	cp, _, err := rec.xwConsts(kk, x)
+	_, _, ch, err := rec.xwConsts(kk, x)
 	if err != nil {
 		return err
 	}
-	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch, p.side.l, p.work, cp)
+	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch, p.side.l, p.work, ch)
 }
 
 // recordDecode records the one-pass decode (xw_decode); verdicts go to status.
 func (p *xwPlan) recordDecode(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
 	kk := rec.b.xwKeyWG(kXWDecode, x, p.size, rec.b.xwDecodeWG())
-	cp, cl, err := rec.xwConsts(kk, x)
+	cp, cl, ch, err := rec.xwConsts(kk, x)
 	if err != nil {
 		return err
 	}
@@ -208,7 +212,7 @@ func (p *xwPlan) recordDecode(rec *recorder) error {
 		DstWords: uint32(layout.Align4(x.N*p.size) / 4), PlaneBase: p.planes.words(), LowBase: p.lows.words(),
 		TableBase: p.table.words(), SideBase: p.side.words(), DstBase: p.vals.words(), XWCRC: xwCRC(x)}
 	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), p.planes.l, p.lows.l, p.table.l, p.side.l,
-		p.vals.l, p.status, cp, cl)
+		p.vals.l, p.status, cp, cl, ch)
 }
 
 // candLayout: an exponent-window candidate's scratch body has its planes, byte stream (absent for F8), table and
@@ -241,7 +245,7 @@ func (xwCodec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
 	x, _ := xwOf(t)
 	C, dv, size := x.Chunks(), a.segs[0].dst, uint64(t.dt.Size())
 	kk := rec.b.xwKeyWG(kXWPieces, x, size, rec.b.xwDecodeWG())
-	cp, cl, err := rec.xwConsts(kk, x)
+	cp, cl, ch, err := rec.xwConsts(kk, x)
 	if err != nil {
 		return err
 	}
@@ -250,5 +254,5 @@ func (xwCodec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
 		PieceBase: a.pieceBase(C), Cands: a.mask, Validate: b2u(a.validate), Self: uint32(t.format),
 		DstBase: dv.words(), XWCRC: xwCRC(x)}
 	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), a.body.l, a.body.l, a.body.l, a.body.l, dv.l,
-		a.status, cp, cl)
+		a.status, cp, cl, ch)
 }
