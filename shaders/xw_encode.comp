@@ -1,11 +1,12 @@
 #version 450
 // Exponent-window encode, pass 1 of 3 (docs/FORMAT.md §13): one workgroup per chunk (grid-stride). Each invocation
 // owns whole groups of 32 values (by rank) and loads each group's value words once, as 16-byte vectors where the
-// source is aligned; while the words stay in registers (they are reloaded, from cache, where they would not fit) a
-// histogram of the exponents in lane-private shared-memory columns (no two lanes of a subgroup share a bank or a
-// counter) picks the chunk's window and decides coded or raw. Then each group's top bytes are transposed into bit
-// planes with a few word-wide operations, the window's codes are computed on the exponent planes with bit-sliced
-// arithmetic (32 values per operation), and the plane words and bytes go to their fixed offsets. An ordered prefix
+// source is aligned. While counting the exponents in lane-private shared-memory columns (no two lanes of a
+// subgroup share a bank or a counter), it writes the group's byte-stream words and transposes the group's top
+// bytes into 8 bit planes with a few word-wide operations, which stay in registers (where they would not fit, the
+// group is reloaded from cache later). The histogram picks the chunk's window and decides coded or raw; then the
+// window's codes are computed on the exponent planes with bit-sliced arithmetic (32 values per operation) and the
+// plane words go to their fixed offsets. An ordered prefix
 // sum of the groups' escape counts places each escaped exponent's bits in the chunk's scratch slot (atomicOr, since
 // neighbouring groups share words; the chunk zeroes the words it ORs into first, so scratch needs no clearing
 // between runs). The info word and the dense pieces' linear CRC (summed in the same loop, xw_common.glsl) go to the
@@ -32,9 +33,33 @@ shared uint sX[2]; // the workgroup's XOR of the dense sums
 const uint STAGE = 1024u;
 shared uint stage[STAGE]; // a round's escape words (zero between rounds)
 
-// The value words of each invocation's groups stay in registers between the histogram and the coding when they
-// fit in 32 words; otherwise they are loaded again.
-const bool KEEP = ITERS * GW <= 32u;
+// Between the histogram and the coding, each invocation keeps its groups' 8 tb planes in registers when they fit
+// in 32 words (the groups are reloaded and transposed again otherwise); the byte stream is written while counting.
+const bool KEEP = ITERS * 8u <= 32u;
+// All of an invocation's value words are loaded before any is used when they fit in 32 words.
+const bool LOAD_ALL = ITERS * GW <= 32u;
+
+// lowWords sets lw[0..LW) to the byte-stream words of a group from its value words v.
+void lowWords(uint v[32], out uint lw[24]) {
+    [[unroll]] for (uint q = 0u; q < 24u; q++) lw[q] = 0u;
+    if (KB == 1u) {
+        [[unroll]] for (uint q = 0u; q < 8u; q++) {
+            uint a = v[2u * q], b = v[2u * q + 1u];
+            lw[q] = (a & 0xFFu) | ((a >> 8) & 0xFF00u) | ((b & 0xFFu) << 16) | ((b << 8) & 0xFF000000u);
+        }
+    } else if (KB == 3u) {
+        [[unroll]] for (uint s = 0u; s < 8u; s++) {
+            uint r[4];
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                uint x = v[4u * s + j];
+                r[j] = (x & 0x7FFFFFu) | ((x >> 31) << 23);
+            }
+            lw[3u * s] = r[0] | (r[1] << 24);
+            lw[3u * s + 1u] = (r[1] >> 8) | (r[2] << 16);
+            lw[3u * s + 2u] = (r[2] >> 16) | (r[3] << 8);
+        }
+    }
+}
 
 // loadGroup sets v[0..GW) to the value words of tensor group ga, of which n values are the tensor's (the rest 0).
 void loadGroup(uint ga, uint n, out uint v[32]) {
@@ -75,30 +100,57 @@ void main() {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
         uint gm = (m + 31u) / 32u;
-        uint keep[32];
-        if (KEEP) {
-            // Every load first (all of the invocation's words in flight at once), then the counting.
+        uint vals[32]; // LOAD_ALL: the value words of every group of the invocation
+        if (LOAD_ALL) {
             [[unroll]] for (uint it = 0u; it < ITERS; it++) {
                 uint gi = it * WG + rank;
                 uint v[32];
                 loadGroup(c * GPC + gi, gi < gm ? min(32u, m - 32u * gi) : 0u, v);
-                [[unroll]] for (uint q = 0u; q < GW; q++) keep[it * GW + q] = v[q];
+                [[unroll]] for (uint q = 0u; q < GW; q++) vals[it * GW + q] = v[q];
             }
         }
+        uint keep[32];        // KEEP: the tb planes of every group of the invocation
+        uint aP = 0u, aL = 0u; // dense CRC sums
         [[unroll]] for (uint it = 0u; it < ITERS; it++) {
             uint gi = it * WG + rank;
+            uint ga = c * GPC + gi;
             uint n = gi < gm ? min(32u, m - 32u * gi) : 0u;
             uint v[32];
-            if (KEEP) {
-                [[unroll]] for (uint q = 0u; q < 32u; q++) v[q] = q < GW ? keep[it * GW + q] : 0u;
+            if (LOAD_ALL) {
+                [[unroll]] for (uint q = 0u; q < 32u; q++) v[q] = q < GW ? vals[it * GW + q] : 0u;
             } else {
-                loadGroup(c * GPC + gi, n, v);
+                loadGroup(ga, n, v);
             }
             [[unroll]] for (uint q = 0u; q < GW; q++) {
                 [[unroll]] for (uint u = 0u; u < VPW; u++) {
                     if (q * VPW + u < n)
                         atomicAdd(hist[((v[q] >> (8u * SIZE * u + M)) & EMASK) * HCOLS + col], 1u);
                 }
+            }
+            if (KB != 0u) {
+                uint lw[24], ul = 0u;
+                lowWords(v, lw);
+                if (n != 0u) {
+                    uint wi = ga * LW;
+                    if ((pc.lowBase & 3u) == 0u && wi + LW <= pc.lowWords) {
+                        [[unroll]] for (uint s = 0u; s < LW / 4u; s++)
+                            lowsv[pc.lowBase / 4u + wi / 4u + s] = uvec4(lw[4u * s], lw[4u * s + 1u], lw[4u * s + 2u], lw[4u * s + 3u]);
+                    } else {
+                        [[unroll]] for (uint q = 0u; q < LW; q++)
+                            if (wi + q < pc.lowWords) lows[pc.lowBase + wi + q] = lw[q];
+                    }
+                    if (pc.checksums != 0u) {
+                        ul = lw[0];
+                        [[unroll]] for (uint q = 1u; q < LW; q++) ul = shiftTab(TAB_W4, ul) ^ lw[q];
+                    }
+                }
+                if (pc.checksums != 0u) aL = shiftTab(TAB_GL, aL) ^ ul;
+            }
+            if (KEEP) {
+                uint tb[8];
+                [[unroll]] for (uint q = 0u; q < 8u; q++) tb[q] = TB_WORD(v, q);
+                bytesToPlanes(tb);
+                [[unroll]] for (uint b = 0u; b < 8u; b++) keep[it * 8u + b] = tb[b];
             }
         }
         barrier();
@@ -130,7 +182,6 @@ void main() {
             barrier();
         }
         uint carry = 0u; // escapes of earlier rounds
-        uint aP = 0u, aL = 0u; // dense CRC sums
         if (t < 2u) sX[t] = 0u;
         [[unroll]] for (uint it = 0u; it < ITERS; it++) {
             uint gi = it * WG + rank; // group within the chunk
@@ -140,17 +191,17 @@ void main() {
             uint valid = n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u;
             uint esc = 0u; // lanes whose value escapes
             uint X[8];     // exponent planes
-            uint u = 0u, ul = 0u; // the group's plane and byte-stream words folded for the CRC (0: no group)
+            uint u = 0u; // the group's plane words folded for the CRC (0: no group)
             if (live) {
-                uint v[32];
-                if (KEEP) {
-                    [[unroll]] for (uint q = 0u; q < 32u; q++) v[q] = q < GW ? keep[it * GW + q] : 0u;
-                } else {
-                    loadGroup(ga, n, v);
-                }
                 uint tb[8];
-                [[unroll]] for (uint q = 0u; q < 8u; q++) tb[q] = TB_WORD(v, q);
-                bytesToPlanes(tb);
+                if (KEEP) {
+                    [[unroll]] for (uint b = 0u; b < 8u; b++) tb[b] = keep[it * 8u + b];
+                } else {
+                    uint v[32];
+                    loadGroup(ga, n, v);
+                    [[unroll]] for (uint q = 0u; q < 8u; q++) tb[q] = TB_WORD(v, q);
+                    bytesToPlanes(tb);
+                }
                 [[unroll]] for (uint e = 0u; e < 8u; e++) X[e] = e < E ? tb[XLO + e] : 0u;
                 uint cp[4]; // code planes
                 if (coded) {
@@ -189,54 +240,8 @@ void main() {
                     u = pw[0];
                     [[unroll]] for (uint p = 1u; p < P; p++) u = shiftTab(TAB_W4, u) ^ pw[p];
                 }
-                if (KB == 1u) {
-                    uint lw[8];
-                    [[unroll]] for (uint q = 0u; q < 8u; q++) {
-                        uint a = v[2u * q], b = v[2u * q + 1u];
-                        lw[q] = (a & 0xFFu) | ((a >> 8) & 0xFF00u) | ((b & 0xFFu) << 16) | ((b << 8) & 0xFF000000u);
-                    }
-                    uint wi = ga * 8u;
-                    if ((pc.lowBase & 3u) == 0u && wi + 8u <= pc.lowWords) {
-                        lowsv[pc.lowBase / 4u + wi / 4u] = uvec4(lw[0], lw[1], lw[2], lw[3]);
-                        lowsv[pc.lowBase / 4u + wi / 4u + 1u] = uvec4(lw[4], lw[5], lw[6], lw[7]);
-                    } else {
-                        [[unroll]] for (uint q = 0u; q < 8u; q++)
-                            if (wi + q < pc.lowWords) lows[pc.lowBase + wi + q] = lw[q];
-                    }
-                    if (pc.checksums != 0u) {
-                        ul = lw[0];
-                        [[unroll]] for (uint q = 1u; q < 8u; q++) ul = shiftTab(TAB_W4, ul) ^ lw[q];
-                    }
-                } else if (KB == 3u) {
-                    uint lw[24];
-                    [[unroll]] for (uint s = 0u; s < 8u; s++) {
-                        uint r[4];
-                        [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                            uint x = v[4u * s + j];
-                            r[j] = (x & 0x7FFFFFu) | ((x >> 31) << 23);
-                        }
-                        lw[3u * s] = r[0] | (r[1] << 24);
-                        lw[3u * s + 1u] = (r[1] >> 8) | (r[2] << 16);
-                        lw[3u * s + 2u] = (r[2] >> 16) | (r[3] << 8);
-                    }
-                    uint wi = ga * 24u;
-                    if ((pc.lowBase & 3u) == 0u && wi + 24u <= pc.lowWords) {
-                        [[unroll]] for (uint s = 0u; s < 6u; s++)
-                            lowsv[pc.lowBase / 4u + wi / 4u + s] = uvec4(lw[4u * s], lw[4u * s + 1u], lw[4u * s + 2u], lw[4u * s + 3u]);
-                    } else {
-                        [[unroll]] for (uint q = 0u; q < 24u; q++)
-                            if (wi + q < pc.lowWords) lows[pc.lowBase + wi + q] = lw[q];
-                    }
-                    if (pc.checksums != 0u) {
-                        ul = lw[0];
-                        [[unroll]] for (uint q = 1u; q < 24u; q++) ul = shiftTab(TAB_W4, ul) ^ lw[q];
-                    }
-                }
             }
-            if (pc.checksums != 0u) {
-                aP = shiftTab(TAB_GP, aP) ^ u;
-                if (KB != 0u) aL = shiftTab(TAB_GL, aL) ^ ul;
-            }
+            if (pc.checksums != 0u) aP = shiftTab(TAB_GP, aP) ^ u;
             uint total;
             uint pre = wgExclusiveAdd(bitCount(esc), total);
             // The round's escapes fill blocks carry/32 .. (carry+total-1)/32: staged in shared memory (OR by shared
