@@ -67,6 +67,7 @@ layout(constant_id = 2) const uint E = 5; // exponent bits
 layout(constant_id = 3) const uint M = 2; // mantissa bits
 layout(constant_id = 4) const uint W = 3; // code bits
 layout(constant_id = 5) const uint SIZE = 1; // bytes per value: 1, 2 or 4
+layout(constant_id = 8) const uint CRC_BITS = 5; // register bits per CRC shift-table field (crc_fields.glsl)
 #endif
 
 #if defined(KERNEL_HUFF_ENCODE)
@@ -172,15 +173,15 @@ layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; layout(st
 #endif
 
 #if defined(KERNEL_XW_ENCODE)
-layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; layout(std430, binding = 3) writeonly buffer Table { uint table[]; }; layout(std430, binding = 4) coherent buffer Scratch { uint scratch[]; }; layout(std430, binding = 5) buffer Work { uint blockSum[]; };
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer Src { uint src[]; }; layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) writeonly buffer Lows { uint lows[]; }; layout(std430, binding = 2) writeonly buffer LowsV { uvec4 lowsv[]; }; layout(std430, binding = 3) writeonly buffer Table { uint table[]; }; layout(std430, binding = 4) coherent buffer Scratch { uint scratch[]; }; layout(std430, binding = 5) buffer Work { uint blockSum[]; }; layout(std430, binding = 6) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 7) readonly buffer Lconsts { uint lconsts[]; };
 #endif
 
 #if defined(KERNEL_XW_PLACE)
-layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 4) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 5) readonly buffer Work { uint work[]; };
+layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Work { uint work[]; }; layout(std430, binding = 4) readonly buffer Hconsts { uint hconsts[]; };
 #endif
 
 #if defined(KERNEL_XW_DECODE) || defined(KERNEL_XW_DECODE_PIECES)
-layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 2) readonly buffer Table { uint table[]; }; layout(std430, binding = 3) readonly buffer Side { uint side[]; }; layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 5) buffer Status { uint status[]; };
+layout(std430, binding = 0) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 1) readonly buffer Lows { uint lows[]; }; layout(std430, binding = 1) readonly buffer LowsV { uvec4 lowsv[]; }; layout(std430, binding = 2) readonly buffer Table { uint table[]; }; layout(std430, binding = 3) readonly buffer Side { uint side[]; }; layout(std430, binding = 4) writeonly buffer Dst { uint dst[]; }; layout(std430, binding = 4) writeonly buffer DstV { uvec4 dstv[]; }; layout(std430, binding = 5) buffer Status { uint status[]; }; layout(std430, binding = 6) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 7) readonly buffer Lconsts { uint lconsts[]; }; layout(std430, binding = 8) readonly buffer Hconsts { uint hconsts[]; };
 #endif
 
 #if defined(KERNEL_HUFF_ENCODE)
@@ -276,19 +277,19 @@ layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint se
 #endif
 
 #if defined(KERNEL_XW_ENCODE)
-layout(push_constant) uniform PC { uint chunks; uint lastLen; uint srcWords; uint lowWords; uint srcBase; uint planeBase; uint lowBase; uint tableBase; } pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint srcWords; uint lowWords; uint srcBase; uint planeBase; uint lowBase; uint tableBase; uint checksums; uint invPlaneLast; uint invLowLast; uint shLowFull; uint shLowLast; uint shDenseFull; uint shDenseLast; } pc;
 #endif
 
 #if defined(KERNEL_XW_PLACE)
-layout(push_constant) uniform PC { uint chunks; uint lastLen; uint nb; uint checksums; uint lowWords; uint planeWords; uint tableBase; uint sideBase; uint planeBase; uint lowBase; } pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint nb; uint checksums; uint tableBase; uint sideBase; uint shDenseFull; uint shDenseLast; } pc;
 #endif
 
 #if defined(KERNEL_XW_DECODE)
-layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; uint sideLen; uint planeWords; uint lowWords; uint dstWords; uint planeBase; uint lowBase; uint tableBase; uint sideBase; uint dstBase; } pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; uint sideLen; uint planeWords; uint lowWords; uint dstWords; uint planeBase; uint lowBase; uint tableBase; uint sideBase; uint dstBase; uint invPlaneLast; uint invLowLast; uint shLowFull; uint shLowLast; uint shDenseFull; uint shDenseLast; } pc;
 #endif
 
 #if defined(KERNEL_XW_DECODE_PIECES)
-layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; uint piecesLen; uint dstWords; uint autoBase; uint pieceBase; uint cands; uint validate; uint self; uint dstBase; } pc;
+layout(push_constant) uniform PC { uint chunks; uint lastLen; uint checksums; uint piecesLen; uint dstWords; uint autoBase; uint pieceBase; uint cands; uint validate; uint self; uint dstBase; uint invPlaneLast; uint invLowLast; uint shLowFull; uint shLowLast; uint shDenseFull; uint shDenseLast; } pc;
 #endif
 
 #if defined(KERNEL_HUFF_ENCODE)

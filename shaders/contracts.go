@@ -159,9 +159,14 @@ var (
 		rw("status").with("flags, lowest chunk per class")}
 	xwSpecs = []Spec{{"WG", 0, 256, "invocations per workgroup"}, {"SHIFT", 1, 16, "chunk = 2^SHIFT values"},
 		{"E", 2, 5, "exponent bits"}, {"M", 3, 2, "mantissa bits"}, {"W", 4, 3, "code bits"},
-		{"SIZE", 5, 1, "bytes per value: 1, 2 or 4"}}
-	xwDecodes = []Binding{ro("planes"), ro("lows").with(oneWord), ro("table"), ro("side").with(oneWord), wo("dst"),
-		rw("status").with("flags, lowest chunk per class")}
+		{"SIZE", 5, 1, "bytes per value: 1, 2 or 4"}, specCRCBits}
+	xwConsts = []Binding{ro("consts").with("CRC tables for workgroups of P·WG (plane piece)"),
+		ro("lconsts").with("CRC tables for workgroups of LW·WG/2 (byte piece; the plane tables for 1-byte values)"),
+		ro("hconsts").with("CRC tables for workgroups of 32 (header and side piece)")}
+	xwLows    = []View{view("Lows", "lows", "uint"), view("LowsV", "lowsv", "uvec4")}
+	xwDecodes = []Binding{ro("planes"), ro("lows", xwLows...).with(oneWord), ro("table"), ro("side").with(oneWord),
+		wo("dst", view("Dst", "dst", "uint"), view("DstV", "dstv", "uvec4")),
+		rw("status").with("flags, lowest chunk per class"), xwConsts[0], xwConsts[1], xwConsts[2]}
 	huffDecodes = []Binding{ro("lows", view("Lows", "lows", "uint"), view("LowsV", "lowsv", "uvec4")).with(oneWord),
 		ro("table"), ro("pieces").with(oneWord),
 		wo("dst", view("Dst", "dst", "uint"), view("DstV", "dstv", "uvec4")), rw("status")}
@@ -228,11 +233,13 @@ var Kernels = []*Kernel{
 	{Name: "tbe3_decode_pieces", Push: pushOf[TBE3DecodePiecesPush](), Bindings: tbe3Decodes,
 		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
 	{Name: "xw_encode", Push: pushOf[XWEncodePush](),
-		Bindings: []Binding{ro("src").with("the tensor's values"), wo("planes"), wo("lows").with("byte stream (≥ 1 word)"),
-			wo("table"), co("scratch").with("HP·GPC words per chunk"), rw("work", blockSums).with("per 64 chunks, zeroed")},
+		Bindings: []Binding{ro("src", view("SrcV", "srcv", "uvec4"), view("Src", "src", "uint")).with("the tensor's values"),
+			wo("planes"), wo("lows", xwLows...).with("byte stream (≥ 1 word)"),
+			wo("table"), co("scratch").with("HP·GPC words per chunk"), rw("work", blockSums).with("per 64 chunks, zeroed"),
+			xwConsts[0], xwConsts[1]},
 		Spec: xwSpecs},
 	{Name: "xw_place", Push: pushOf[XWPlacePush](),
-		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("planes"), ro("lows"), ro("work").with(prefixes)},
+		Bindings: []Binding{rw("table"), ro("scratch"), wo("side"), ro("work").with(prefixes), xwConsts[2]},
 		Spec:     xwSpecs},
 	{Name: "xw_decode", Push: pushOf[XWDecodePush](), Bindings: xwDecodes, Spec: xwSpecs},
 	{Name: "xw_decode_pieces", Push: pushOf[XWDecodePiecesPush](), Bindings: xwDecodes, Spec: xwSpecs},

@@ -211,6 +211,18 @@ type TBE3DecodePiecesPush struct {
 	DstBase    uint32    `glsl:"dstBase"`    // uvec4 offset of the segment's output
 }
 
+// XWCRC are the CRC-32C constants of an exponent-window chunk's dense pieces (docs/FORMAT.md §13.2.5): the kernels
+// sum each piece's linear CRC as if every chunk were full, so the last chunk's sums are shifted back over the bytes
+// it lacks, and the pieces are joined by shifts over their lengths.
+type XWCRC struct {
+	InvPlaneLast uint32 `glsl:"invPlaneLast"` // x^-(8·bytes the last chunk's plane piece lacks for a full one)
+	InvLowLast   uint32 `glsl:"invLowLast"`   // the same for its byte piece
+	ShLowFull    uint32 `glsl:"shLowFull"`    // x^(8·|byte piece|) of a full chunk
+	ShLowLast    uint32 `glsl:"shLowLast"`    // of the last chunk
+	ShDenseFull  uint32 `glsl:"shDenseFull"`  // x^(8·(|plane piece| + |byte piece|)) of a full chunk
+	ShDenseLast  uint32 `glsl:"shDenseLast"`  // of the last chunk
+}
+
 // XWEncodePush is xw_encode's push-constant block.
 type XWEncodePush struct {
 	Chunks    uint32 `glsl:"chunks"`
@@ -221,20 +233,20 @@ type XWEncodePush struct {
 	PlaneBase uint32 `glsl:"planeBase"` //   buffers put them anywhere)
 	LowBase   uint32 `glsl:"lowBase"`
 	TableBase uint32 `glsl:"tableBase"`
+	Checksums uint32 `glsl:"checksums"` // 1: the CRC word gets the dense pieces' linear CRC for xw_place
+	XWCRC
 }
 
 // XWPlacePush is xw_place's push-constant block.
 type XWPlacePush struct {
-	Chunks     uint32 `glsl:"chunks"`
-	LastLen    uint32 `glsl:"lastLen"`
-	NB         uint32 `glsl:"nb"` // 64-chunk blocks
-	Checksums  uint32 `glsl:"checksums"`
-	LowWords   uint32 `glsl:"lowWords"` // words of the byte stream
-	PlaneWords uint32 `glsl:"planeWords"`
-	TableBase  uint32 `glsl:"tableBase"` // word offsets of the table, side section, planes and byte stream in their bindings
-	SideBase   uint32 `glsl:"sideBase"`
-	PlaneBase  uint32 `glsl:"planeBase"`
-	LowBase    uint32 `glsl:"lowBase"`
+	Chunks      uint32 `glsl:"chunks"`
+	LastLen     uint32 `glsl:"lastLen"`
+	NB          uint32 `glsl:"nb"` // 64-chunk blocks
+	Checksums   uint32 `glsl:"checksums"`
+	TableBase   uint32 `glsl:"tableBase"` // word offsets of the table and side section in their bindings
+	SideBase    uint32 `glsl:"sideBase"`
+	ShDenseFull uint32 `glsl:"shDenseFull"` // x^(8·(|plane piece| + |byte piece|)) of a full chunk
+	ShDenseLast uint32 `glsl:"shDenseLast"` // of the last chunk
 }
 
 // XWDecodePush is xw_decode's push-constant block.
@@ -251,6 +263,7 @@ type XWDecodePush struct {
 	TableBase  uint32 `glsl:"tableBase"`
 	SideBase   uint32 `glsl:"sideBase"`
 	DstBase    uint32 `glsl:"dstBase"`
+	XWCRC
 }
 
 // XWDecodePiecesPush is xw_decode_pieces' push-constant block.
@@ -266,6 +279,7 @@ type XWDecodePiecesPush struct {
 	Validate  uint32 `glsl:"validate"`  // 1: this dispatch also rejects chunks of no candidate format
 	Self      uint32 `glsl:"self"`      // this kernel's format id
 	DstBase   uint32 `glsl:"dstBase"`   // word offset of the output in its binding
+	XWCRC
 }
 
 // HuffEncodePush is huff_encode's push-constant block.

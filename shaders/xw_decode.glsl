@@ -1,15 +1,22 @@
-// Exponent-window decode (docs/FORMAT.md §13): one workgroup per chunk (grid-stride), one pass. Each chunk
-// checks its table entry against its neighbour's, verifies its CRC-32C, decodes its groups (an ordered prefix sum
-// of zero codes numbers the escapes), and checks the canonical-form rules, with a histogram of the decoded
-// exponents for the window rule. Problems become status bits and the lowest chunk per class. Every index derived
+// Exponent-window decode (docs/FORMAT.md §13): one workgroup per chunk (grid-stride), one pass over the chunk.
+// Each chunk checks its table entry against its neighbour's, then decodes its groups of 32 values, one group per
+// invocation at a time: the group's plane words turn into exponent planes with bit-sliced arithmetic (32 values per
+// operation; an ordered prefix sum of zero codes numbers the escapes, filled in one by one), the planes are
+// transposed back into bytes with a few word-wide operations, and the output goes out as 16-byte vectors where it
+// is aligned. The dense pieces' CRC-32C is summed in the same loop (xw_common.glsl), the header and side piece's
+// after it; the canonical-form rules use a histogram of the decoded exponents (coded chunks: code counts by
+// popcount, escapes one by one). Problems become status bits and the lowest chunk per class. Every index derived
 // from payload data is bounded before use.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
 
 #include "layout.glsl"
 #include "common.glsl"
 #include "contracts.glsl" // the kernel's declarations (KERNEL_<NAME>: its .comp)
+#define XW_DENSE_CRC
+#define XW_HS_CRC
 #include "xw_common.glsl"
 
 #define DST_BASE pc.dstBase
@@ -18,7 +25,11 @@
 // body, docs/FORMAT.md §11) the chunk's piece, a one-chunk body at the offset its auto table entry gives.
 uint gPB, gPN, gLB, gLN, gSB, gSL; // plane, byte stream and side section: first word and length (words; side: bytes)
 
-shared uint hist[256];
+const uint NBINS = 1u << E;
+const uint HCOLS = NBINS <= 64u ? 32u : 8u; // histogram columns: lane-private counters where they fit
+shared uint hist[NBINS * HCOLS];
+shared uint binSum[NBINS];
+shared uint zpre[GPC]; // coded chunks: zero codes before each group of the chunk
 
 #if PIECES
 #include "auto_pieces.glsl"
@@ -41,16 +52,31 @@ uint lowWord(uint i) { return gLN == 0u ? 0u : lows[gLB + min(i, gLN - 1u)]; }
 
 uint gInfo, gOff, gSideW, gPlane0, gPlaneW, gLow0;
 
+// loadLows sets lw[0..LW) to the byte-stream words of group ga (stream-relative), as vectors where they are
+// aligned and whole; words past the stream (or the piece) are 0, as the CRC sums take them.
+void loadLows(uint ga, uint n, out uint lw[24]) {
+    uint w0 = ga * LW;
+    if ((gLB & 3u) == 0u && w0 + LW <= gLN) {
+        [[unroll]] for (uint q = 0u; q < LW / 4u; q++) {
+            uvec4 x = lowsv[gLB / 4u + w0 / 4u + q];
+            lw[4u * q] = x.x;
+            lw[4u * q + 1u] = x.y;
+            lw[4u * q + 2u] = x.z;
+            lw[4u * q + 3u] = x.w;
+        }
+        return;
+    }
+    [[unroll]] for (uint q = 0u; q < LW; q++) lw[q] = w0 + q < gLN ? lowWord(w0 + q) : 0u;
+}
+
+// msgWord is word q of the chunk's checksummed header and side piece: info, offset, side words.
 uint msgWord(uint q) {
     if (q == 0u) return gInfo;
     if (q == 1u) return gOff;
-    q -= 2u;
-    if (q < gSideW) return sideWord(gOff / 4u + q);
-    q -= gSideW;
-    if (q < gPlaneW) return planeWord(gPlane0 + q);
-    q -= gPlaneW;
-    return lowWord(gLow0 + q);
+    return sideWord(gOff / 4u + q - 2u);
 }
+
+shared uint sX[2]; // the workgroup's XOR of the dense sums
 
 void main() {
     uint t = gl_LocalInvocationID.x;
@@ -58,10 +84,18 @@ void main() {
     if (autoIdle(pc.self, 0u, pc.chunks)) return;
 #endif
     uint rank = wgRank();
+    uint col = t % HCOLS;
     initCRC();
+    if (pc.checksums != 0u) {
+        loadCRCTables();
+        loadHTable();
+    }
     barrier();
-    const uint emask = (1u << E) - 1u;
-    const uint mmask = (1u << M) - 1u;
+    uint kcP = 0u, kcL = 0u; // this invocation's final multipliers of its dense sums
+    if (pc.checksums != 0u) {
+        kcP = kcPlanes(rank);
+        if (KB != 0u) kcL = kcLows(rank);
+    }
     for (uint c = gl_WorkGroupID.x; c < pc.chunks; c += gl_NumWorkGroups.x) {
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
@@ -131,105 +165,177 @@ void main() {
             barrier();
             continue;
         }
-        if (pc.checksums != 0u) {
-            gInfo = info;
-            gOff = off;
-            gSideW = size / 4u;
-            gPlane0 = g0 * P;
-            gPlaneW = last ? gPN - gPlane0 : GPC * P;
-            gLow0 = g0 * LW;
-            uint lowW = last ? gLN - gLow0 : GPC * LW;
-            uint words = 2u + gSideW + gPlaneW + lowW;
-            uint L = (words + WG - 1u) / WG;
-            uint lo = min(rank * L, words), hi = min(lo + L, words);
-            uint reg = 0u;
-            for (uint q = lo; q < hi; q++) reg = crcWord(reg, msgWord(q));
-            reg = shiftBytes(reg, 4u * (words - hi));
-            uint crc = wgXor(reg) ^ shiftBytes(0xFFFFFFFFu, 4u * words) ^ 0xFFFFFFFFu;
-            if (crc != stored) {
-                if (t == 0u) report(STATUS_CHECKSUM, c);
-                barrier();
-                continue;
-            }
-        } else if (stored != 0u) {
+        if (pc.checksums == 0u && stored != 0u) {
             if (t == 0u) report(STATUS_NONCANONICAL, c);
             barrier();
             continue;
         }
-        for (uint i = t; i < 256u; i += WG) hist[i] = 0u;
+        if (t < 2u) sX[t] = 0u;
+        for (uint i = t; i < NBINS * HCOLS; i += WG) hist[i] = 0u;
         barrier();
         uint bad = 0u;  // this invocation saw a non-canonical stream
-        uint carry = 0u; // zero codes of earlier rounds
+        uint carry = 0u; // zero codes of the chunk (coded chunks)
+        if (!raw) {
+            // Escapes are numbered before the decoding loop, so that it runs without barriers: each group's zero
+            // codes counted from its code planes (read again, from cache, by the loop), then one ordered scan.
+            for (uint it = 0u; it < ITERS; it++) {
+                uint gi = it * WG + rank;
+                uint z = 0u;
+                if (gi < gm) {
+                    uint n = min(32u, m - gi * 32u);
+                    uint any = 0u;
+                    [[unroll]] for (uint p = 0u; p < W; p++) any |= planeWord((g0 + gi) * P + p);
+                    z = ~any & (n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u);
+                }
+                zpre[gi] = bitCount(z);
+            }
+            barrier();
+            // Exclusive prefix over the chunk's groups: each invocation its ITERS consecutive groups, in rank order.
+            uint local = 0u;
+            for (uint i = 0u; i < ITERS; i++) local += zpre[rank * ITERS + i];
+            uint before = wgExclusiveAdd(local, carry);
+            for (uint i = 0u; i < ITERS; i++) {
+                uint v = zpre[rank * ITERS + i];
+                zpre[rank * ITERS + i] = before;
+                before += v;
+            }
+            barrier();
+        }
+        uint aP = 0u, aL = 0u; // dense CRC sums
+        uint cnt[16];          // coded chunks: values per code
+        [[unroll]] for (uint q = 0u; q < 16u; q++) cnt[q] = 0u;
         for (uint it = 0u; it < ITERS; it++) {
             uint gi = it * WG + rank;
+            uint ga = g0 + gi; // group within the streams
             bool live = gi < gm;
             uint n = live ? min(32u, m - gi * 32u) : 0u;
             uint valid = n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u;
             uint pw[8], hp[8];
-            for (uint p = 0u; p < 8u; p++) {
+            [[unroll]] for (uint p = 0u; p < 8u; p++) {
                 pw[p] = 0u;
                 hp[p] = 0u;
             }
             uint z = 0u; // lanes with code 0 (coded chunks)
             if (live) {
-                for (uint p = 0u; p < P; p++) {
-                    pw[p] = planeWord((g0 + gi) * P + p);
+                [[unroll]] for (uint p = 0u; p < P; p++) {
+                    pw[p] = planeWord(ga * P + p);
                     if ((pw[p] & ~valid) != 0u) bad = 1u;
                 }
                 if (raw) {
-                    for (uint h = 0u; h < HP; h++) {
+                    [[unroll]] for (uint h = 0u; h < HP; h++) {
                         hp[h] = sideWord(off / 4u + gi * HP + h);
                         if ((hp[h] & ~valid) != 0u) bad = 1u;
                     }
                 } else {
                     uint any = 0u;
-                    for (uint p = 0u; p < W; p++) any |= pw[p];
+                    [[unroll]] for (uint p = 0u; p < W; p++) any |= pw[p];
                     z = ~any & valid;
                 }
             }
-            uint total;
-            uint pre = wgExclusiveAdd(bitCount(z), total);
-            if (live) {
-                uint j = carry + pre; // chunk index of the group's next escape
-                // Output word by output word, values in order (escapes are consumed in value order).
-                for (uint q = 0u; q < GW; q++) {
-                    uint ow = 0u;
-                    for (uint u = 0u; u < VPW; u++) {
-                        uint i = q * VPW + u;
-                        if (i >= n) break;
-                        uint sym = 0u;
-                        for (uint p = 0u; p < P; p++) sym |= ((pw[p] >> i) & 1u) << p;
-                        uint code = sym & WIN;
-                        uint r = (sym >> W) << (8u * KB);
-                        for (uint b = 0u; b < KB; b++) {
-                            uint byteIdx = (g0 + gi) * 32u * KB + KB * i + b;
-                            r |= ((lowWord(byteIdx / 4u) >> (8u * (byteIdx % 4u))) & 0xFFu) << (8u * b);
-                        }
-                        uint x;
-                        if (raw) {
-                            x = code;
-                            for (uint h = 0u; h < HP; h++) x |= ((hp[h] >> i) & 1u) << (W + h);
-                        } else if (code != 0u) {
-                            x = base + code - 1u;
-                        } else if (j >= k) {
-                            bad = 1u; // more zero codes than escapes
-                            x = 0u;
-                        } else {
-                            x = 0u;
-                            uint w0 = off / 4u + (j / 32u) * E;
-                            for (uint e = 0u; e < E; e++) x |= ((sideWord(w0 + e) >> (j % 32u)) & 1u) << e;
-                            if (x - base < WIN) bad = 1u; // an escape that has a code
-                            j++;
-                        }
-                        atomicAdd(hist[x & 255u], 1u);
-                        uint v = ((r >> M) << SBIT) | (x << M) | (r & mmask);
-                        ow |= v << (8u * SIZE * u);
-                    }
-                    uint wi = (c * N + gi * 32u) / VPW + q;
-                    if (q * VPW < n && wi < pc.dstWords) dst[DST_BASE + wi] = ow;
+            uint lw[24];
+            [[unroll]] for (uint q = 0u; q < 24u; q++) lw[q] = 0u;
+            if (live && KB != 0u) loadLows(ga, n, lw);
+            if (pc.checksums != 0u) {
+                uint u = pw[0];
+                [[unroll]] for (uint p = 1u; p < P; p++) u = shiftTab(TAB_W4, u) ^ pw[p];
+                aP = shiftTab(TAB_GP, aP) ^ u;
+                if (KB != 0u) {
+                    u = lw[0];
+                    [[unroll]] for (uint q = 1u; q < LW; q++) u = shiftTab(TAB_W4, u) ^ lw[q];
+                    aL = shiftTab(TAB_GL, aL) ^ u;
                 }
             }
-            carry += total;
+            if (live) {
+                // Exponent planes, bit-sliced: raw, the code planes under the high planes; coded, x = base + code - 1
+                // for every lane with a code, escapes filled in one by one (in value order).
+                uint X[8];
+                if (raw) {
+                    [[unroll]] for (uint e = 0u; e < 8u; e++) X[e] = e < W ? pw[e] : (e < E ? hp[(e - W) & 7u] : 0u);
+                } else {
+                    uint dd[4], bw = 0xFFFFFFFFu;
+                    [[unroll]] for (uint e = 0u; e < W; e++) {
+                        dd[e] = pw[e] ^ bw;
+                        bw &= ~pw[e];
+                    }
+                    [[unroll]] for (uint cc = 1u; cc <= WIN; cc++) {
+                        uint match = valid;
+                        [[unroll]] for (uint e = 0u; e < W; e++) match &= ((cc >> e) & 1u) != 0u ? pw[e] : ~pw[e];
+                        cnt[cc] += bitCount(match);
+                    }
+                    uint cy = 0u, nz = ~z & valid;
+                    [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                        uint de = e < W ? dd[e] : 0u;
+                        if (e >= E) {
+                            X[e] = 0u;
+                        } else if (((base >> e) & 1u) != 0u) {
+                            X[e] = ~(de ^ cy) & nz;
+                            cy = de | cy;
+                        } else {
+                            X[e] = (de ^ cy) & nz;
+                            cy = de & cy;
+                        }
+                    }
+                    uint j = zpre[gi]; // chunk index of the group's next escape
+                    for (uint rest = z; rest != 0u; rest &= rest - 1u) {
+                        uint i = findLSB(rest);
+                        if (j >= k) {
+                            bad = 1u; // more zero codes than escapes
+                            break;
+                        }
+                        uint x = 0u;
+                        uint w0 = off / 4u + (j / 32u) * E;
+                        [[unroll]] for (uint e = 0u; e < E; e++) x |= ((sideWord(w0 + e) >> (j % 32u)) & 1u) << e;
+                        if (x - base < WIN) bad = 1u; // an escape that has a code
+                        atomicAdd(hist[x * HCOLS + col], 1u);
+                        [[unroll]] for (uint e = 0u; e < E; e++) X[e] |= ((x >> e) & 1u) << i;
+                        j++;
+                    }
+                }
+                uint tb[8];
+                [[unroll]] for (uint b = 0u; b < 8u; b++) tb[b] = 0u;
+                [[unroll]] for (uint e = 0u; e < E; e++) tb[XLO + e] = X[e];
+                if (SIZE != 4u) {
+                    [[unroll]] for (uint q = 0u; q < KP; q++) tb[restPlane(q)] = pw[W + q];
+                }
+                planesToBytes(tb);
+                if (raw) {
+                    [[unroll]] for (uint q = 0u; q < 8u; q++) {
+                        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+                            if (4u * q + u < n) atomicAdd(hist[((tb[q] >> (8u * u + XLO)) & EMASK) * HCOLS + col], 1u);
+                        }
+                    }
+                }
+                uint o[32];
+                [[unroll]] for (uint q = 0u; q < 32u; q++) o[q] = 0u;
+                if (SIZE == 1u) {
+                    [[unroll]] for (uint q = 0u; q < 8u; q++) o[q] = tb[q];
+                } else if (SIZE == 2u) {
+                    [[unroll]] for (uint q = 0u; q < 8u; q++) {
+                        uint l = lw[q], h = tb[q];
+                        o[2u * q] = (l & 0xFFu) | ((h & 0xFFu) << 8) | ((l & 0xFF00u) << 8) | ((h & 0xFF00u) << 16);
+                        o[2u * q + 1u] = ((l >> 16) & 0xFFu) | ((h >> 8) & 0xFF00u) | ((l >> 8) & 0xFF0000u)
+                            | (h & 0xFF000000u);
+                    }
+                } else {
+                    [[unroll]] for (uint s = 0u; s < 8u; s++) {
+                        uint r[4];
+                        r[0] = lw[3u * s] & 0xFFFFFFu;
+                        r[1] = (lw[3u * s] >> 24) | ((lw[3u * s + 1u] & 0xFFFFu) << 8);
+                        r[2] = (lw[3u * s + 1u] >> 16) | ((lw[3u * s + 2u] & 0xFFu) << 16);
+                        r[3] = lw[3u * s + 2u] >> 8;
+                        [[unroll]] for (uint j = 0u; j < 4u; j++)
+                            o[4u * s + j] = ((r[j] >> 23) << 31) | (((tb[s] >> (8u * j)) & 0xFFu) << 23) | (r[j] & 0x7FFFFFu);
+                    }
+                }
+                uint wi = (c * N + gi * 32u) / VPW; // first output word of the group
+                if (n == 32u && (DST_BASE & 3u) == 0u) {
+                    [[unroll]] for (uint q = 0u; q < GW / 4u; q++)
+                        dstv[DST_BASE / 4u + wi / 4u + q] = uvec4(o[4u * q], o[4u * q + 1u], o[4u * q + 2u], o[4u * q + 3u]);
+                } else {
+                    [[unroll]] for (uint q = 0u; q < GW; q++)
+                        if (q * VPW < n && wi + q < pc.dstWords) dst[DST_BASE + wi + q] = o[q];
+                }
+            }
         }
         if (!raw && carry != k) bad = 1u;
         // Escape-plane bits past the last escape.
@@ -244,14 +350,38 @@ void main() {
                 if (w != 0u) bad = 1u;
             }
         }
+        if (!raw) {
+            [[unroll]] for (uint cc = 1u; cc <= WIN; cc++)
+                if (cnt[cc] != 0u) atomicAdd(hist[(base + cc - 1u) * HCOLS + col], cnt[cc]);
+        }
+        uint words = 2u + size / 4u; // header and side piece
+        if (pc.checksums != 0u) {
+            uint x = subgroupXor(mulmod(aP, kcP));
+            if (subgroupElect()) atomicXor(sX[0], x);
+            if (KB != 0u) {
+                x = subgroupXor(mulmod(aL, kcL));
+                if (subgroupElect()) atomicXor(sX[1], x);
+            }
+        }
         bad = wgOr(bad);
+        uint rHS = 0u; // the header and side piece's CRC register, started at ~0
+        if (pc.checksums != 0u) {
+            gInfo = info;
+            gOff = off;
+            rHS = hsCRC(words);
+        }
+        for (uint b = t; b < NBINS; b += WG) {
+            uint s = 0u;
+            for (uint l = 0u; l < HCOLS; l++) s += hist[b * HCOLS + ((l + b) % HCOLS)];
+            binSum[b] = s;
+        }
         barrier();
         if (t == 0u) {
             uint s = 0u;
-            for (uint e = 0u; e < WIN; e++) s += hist[e];
+            for (uint e = 0u; e < WIN; e++) s += binSum[e];
             uint best = s, bestBase = 0u;
             for (uint b = 1u; b <= MAXBASE; b++) {
-                s += hist[b + WIN - 1u] - hist[b - 1u];
+                s += binSum[b + WIN - 1u] - binSum[b - 1u];
                 if (s > best) {
                     best = s;
                     bestBase = b;
@@ -262,7 +392,22 @@ void main() {
             } else if (codedSide(k) >= rawSide(m) || bestBase != base) {
                 bad = 1u;
             }
-            if (bad != 0u) report(STATUS_NONCANONICAL, c);
+            bool crcBad = false;
+            if (pc.checksums != 0u) {
+                uint rP = last ? mulmod(sX[0], pc.invPlaneLast) : sX[0];
+                uint dense = rP;
+                if (KB != 0u) {
+                    uint rL = last ? mulmod(sX[1], pc.invLowLast) : sX[1];
+                    dense = mulmod(rP, last ? pc.shLowLast : pc.shLowFull) ^ rL;
+                }
+                uint crc = ~(mulmod(rHS, last ? pc.shDenseLast : pc.shDenseFull) ^ dense);
+                crcBad = crc != stored;
+            }
+            if (crcBad) {
+                report(STATUS_CHECKSUM, c);
+            } else if (bad != 0u) {
+                report(STATUS_NONCANONICAL, c);
+            }
         }
         barrier();
     }

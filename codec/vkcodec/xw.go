@@ -4,13 +4,15 @@ import (
 	"fmt"
 
 	"github.com/vkzip/vkzip/codec"
+	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/shaders"
 )
 
 // The exponent-window formats (xw2, xw3, xw4 over F8_E5M2, F8_E4M3, F16, F32; docs/FORMAT.md §13), producing and
-// accepting exactly the reference codec's bytes: encode in three passes (xw_encode: dense streams, escapes to
-// scratch, info words and side sizes; sz4_scan; xw_place: side pieces, offsets, CRCs), decode in one (xw_decode).
+// accepting exactly the reference codec's bytes: encode in three passes (xw_encode: dense streams and their CRC,
+// escapes to scratch, info words and side sizes; sz4_scan; xw_place: side pieces, offsets, CRCs), decode in one
+// (xw_decode).
 // Pipelines are specialised per format, dtype, chunk size and workgroup size. Each stream of a tensor is one
 // binding, so a tensor is refused (ErrTooLarge) when a stream exceeds the device's binding range.
 
@@ -108,41 +110,109 @@ func (xwCodec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
 
 func (p *xwPlan) nb() uint64 { return (p.x.Chunks() + 63) / 64 }
 
-// xwKey is the key of an exponent-window kernel for geometry x over values of size bytes.
-func (b *Backend) xwKey(k *shaders.Kernel, x layout.XW, size uint64) kernelKey {
-	return keyOf(k, min(uint32(b.t.WorkGroup), uint32(1)<<x.Shift/layout.XWGroup)).with("SHIFT", uint32(x.Shift)).
-		with("E", uint32(x.E)).with("M", uint32(x.M)).with("W", uint32(x.W)).with("SIZE", uint32(size))
+// xwCRC are the CRC-32C constants of geometry x's dense pieces (shaders.XWCRC): their lengths in a full and in the
+// last chunk.
+func xwCRC(x layout.XW) shaders.XWCRC {
+	C := x.Chunks()
+	pFull := 4 * uint64(x.Planes()) * x.ChunkValues() / layout.XWGroup
+	lFull := uint64(x.KB()) * x.ChunkValues()
+	pLast, lLast := x.PlaneBytes()-(C-1)*pFull, x.LowBytes()-(C-1)*lFull
+	return shaders.XWCRC{InvPlaneLast: xInvPow(8 * (pFull - pLast)), InvLowLast: xInvPow(8 * (lFull - lLast)),
+		ShLowFull: crc32c.XPow(8 * lFull), ShLowLast: crc32c.XPow(8 * lLast),
+		ShDenseFull: crc32c.XPow(8 * (pFull + lFull)), ShDenseLast: crc32c.XPow(8 * (pLast + lLast))}
 }
 
-// recordEncode records pass 1 (xw_encode): dense streams, escapes to scratch, info words and side sizes.
+// xwConsts are the CRC table buffers of kernel kk over geometry x: those built for workgroups of P·WG (the plane
+// piece: one round of groups is P·WG words), of LW·WG/2 (the byte piece; the plane one again when there is none)
+// and of 32 (the header and side piece, over 32 invocations).
+func (r *recorder) xwConsts(kk kernelKey, x layout.XW) (planes, lows, head loc, err error) {
+	wg := kk.wg()
+	if head, err = r.b.constsFor(r.ctx, kk.k.Name, 32, x.Shift); err != nil {
+		return
+	}
+	if planes, err = r.b.constsFor(r.ctx, kk.k.Name, uint32(x.Planes())*wg, x.Shift); err != nil || x.KB() == 0 {
+		return planes, planes, head, err
+	}
+	lows, err = r.b.constsFor(r.ctx, kk.k.Name, 4*uint32(x.KB())*wg, x.Shift)
+	return planes, lows, head, err
+}
+
+// xwKey is the key of an exponent-window kernel for geometry x over values of size bytes, in workgroups of the
+// backend's size (at most a chunk's groups).
+func (b *Backend) xwKey(k *shaders.Kernel, x layout.XW, size uint64) kernelKey {
+	return b.xwKeyWG(k, x, size, uint32(b.t.WorkGroup))
+}
+
+func (b *Backend) xwKeyWG(k *shaders.Kernel, x layout.XW, size uint64, wg uint32) kernelKey {
+	return keyOf(k, min(wg, uint32(1)<<x.Shift/layout.XWGroup)).with("SHIFT", uint32(x.Shift)).
+		with("E", uint32(x.E)).with("M", uint32(x.M)).with("W", uint32(x.W)).with("SIZE", uint32(size)).
+		withIf("CRC_BITS", uint32(b.crcBits(k.Name)))
+}
+
+// xwEncodeWG is xw_encode's workgroup size: as wide as the device allows (up to 1024, or Tune.XWEncodeWG), so
+// that a chunk's groups are few per invocation and their value words stay in registers between the window choice
+// and the coding.
+func (b *Backend) xwEncodeWG() uint32 { return b.xwWG(b.t.XWEncodeWG, 1024) }
+
+// xwDecodeWG is the decoders' workgroup size: Tune.XWDecodeWG, else the chunk kernels'.
+func (b *Backend) xwDecodeWG() uint32 { return b.xwWG(b.t.XWDecodeWG, uint32(b.t.WorkGroup)) }
+
+// xwWG is a workgroup size of knob (def when 0) within the device's limits, at least its widest subgroup.
+func (b *Backend) xwWG(knob, def uint32) uint32 {
+	if knob == 0 {
+		knob = def
+	}
+	lim := b.info.Limits
+	return floorPow2(max(min(knob, 1024, lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0]),
+		b.minWorkGroup()))
+}
+
+// recordEncode records pass 1 (xw_encode): dense streams and their linear CRC, escapes to scratch, info words and
+// side sizes.
 func (p *xwPlan) recordEncode(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
+	kk := rec.b.xwKeyWG(kXWEncode, x, p.size, rec.b.xwEncodeWG())
+	cp, cl, _, err := rec.xwConsts(kk, x)
+	if err != nil {
+		return err
+	}
 	pc := shaders.XWEncodePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)),
 		SrcWords: uint32(layout.Align4(x.N*p.size) / 4), LowWords: uint32(x.LowBytes() / 4), SrcBase: p.vals.words(),
-		PlaneBase: p.planes.words(), LowBase: p.lows.words(), TableBase: p.table.words()}
-	return rec.dispatch(rec.b.xwKey(kXWEncode, x, p.size), shaders.PushBytes(&pc), rec.b.gridOf(C), p.vals.l, p.planes.l,
-		p.lows.l, p.table.l, p.scratch, p.work)
+		PlaneBase: p.planes.words(), LowBase: p.lows.words(), TableBase: p.table.words(),
+		Checksums: b2u(p.t.checksums), XWCRC: xwCRC(x)}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), p.vals.l, p.planes.l, p.lows.l, p.table.l,
+		p.scratch, p.work, cp, cl)
 }
 
 // recordPlace records pass 3 (xw_place), after sz4_scan over work: side pieces, offsets and CRCs.
 func (p *xwPlan) recordPlace(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
+	crc := xwCRC(x)
 	pc := shaders.XWPlacePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), NB: uint32(p.nb()),
-		Checksums: b2u(p.t.checksums), LowWords: uint32(x.LowBytes() / 4), PlaneWords: uint32(x.PlaneBytes() / 4),
-		TableBase: p.table.words(), SideBase: p.side.words(), PlaneBase: p.planes.words(), LowBase: p.lows.words()}
-	return rec.dispatch(rec.b.xwKey(kXWPlace, x, p.size), shaders.PushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch,
-		p.side.l, p.planes.l, p.lows.l, p.work)
+		Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words(),
+		ShDenseFull: crc.ShDenseFull, ShDenseLast: crc.ShDenseLast}
+	kk := rec.b.xwKey(kXWPlace, x, p.size)
+	_, _, ch, err := rec.xwConsts(kk, x)
+	if err != nil {
+		return err
+	}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), p.table.l, p.scratch, p.side.l, p.work, ch)
 }
 
 // recordDecode records the one-pass decode (xw_decode); verdicts go to status.
 func (p *xwPlan) recordDecode(rec *recorder) error {
 	x, C := p.x, p.x.Chunks()
+	kk := rec.b.xwKeyWG(kXWDecode, x, p.size, rec.b.xwDecodeWG())
+	cp, cl, ch, err := rec.xwConsts(kk, x)
+	if err != nil {
+		return err
+	}
 	pc := shaders.XWDecodePush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), Checksums: b2u(p.t.checksums),
 		SideLen: uint32(p.sideLen), PlaneWords: uint32(x.PlaneBytes() / 4), LowWords: uint32(x.LowBytes() / 4),
 		DstWords: uint32(layout.Align4(x.N*p.size) / 4), PlaneBase: p.planes.words(), LowBase: p.lows.words(),
-		TableBase: p.table.words(), SideBase: p.side.words(), DstBase: p.vals.words()}
-	return rec.dispatch(rec.b.xwKey(kXWDecode, x, p.size), shaders.PushBytes(&pc), rec.b.gridOf(C), p.planes.l, p.lows.l,
-		p.table.l, p.side.l, p.vals.l, p.status)
+		TableBase: p.table.words(), SideBase: p.side.words(), DstBase: p.vals.words(), XWCRC: xwCRC(x)}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), p.planes.l, p.lows.l, p.table.l, p.side.l,
+		p.vals.l, p.status, cp, cl, ch)
 }
 
 // candLayout: an exponent-window candidate's scratch body has its planes, byte stream (absent for F8), table and
@@ -174,10 +244,15 @@ func (xwCodec) candEncode(b *Backend, t *tensor, r *regions, l candLayout) *plan
 func (xwCodec) candDecode(rec *recorder, t *tensor, a *autoPieces) error {
 	x, _ := xwOf(t)
 	C, dv, size := x.Chunks(), a.segs[0].dst, uint64(t.dt.Size())
+	kk := rec.b.xwKeyWG(kXWPieces, x, size, rec.b.xwDecodeWG())
+	cp, cl, ch, err := rec.xwConsts(kk, x)
+	if err != nil {
+		return err
+	}
 	pc := shaders.XWDecodePiecesPush{Chunks: uint32(C), LastLen: uint32(x.ChunkLen(C - 1)), Checksums: b2u(a.checksums),
 		PiecesLen: a.piecesLen(C), DstWords: uint32(layout.Align4(t.valueBytes()) / 4), AutoBase: a.autoBase(),
 		PieceBase: a.pieceBase(C), Cands: a.mask, Validate: b2u(a.validate), Self: uint32(t.format),
-		DstBase: dv.words()}
-	return rec.dispatch(rec.b.xwKey(kXWPieces, x, size), shaders.PushBytes(&pc), rec.b.gridOf(C), a.body.l, a.body.l,
-		a.body.l, a.body.l, dv.l, a.status)
+		DstBase: dv.words(), XWCRC: xwCRC(x)}
+	return rec.dispatch(kk, shaders.PushBytes(&pc), rec.b.gridOf(C), a.body.l, a.body.l, a.body.l, a.body.l, dv.l,
+		a.status, cp, cl, ch)
 }

@@ -32,6 +32,9 @@ type Params struct {
 	// SZ4PlaceWG is the workgroup of SplitZip-4's placement pass (default 32, or the widest subgroup where that is
 	// more; at most 1024).
 	SZ4PlaceWG uint32
+	// XWEncodeWG and XWDecodeWG are the workgroups of the exponent-window encoder (default 1024, or the device's
+	// limit: a chunk's value words stay in registers across the window choice) and decoder (default WorkGroup).
+	XWEncodeWG, XWDecodeWG uint32
 	// Queues is the compute queues the device opens, 1 to 8 (default 0: min(4, what the queue family offers)):
 	// more queues let more submissions run at once, each queue costs driver resources.
 	Queues int
