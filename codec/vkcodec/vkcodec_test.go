@@ -127,12 +127,13 @@ func TestCorruptionClasses(t *testing.T) {
 	}
 }
 
-// TestVariantsMatchReference runs the kernels' tuning variants (workgroup size, table replication, grid size, a
-// small escape stage, so that the decoder reads the escapes of larger chunks in place): every variant must produce
-// the reference bytes and decode them back.
+// TestVariantsMatchReference runs the kernels' tuning variants (workgroup size, table replication, grid size, slots
+// loaded together, CRC table widths, a small escape stage, so that the decoder reads the escapes of larger chunks in
+// place): every variant must produce the reference bytes and decode them back.
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, o := range []vktune.Params{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}, {EscCap: 64}} {
+	for _, o := range []vktune.Params{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1},
+		{Unroll: 2}, {Unroll: 4}, {EscCap: 64}, {CRCBits: 4}, {CRCBits: 8}, {Groups: 5, Unroll: 2, CRCBits: 6}} {
 		vb := openTest(t, Options{Tune: &o})
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
@@ -178,18 +179,18 @@ func TestWorkGroupHoldsSubgroup(t *testing.T) {
 	require.True(t, string(cpu) == string(gpu), "bytes differ at %d", firstDiff(cpu, gpu))
 }
 
-// TestUnrollDefaults pins the per-kernel unroll choice: the SplitZip-4 decoders load four slots per thread unless
-// Tune.Unroll says otherwise, every other chunk kernel two.
+// TestUnrollDefaults pins the per-kernel unroll choice: the SplitZip-4 encoder and decoders load four slots per
+// thread unless Tune.Unroll says otherwise, every other chunk kernel two.
 func TestUnrollDefaults(t *testing.T) {
 	b := &Backend{}
-	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 2, "zf12_decode": 2, "zf12_encode": 2} {
+	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 4, "zf12_decode": 2, "zf12_encode": 2} {
 		require.Equal(t, want, b.unroll(k), k)
 	}
 	b.t.Unroll = 1
 	require.Equal(t, 1, b.unroll("sz4_decode"))
 	require.Equal(t, 1, b.unroll("sz4_encode"))
 	// The CRC table widths the formats measured fastest (kernelTuner), 8 where none did.
-	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 8, "sz4_place": 8,
+	for k, want := range map[string]int{"sz4_decode": 5, "sz4_decode_pieces": 5, "sz4_encode": 5, "sz4_place": 8,
 		"zf12_encode": 5, "zf12_decode_pieces": 5, "tbe3_decode": 5, "huff_place": 5, "huff_check": 5,
 		"huff_encode": 8, "auto_gather": 8} {
 		require.Equal(t, want, b.crcBits(k), k)
