@@ -133,7 +133,8 @@ func TestCorruptionClasses(t *testing.T) {
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, o := range []vktune.Params{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1},
-		{Unroll: 2}, {Unroll: 4}, {EscCap: 64}, {CRCBits: 4}, {CRCBits: 8}, {Groups: 5, Unroll: 2, CRCBits: 6}} {
+		{Unroll: 2}, {Unroll: 4}, {EscCap: 64}, {CRCBits: 4}, {CRCBits: 8}, {Groups: 5, Unroll: 2, CRCBits: 6},
+		{SZ4PlaceWG: 256}} {
 		vb := openTest(t, Options{Tune: &o})
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
