@@ -22,15 +22,17 @@ type sz4Codec struct{}
 func (sz4Codec) runtimeSideLen() {}
 
 // kernelDefaults: the SplitZip-4 encoder and decoder load 4 slots per thread together (decoder on an H200: 1721
-// GB/s against 1693 at 2, while 8 took 58 registers and gave 1498; encoder on an H100: 1475 against 1433 at 2) and
-// shift their CRC registers with 5-bit tables: a 32-entry table lies in distinct shared-memory banks, so its 7
-// lookups per shift never conflict, one fewer than the 4-bit tables' 8 (decoder on an H100: 1504 GB/s at 4 bits
-// against 1471 at 8, whose 4 lookups conflict; encoder: no difference between 4 and 8). The placement pass takes
-// the defaults.
+// GB/s against 1693 at 2, while 8 took 58 registers and gave 1498; encoder on an H100: 1475 against 1433 at 2).
+// The decoder shifts its CRC registers with 5-bit tables: a 32-entry table lies in distinct shared-memory banks,
+// so a shift is 7 lookups that never conflict, one fewer than with 4-bit tables (on an H100 1504 GB/s at 4 bits
+// against 1471 at 8, whose 4 lookups conflict). The encoder keeps byte-wide tables (4 and 8 bits measured alike
+// there, and 8 is what its 4-slot figure was measured with); the placement pass takes the defaults.
 func (sz4Codec) kernelDefaults(kernel string) (crcBits, unroll int) {
 	switch kernel {
-	case kSZ4Decode.Name, kSZ4Pieces.Name, kSZ4Encode.Name:
+	case kSZ4Decode.Name, kSZ4Pieces.Name:
 		return 5, 4
+	case kSZ4Encode.Name:
+		return 0, 4
 	}
 	return 0, 0
 }
