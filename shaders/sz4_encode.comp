@@ -82,8 +82,7 @@ uint slotEscapes(uvec4 x, uint v0, uint m) {
 void main() {
     uint t = gl_LocalInvocationID.x;
     // The first batch of the first chunk is requested before the tables are built and the workgroup waits at the
-    // barrier, and each later chunk's first batch before the chunk before it finishes its checksum and escapes:
-    // the loads' latency overlaps that work instead of following it.
+    // barrier: the loads' latency overlaps that set-up instead of following it.
     uvec4 xs[U];
     if (gl_WorkGroupID.x < pc.segChunks) loadBatch(gl_WorkGroupID.x, 0u, chunkLen(gl_WorkGroupID.x), t, xs);
     loadTables();
@@ -106,8 +105,8 @@ void main() {
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         for (uint j = 0u; j < ITERS; j += U) {
             // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them;
-            // batch 0 was requested before this loop.
-            if (j != 0u) loadBatch(lc, j, m, t, xs);
+            // the first chunk's batch 0 was requested before the set-up.
+            if (j != 0u || lc != gl_WorkGroupID.x) loadBatch(lc, j, m, t, xs);
             // Bit u: slot u may hold an escape (an exponent whose lookup has ESC_FLAG). Only this flag is kept
             // through the batch: the rare flagged slots are read again below (cache hits) and their escapes counted,
             // which also drops the zeros past a tensor's end.
@@ -150,8 +149,6 @@ void main() {
                 }
             }
         }
-        uint nextLc = lc + gl_NumWorkGroups.x;
-        if (nextLc < pc.segChunks) loadBatch(nextLc, 0u, chunkLen(nextLc), t, xs);
         // Linear CRC of code piece || low piece: per-thread Horner results shifted into place, XORed together per
         // subgroup. Taken before the barrier, so that subgroups done early do it while the others finish (a raw
         // chunk's code piece is summed again below).
