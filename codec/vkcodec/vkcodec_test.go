@@ -76,6 +76,46 @@ func TestEncodeMatchesReference(t *testing.T) {
 	}
 }
 
+// TestEncodeEscapeCounts puts escapes where the encoder's per-slot counts are at their limits: slots of 8 escapes
+// (a full 4-bit count), runs of escaped slots across count words, and chunks one escape below and at the count that
+// makes a chunk raw, so that a miscount changes the body (a misplaced escape, or the wrong chunk kind). Each body
+// must equal the reference's and decode back.
+func TestEncodeEscapeCounts(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(11, 12))
+	const shift = 10
+	n := 1 << shift
+	raw := n / 8 // escapes (4 bytes each) at which a chunk's side reaches its raw size, n/2 bytes
+	for _, o := range []vktune.Params{{}, {Groups: 2}, {Unroll: 1}} {
+		vb := vb
+		if o != (vktune.Params{}) {
+			vb = openTest(t, Options{Tune: &o})
+		}
+		for _, counts := range [][]int{{raw - 1, raw, raw + 1}, {raw - 8, 8, 0}, {raw - 1, raw - 2, raw - 3}} {
+			src := kvLike(r, len(counts)*n-3, 0)
+			for c, k := range counts {
+				// k escapes from a random start: whole slots of 8, crossing count words of 8 slots.
+				start := r.IntN(n - k)
+				for i := start; i < start+k && c*n+i < len(src)/2; i++ {
+					v := binary.LittleEndian.Uint16(src[2*(c*n+i):])
+					binary.LittleEndian.PutUint16(src[2*(c*n+i):], v&0x807F|uint16(10+r.IntN(60))<<7)
+				}
+			}
+			cpu, gpu := encodeBoth(t, vb, src, shift, true)
+			require.True(t, string(cpu) == string(gpu), "%+v counts %v: differs at %d", o, counts, firstDiff(cpu, gpu))
+			dst := make([]byte, len(src))
+			for i := range dst {
+				dst[i] = 0xA5
+			}
+			jobs := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: gpu, N: uint64(len(src) / 2), Shift: shift,
+				Codebook: &testCB, Checksums: true, Dst: dst}}
+			require.NoError(t, vb.Decode(context.Background(), jobs))
+			require.NoError(t, jobs[0].Err)
+			require.True(t, string(src) == string(dst), "%+v counts %v: decode differs", o, counts)
+		}
+	}
+}
+
 func firstDiff(a, b []byte) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
