@@ -30,7 +30,9 @@ uint gSideLen;
 #include "auto_pieces.glsl"
 #endif
 #include "decode_slots.glsl"
-#define CRC_SHARED_HOT
+// All five shift tables in shared memory (4.4 KiB at the decoders' 5-bit fields), not just the two of the main loop:
+// the chunk's end shifts the header-and-side register one word at a time, a chain of dependent lookups that the
+// consts buffer would serve from L2 once the streamed slots have evicted it from L1.
 #include "crc_tables.glsl"
 #if PIECES
 #include "auto_piece_crc.glsl"
