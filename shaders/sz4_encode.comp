@@ -24,13 +24,14 @@ const uint SCRATCH = N / 8u;                        // scratch words per chunk: 
 shared uint lut[256];       // exponent -> code, or ESC_FLAG alone when escaped
 shared uint lutHi[256];     // the same with the code in bits 4-7: a byte of two codes is lut | lutHi
 const uint ESC_FLAG = 0x100u;
-// Slots that hold an escape, a bit each (slot s in word s / 32): set in the main loop (rarely: an atomic per flagged
-// slot, no subgroup vote), read at the chunk's end, where the invocation of subgroup rank r (subgroup, then lane)
-// takes the words [r·FR, (r+1)·FR) — slots in value order — so that one exclusive scan of the counts in that rank
-// order places every escape in order.
-const uint FW = (SLOTS + 31u) / 32u;
-const uint FR = (FW + WG - 1u) / WG;
-shared uint flagBits[FW];
+// The escapes of each slot, counted in its 4-bit field (slot s: word s / 8, bits 4(s % 8) up; 8 fits): set in the
+// main loop (rarely: one atomic per slot that holds an escape, shared by at most 8 invocations), read at the chunk's
+// end, where the invocation of subgroup rank r (subgroup, then lane) takes the words [r·NR, (r+1)·NR) — slots in
+// value order — so that one exclusive scan of the counts in that rank order places every escape in order, and
+// the counts need no second read of the slots.
+const uint NW = (SLOTS + 7u) / 8u;
+const uint NR = (NW + WG - 1u) / WG;
+shared uint escNib[NW];
 shared uint sgSum[WG];      // per-subgroup escape totals
 shared uint sgX[2u * WG];   // per-subgroup CRC XORs
 
@@ -58,6 +59,15 @@ uvec4 loadSlot(uint lc, uint s, uint m) {
     return x;
 }
 
+// loadBatch loads the U slots of thread t's batch j (slot (j+u)·WG + t for u < U: each u contiguous across the
+// workgroup) of segment chunk lc, m values long.
+void loadBatch(uint lc, uint j, uint m, uint t, out uvec4 xs[U]) {
+    [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
+}
+
+// chunkLen is the values of segment chunk lc.
+uint chunkLen(uint lc) { return pc.segFirst + lc == pc.chunks - 1u ? pc.lastLen : N; }
+
 // slotEscapes returns the escape bits of the 8 values x of the slot starting at value v0 (values at or past m, the
 // zeros after a tensor's end, excluded).
 uint slotEscapes(uvec4 x, uint v0, uint m) {
@@ -71,6 +81,10 @@ uint slotEscapes(uvec4 x, uint v0, uint m) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
+    // The first batch of the first chunk is requested before the tables are built and the workgroup waits at the
+    // barrier: the loads' latency overlaps that set-up instead of following it.
+    uvec4 xs[U];
+    if (gl_WorkGroupID.x < pc.segChunks) loadBatch(gl_WorkGroupID.x, 0u, chunkLen(gl_WorkGroupID.x), t, xs);
     loadTables();
     for (uint e = t; e < 256u; e += WG) {
         uint code = ESC_FLAG;
@@ -80,7 +94,7 @@ void main() {
         lut[e] = code;
         lutHi[e] = code == ESC_FLAG ? ESC_FLAG : code << 4;
     }
-    for (uint i = t; i < FW; i += WG) flagBits[i] = 0u;
+    for (uint i = t; i < NW; i += WG) escNib[i] = 0u;
     sgSum[t] = 0u;
     barrier();
 
@@ -90,11 +104,12 @@ void main() {
         uint m = last ? pc.lastLen : N;
         uint aC = 0u, aL0 = 0u, aL1 = 0u;
         for (uint j = 0u; j < ITERS; j += U) {
-            // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them.
-            uvec4 xs[U];
-            [[unroll]] for (uint u = 0u; u < U; u++) xs[u] = loadSlot(lc, (j + u) * WG + t, m);
-            // Bit u: slot u may hold an escape (an exponent whose lookup has ESC_FLAG). Only this flag is kept: the
-            // chunk's end finds the escapes again from memory, which also drops the zeros past a tensor's end.
+            // Load U slots first (slot j+u of every thread is contiguous across the workgroup), then work on them;
+            // the first chunk's batch 0 was requested before the set-up.
+            if (j != 0u || lc != gl_WorkGroupID.x) loadBatch(lc, j, m, t, xs);
+            // Bit u: slot u may hold an escape (an exponent whose lookup has ESC_FLAG). Only this flag is kept
+            // through the batch: the rare flagged slots are read again below (cache hits) and their escapes counted,
+            // which also drops the zeros past a tensor's end.
             uint escF = 0u;
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint s = (j + u) * WG + t;
@@ -126,9 +141,11 @@ void main() {
                 }
             }
             if (escF != 0u) {
-                [[unroll]] for (uint u = 0u; u < U; u++) {
+                for (uint u = 0u; u < U; u++) {
                     uint s = (j + u) * WG + t;
-                    if (((escF >> u) & 1u) != 0u && 8u * s < m) atomicOr(flagBits[s / 32u], 1u << (s % 32u));
+                    if (((escF >> u) & 1u) == 0u || 8u * s >= m) continue;
+                    uint n = bitCount(slotEscapes(loadSlot(lc, s, m), 8u * s, m));
+                    if (n != 0u) atomicOr(escNib[s / 8u], n << (4u * (s % 8u)));
                 }
             }
         }
@@ -141,14 +158,20 @@ void main() {
             xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
         }
         barrier();
-        // The escapes: this thread's flagged slots counted, the counts scanned, then (unless the chunk goes raw)
-        // each escape written at its place in value order. The slots are read again (L1 or L2 hits by now).
+        // The escapes: this thread's counts summed and scanned, then (unless the chunk goes raw) each escape written
+        // at its place in value order. The first slot with escapes is requested now, so that its latency overlaps
+        // the scan; any others are read when placed (L1 or L2 hits by now).
         uint myK = 0u, r = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-        for (uint i = r * FR; i < min(r * FR + FR, FW); i++) {
-            for (uint bits = flagBits[i]; bits != 0u; bits &= bits - 1u) {
-                uint s = 32u * i + findLSB(bits);
-                myK += bitCount(slotEscapes(loadSlot(lc, s, m), 8u * s, m));
+        uint sF = 0xFFFFFFFFu;
+        uvec4 xF = uvec4(0u);
+        for (uint i = r * NR; i < min(r * NR + NR, NW); i++) {
+            uint nib = escNib[i];
+            if (nib != 0u && sF == 0xFFFFFFFFu) {
+                sF = 8u * i + uint(findLSB(nib)) / 4u;
+                xF = loadSlot(lc, sF, m);
             }
+            uint b = (nib & 0x0F0F0F0Fu) + ((nib >> 4) & 0x0F0F0F0Fu); // 4 byte sums of 2 fields each
+            myK += (b * 0x01010101u) >> 24;
         }
         // Subgroup totals by shared atomics (zeroed after the checksum's barrier), not subgroupAdd and an elected
         // store: that form miscompiled in a TBE-3 kernel on the H200, and a wrong
@@ -162,13 +185,13 @@ void main() {
             before += i < gl_SubgroupID ? v : 0u;
             k += v;
         }
-        for (uint i = r * FR; i < min(r * FR + FR, FW); i++) {
-            uint bits = flagBits[i];
-            flagBits[i] = 0u; // for the next chunk: its first writes come after this chunk's last barrier
+        for (uint i = r * NR; i < min(r * NR + NR, NW); i++) {
+            uint nib = escNib[i];
+            escNib[i] = 0u; // for the next chunk: its first writes come after this chunk's last barrier
             if (ESCAPE_SIZE * k >= rawSide(m)) continue;
-            for (; bits != 0u; bits &= bits - 1u) {
-                uint s = 32u * i + findLSB(bits);
-                uvec4 x = loadSlot(lc, s, m);
+            for (; nib != 0u; nib &= ~(0xFu << (uint(findLSB(nib)) & ~3u))) {
+                uint s = 8u * i + uint(findLSB(nib)) / 4u;
+                uvec4 x = s == sF ? xF : loadSlot(lc, s, m);
                 for (uint esc = slotEscapes(x, 8u * s, m); esc != 0u; esc &= esc - 1u) {
                     uint b = findLSB(esc), w = x[b >> 1];
                     uint e = ((b & 1u) != 0u ? (w >> 23) : (w >> 7)) & 0xFFu;

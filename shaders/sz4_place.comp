@@ -28,13 +28,17 @@ uint sideSize(uint info, uint m) {
     return (info >> KIND_SHIFT) == CHUNK_RAW ? rawSide(m) : ESCAPE_SIZE * (info & COUNT_MASK);
 }
 
-// word q of the chunk's checksummed header: info, offset, then the side piece
-uint hword(uint q, uint info, uint off, uint lc) {
-    return q == 0u ? info : (q == 1u ? off : scratch[lc * SCRATCH + q - 2u]);
-}
-
 shared uint red[WG]; // per-subgroup partial results
 shared uint offSum;
+// The first PRE·WG words of the chunk's scratch slot, loaded before the chunk's entry is known (the placement reads
+// the rest, past a short coded chunk's side piece, from memory).
+const uint PRE = 4u;
+shared uint stage[PRE * WG];
+
+// word q of the chunk's checksummed header: info, offset, then the side piece
+uint hword(uint q, uint info, uint off, uint lc) {
+    return q == 0u ? info : (q == 1u ? off : (q - 2u < PRE * WG ? stage[q - 2u] : scratch[lc * SCRATCH + q - 2u]));
+}
 
 // wgXor reduces over the workgroup; every invocation gets the result.
 uint wgXor(uint v) {
@@ -55,15 +59,37 @@ void main() {
         uint c = pc.segFirst + lc;
         bool last = c == pc.chunks - 1u;
         uint m = last ? pc.lastLen : N;
+        // Every load that depends on no other goes first, in one round: the chunk's entry, the side words of its
+        // scratch slot (whatever its size turns out to be; indices clamped into the slot), the side sums of the
+        // earlier 64-chunk blocks (pass 1's) and the side sizes of the earlier chunks of its block, PRE per
+        // invocation at once rather than one loop trip per load.
         uint info = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO];
-        uint size = sideSize(info, m);
+        uint lin = table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC]; // pass 1's linear CRC of the dense pieces
+        uint pre[PRE];
+        [[unroll]] for (uint u = 0u; u < PRE; u++) pre[u] = scratch[lc * SCRATCH + min(u * WG + t, SCRATCH - 1u)];
         uint v = 0u; // every earlier chunk is full
-        for (uint b = t; b < c / 64u; b += WG) v += work[b];
-        for (uint c2 = (c & ~63u) + t; c2 < c; c2 += WG)
-            v += sideSize(table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO], N);
+        uint nb = c / 64u;
+        for (uint b0 = 0u; b0 < nb; b0 += PRE * WG) {
+            uint w[PRE];
+            [[unroll]] for (uint u = 0u; u < PRE; u++) {
+                uint b = b0 + u * WG + t;
+                w[u] = b < nb ? work[b] : 0u;
+            }
+            [[unroll]] for (uint u = 0u; u < PRE; u++) v += w[u];
+        }
+        for (uint c0 = c & ~63u; c0 < c; c0 += PRE * WG) {
+            uint w[PRE];
+            [[unroll]] for (uint u = 0u; u < PRE; u++) {
+                uint c2 = c0 + u * WG + t;
+                w[u] = c2 < c ? table[pc.tableBase + c2 * CHUNK_ENTRY_WORDS + ENTRY_INFO] : 0u;
+            }
+            [[unroll]] for (uint u = 0u; u < PRE; u++) v += sideSize(w[u], N);
+        }
+        uint size = sideSize(info, m);
         // Summed by a shared atomic, not subgroupAdd: a subgroup sum after loops whose trip counts differ per
         // invocation is the construct an H200 compiler got wrong in TBE-3.
-        barrier(); // the previous chunk's readers of offSum are done
+        barrier(); // the previous chunk's readers of offSum and stage are done
+        [[unroll]] for (uint u = 0u; u < PRE; u++) stage[u * WG + t] = pre[u];
         if (t == 0u) offSum = 0u;
         barrier();
         atomicAdd(offSum, v);
@@ -93,13 +119,12 @@ void main() {
             }
             reg = wgXor(mulmod(a, kc));
         } else {
-            for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = scratch[lc * SCRATCH + i];
+            for (uint i = t; i < size / 4u; i += WG) side[pc.sideBase + off / 4u + i] = hword(i + 2u, info, off, lc);
         }
         if (t == 0u) {
             uint crc = 0u;
             if (pc.checksums != 0u)
-                crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg)))
-                    ^ table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] ^ 0xFFFFFFFFu;
+                crc = (last ? mulmod(reg, pc.kdLast) : shiftBy(TAB_ML, shiftBy(TAB_MC, reg))) ^ lin ^ 0xFFFFFFFFu;
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_SIDE_OFF] = off;
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_CRC] = crc;
             if (last) work[2u * pc.nb] = off + size;

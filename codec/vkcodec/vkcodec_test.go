@@ -76,6 +76,46 @@ func TestEncodeMatchesReference(t *testing.T) {
 	}
 }
 
+// TestEncodeEscapeCounts puts escapes where the encoder's per-slot counts are at their limits: slots of 8 escapes
+// (a full 4-bit count), runs of escaped slots across count words, and chunks one escape below and at the count that
+// makes a chunk raw, so that a miscount changes the body (a misplaced escape, or the wrong chunk kind). Each body
+// must equal the reference's and decode back.
+func TestEncodeEscapeCounts(t *testing.T) {
+	vb := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(11, 12))
+	const shift = 10
+	n := 1 << shift
+	raw := n / 8 // escapes (4 bytes each) at which a chunk's side reaches its raw size, n/2 bytes
+	for _, o := range []vktune.Params{{}, {Groups: 2}, {Unroll: 1}} {
+		vb := vb
+		if o != (vktune.Params{}) {
+			vb = openTest(t, Options{Tune: &o})
+		}
+		for _, counts := range [][]int{{raw - 1, raw, raw + 1}, {raw - 8, 8, 0}, {raw - 1, raw - 2, raw - 3}} {
+			src := kvLike(r, len(counts)*n-3, 0)
+			for c, k := range counts {
+				// k escapes from a random start: whole slots of 8, crossing count words of 8 slots.
+				start := r.IntN(n - k)
+				for i := start; i < start+k && c*n+i < len(src)/2; i++ {
+					v := binary.LittleEndian.Uint16(src[2*(c*n+i):])
+					binary.LittleEndian.PutUint16(src[2*(c*n+i):], v&0x807F|uint16(10+r.IntN(60))<<7)
+				}
+			}
+			cpu, gpu := encodeBoth(t, vb, src, shift, true)
+			require.True(t, string(cpu) == string(gpu), "%+v counts %v: differs at %d", o, counts, firstDiff(cpu, gpu))
+			dst := make([]byte, len(src))
+			for i := range dst {
+				dst[i] = 0xA5
+			}
+			jobs := []codec.DecodeJob{{Format: layout.FormatSplitZip4, Body: gpu, N: uint64(len(src) / 2), Shift: shift,
+				Codebook: &testCB, Checksums: true, Dst: dst}}
+			require.NoError(t, vb.Decode(context.Background(), jobs))
+			require.NoError(t, jobs[0].Err)
+			require.True(t, string(src) == string(dst), "%+v counts %v: decode differs", o, counts)
+		}
+	}
+}
+
 func firstDiff(a, b []byte) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
@@ -127,12 +167,14 @@ func TestCorruptionClasses(t *testing.T) {
 	}
 }
 
-// TestVariantsMatchReference runs the kernels' tuning variants (workgroup size, table replication, grid size, a
-// small escape stage, so that the decoder reads the escapes of larger chunks in place): every variant must produce
-// the reference bytes and decode them back.
+// TestVariantsMatchReference runs the kernels' tuning variants (workgroup size, table replication, grid size, slots
+// loaded together, CRC table widths, a small escape stage, so that the decoder reads the escapes of larger chunks in
+// place): every variant must produce the reference bytes and decode them back.
 func TestVariantsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, o := range []vktune.Params{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1}, {Unroll: 2}, {Unroll: 4}, {EscCap: 64}} {
+	for _, o := range []vktune.Params{{WorkGroup: 64}, {WorkGroup: 512}, {Repl: 2}, {Groups: 3}, {Unroll: 1},
+		{Unroll: 2}, {Unroll: 4}, {EscCap: 64}, {CRCBits: 4}, {CRCBits: 8}, {Groups: 5, Unroll: 2, CRCBits: 6},
+		{SZ4PlaceWG: 256}} {
 		vb := openTest(t, Options{Tune: &o})
 		for _, shift := range []uint{10, 14, 16} {
 			for _, length := range []int{1<<shift + 5, 3 << shift} {
@@ -178,18 +220,18 @@ func TestWorkGroupHoldsSubgroup(t *testing.T) {
 	require.True(t, string(cpu) == string(gpu), "bytes differ at %d", firstDiff(cpu, gpu))
 }
 
-// TestUnrollDefaults pins the per-kernel unroll choice: the SplitZip-4 decoders load four slots per thread unless
-// Tune.Unroll says otherwise, every other chunk kernel two.
+// TestUnrollDefaults pins the per-kernel unroll choice: the SplitZip-4 encoder and decoders load four slots per
+// thread unless Tune.Unroll says otherwise, every other chunk kernel two.
 func TestUnrollDefaults(t *testing.T) {
 	b := &Backend{}
-	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 2, "zf12_decode": 2, "zf12_encode": 2} {
+	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 4, "zf12_decode": 2, "zf12_encode": 2} {
 		require.Equal(t, want, b.unroll(k), k)
 	}
 	b.t.Unroll = 1
 	require.Equal(t, 1, b.unroll("sz4_decode"))
 	require.Equal(t, 1, b.unroll("sz4_encode"))
 	// The CRC table widths the formats measured fastest (kernelTuner), 8 where none did.
-	for k, want := range map[string]int{"sz4_decode": 4, "sz4_decode_pieces": 4, "sz4_encode": 8, "sz4_place": 8,
+	for k, want := range map[string]int{"sz4_decode": 5, "sz4_decode_pieces": 5, "sz4_encode": 8, "sz4_place": 8,
 		"zf12_encode": 5, "zf12_decode_pieces": 5, "tbe3_decode": 5, "huff_place": 5, "huff_check": 5,
 		"huff_encode": 8, "auto_gather": 8} {
 		require.Equal(t, want, b.crcBits(k), k)

@@ -27,7 +27,7 @@ type Params struct {
 	// staged escapes for more shared memory (halved, down to 64, when the kernels do not fit).
 	EscCap int
 	// Unroll is the 8-value slots each thread of the chunk kernels loads together (default 0: each kernel's
-	// fastest, 4 for the SplitZip-4 decoder, 2 elsewhere): more loads in flight for more registers.
+	// fastest, 4 for the SplitZip-4 encoder and decoder, 2 elsewhere): more loads in flight for more registers.
 	Unroll int
 	// SZ4PlaceWG is the workgroup of SplitZip-4's placement pass (default 32, or the widest subgroup where that is
 	// more; at most 1024).
