@@ -205,8 +205,8 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 
 // decodeFromDevice decodes the payload of srcLen bytes at CUDA address src into CUDA memory at ptr (dstCap bytes),
 // after the caller's work on stream and before it returns; the decoded length. Outside the handle's allocations
-// ptr is written only once the whole body verified. A payload the device does not decode (several tensors, stored
-// or auto bodies) gives a stagedReason.
+// ptr is written only once the whole body and the seal verified (the seal is checked on the host while the device
+// decodes). A payload the device does not decode (several tensors, stored or auto bodies) gives a stagedReason.
 func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCap, stream uint64) (uint64, error) {
 	st, err := cd.stream(stream)
 	if err != nil {
@@ -222,9 +222,6 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 	}
 	pl, err := cd.dc.payloadOf(ct, srcLen)
 	if err != nil {
-		return 0, err
-	}
-	if err := ct.CheckSealAt(0, read); err != nil {
 		return 0, err
 	}
 	r := pl.rec
@@ -253,7 +250,7 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 	if err != nil {
 		return 0, err
 	}
-	if err := cd.dc.decodeBody(ctx, pl, body, vals); err != nil {
+	if err := cd.dc.decodeBody(ctx, pl, body, vals, func() error { return ct.CheckSealAt(0, read) }); err != nil {
 		return 0, err
 	}
 	return n, cd.deliver(st, ptr, n, inPlace)

@@ -258,11 +258,13 @@ func (dc *devCodec) decode(ctx context.Context, pl devPayload, src []byte, vals 
 	if err := dc.vb.VK().Upload(ctx, dc.body, 0, src[r.BodyOff:r.BodyOff+r.BodyLen]); err != nil {
 		return err
 	}
-	return dc.decodeBody(ctx, pl, vk.BufferRange{Buf: dc.body}, vals)
+	return dc.decodeBody(ctx, pl, vk.BufferRange{Buf: dc.body}, vals, nil)
 }
 
-// decodeBody decodes pl's body, already at the start of body, into vals and waits for the verdict.
-func (dc *devCodec) decodeBody(ctx context.Context, pl devPayload, body, vals vk.BufferRange) error {
+// decodeBody decodes pl's body, already at the start of body, into vals and waits for the verdict. A non-nil
+// during runs on the host while the device decodes; its error, when it has one, is returned instead of the
+// decode's verdict, as if it had run first.
+func (dc *devCodec) decodeBody(ctx context.Context, pl devPayload, body, vals vk.BufferRange, during func() error) error {
 	r := pl.rec
 	k := keyOf(r.Format, r.DType, r.Elements, uint(r.Shift), pl.cb, pl.ct.Checksums())
 	k.bodyLen, k.vals, k.body = r.BodyLen, vals, body
@@ -274,7 +276,17 @@ func (dc *devCodec) decodeBody(ctx context.Context, pl devPayload, body, vals vk
 	if err != nil {
 		return err
 	}
-	return op.Run(ctx)
+	if during == nil {
+		return op.Run(ctx)
+	}
+	if err := op.SubmitWith(nil, nil); err != nil {
+		return err
+	}
+	derr := during()
+	if err := op.Finish(ctx); derr == nil {
+		return err
+	}
+	return derr
 }
 
 func (dc *devCodec) close() {
