@@ -15,7 +15,6 @@ const uint N = 1u << SHIFT;
 const uint SLOTS = N / 8u;
 const uint ITERS = SLOTS / WG;
 const uint SERIAL_MAX = 64u;
-const uint STAGE = ITERS > U ? U : 0u; // the batch during whose loads the escapes are staged
 
 #include "slot_streams.glsl"
 #if !PIECES
@@ -30,9 +29,7 @@ uint gSideLen;
 #include "auto_pieces.glsl"
 #endif
 #include "decode_slots.glsl"
-// All five shift tables in shared memory (4.4 KiB at the decoders' 5-bit fields), not just the two of the main loop:
-// the chunk's end shifts the header-and-side register one word at a time, a chain of dependent lookups that the
-// consts buffer would serve from L2 once the streamed slots have evicted it from L1.
+#define CRC_SHARED_HOT
 #include "crc_tables.glsl"
 #if PIECES
 #include "auto_piece_crc.glsl"
@@ -104,43 +101,29 @@ void main() {
         gSideLen = pieceB - fixedB;
         autoPieceCRC(c, aInfo, aOff);
 #endif
-        // The chunk's first batch of slots and its table entry are requested together, and the entry is checked
-        // and the escapes staged inside the main loop, the escapes while the second batch is in flight: no load
-        // waits on another before the slots stream. The slots lie inside the chunk's streams whatever the entry
-        // says; a chunk found corrupt leaves them unused.
-        uvec3 in3[U];
-        [[unroll]] for (uint u = 0u; u < U; u++) in3[u] = loadSlot(u * WG + t, m, CODE_BASE, LOW_BASE, LOWV_BASE, LOW_ALIGNED);
         uint info = table[TAB_BASE + ENTRY_INFO];
         uint off = table[TAB_BASE + ENTRY_SIDE_OFF];
+        uint kind = info >> KIND_SHIFT;
+        uint k = info & COUNT_MASK;
         uint next = NEXT_OFF;
-        bool corrupt = false, raw = false;
-        uint k = 0u, sw = 0u;
-
-        uint aC = 0u, aL0 = 0u, aL1 = 0u;
-        uint rawEsc = 0u;
-        for (uint j0 = 0u; j0 < ITERS; j0 += U) {
-          // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them; batch
-          // 0 was requested at the chunk's start.
-          if (j0 != 0u)
-            [[unroll]] for (uint u = 0u; u < U; u++) in3[u] = loadSlot((j0 + u) * WG + t, m, CODE_BASE, LOW_BASE, LOWV_BASE, LOW_ALIGNED);
-          if (j0 == 0u) {
-            uint kind = info >> KIND_SHIFT;
-            k = info & COUNT_MASK;
-            uint size = kind == CHUNK_RAW ? rawSide(m) : ESCAPE_SIZE * k;
-            // Structure (docs/FORMAT.md §5.3). Neighbouring entries agreeing pairwise is the running-sum rule.
-            corrupt = kind > CHUNK_RAW || (kind == CHUNK_RAW && k != 0u) || k > m || (FIRST_CHUNK && off != 0u)
-                || off > SIDE_LEN || size > SIDE_LEN - off || off + size != next;
-            if (corrupt) {
-                if (t == 0u) report(STATUS_CORRUPT, c);
-                if (DEBUG_BOUNDS == 0u) break; // uniform: the entry is the same for every invocation
-                k = min(k, m);
+        uint size = kind == CHUNK_RAW ? rawSide(m) : ESCAPE_SIZE * k;
+        barrier();
+        // Structure (docs/FORMAT.md §5.3). Neighbouring entries agreeing pairwise is the running-sum rule.
+        bool corrupt = kind > CHUNK_RAW || (kind == CHUNK_RAW && k != 0u) || k > m || (FIRST_CHUNK && off != 0u)
+            || off > SIDE_LEN || size > SIDE_LEN - off || off + size != next;
+        if (corrupt) {
+            if (t == 0u) report(STATUS_CORRUPT, c);
+            if (DEBUG_BOUNDS == 0u) {
+                barrier();
+                continue;
             }
-            raw = kind == CHUNK_RAW;
-            sw = off / 4u; // first side word
-          }
-          if (j0 == STAGE && !raw) {
+            k = min(k, m);
+        }
+        bool raw = kind == CHUNK_RAW;
+        uint sw = off / 4u; // first side word
+        if (!raw) {
             if (ESCAPE_SIZE * k >= rawSide(m) && t == 0u) report(STATUS_NONCANONICAL, c);
-            // Stage the escapes and check each against the rules of §5.7 (read after the loop's barrier).
+            // Stage the escapes and check each against the rules of §5.7.
             for (uint i = t; i < k; i += WG) {
                 uint w = sideWord(sw + i);
                 if (k <= ESC_CAP) escs[i] = w;
@@ -149,7 +132,15 @@ void main() {
                     || (i > 0u && pos <= (sideWord(sw + i - 1u) & ESCAPE_POS_MASK));
                 if (bad) report(STATUS_NONCANONICAL, c);
             }
-          }
+        }
+        barrier();
+
+        uint aC = 0u, aL0 = 0u, aL1 = 0u;
+        uint rawEsc = 0u;
+        for (uint j0 = 0u; j0 < ITERS; j0 += U) {
+          // Load U slots first (slot j of every thread is contiguous across the workgroup), then decode them.
+          uvec3 in3[U];
+          [[unroll]] for (uint u = 0u; u < U; u++) in3[u] = loadSlot((j0 + u) * WG + t, m, CODE_BASE, LOW_BASE, LOWV_BASE, LOW_ALIGNED);
           [[unroll]] for (uint u = 0u; u < U; u++) {
             uint j = j0 + u;
             uint s = j * WG + t;
@@ -181,11 +172,6 @@ void main() {
             }
           }
         }
-        if (corrupt && DEBUG_BOUNDS == 0u) {
-            barrier();
-            continue;
-        }
-        barrier(); // the staged escapes
         if (raw) {
             // Raw: exponent bytes, the first h in the code piece, the rest in the side piece.
             uint h = (m + 1u) / 2u;
@@ -269,7 +255,7 @@ void main() {
             stored = table[TAB_BASE + ENTRY_CRC];
             uint xC = subgroupXor(mulmod(aC, consts[CONST_KC + t]));
             uint xL = subgroupXor(mulmod(shiftBy(TAB_M4, aL0) ^ aL1, consts[CONST_KL + t]));
-            uint size = raw ? rawSide(m) : ESCAPE_SIZE * (info & COUNT_MASK);
+            size = raw ? rawSide(m) : ESCAPE_SIZE * (info & COUNT_MASK);
             sw = off / 4u;
             bool staged = !raw && !corrupt && k <= ESC_CAP; // side word i is escs[i]
             words = 2u + size / 4u;

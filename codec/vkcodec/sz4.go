@@ -22,15 +22,14 @@ type sz4Codec struct{}
 func (sz4Codec) runtimeSideLen() {}
 
 // kernelDefaults: the SplitZip-4 encoder and decoder load 4 slots per thread together (decoder on an H200: 1721
-// GB/s against 1693 at 2, while 8 took 58 registers and gave 1498; encoder on an H100: 1475 against 1433 at 2).
-// The decoder shifts its CRC registers with 5-bit tables: a 32-entry table lies in distinct shared-memory banks,
-// so a shift is 7 lookups that never conflict, one fewer than with 4-bit tables (on an H100 1504 GB/s at 4 bits
-// against 1471 at 8, whose 4 lookups conflict). The encoder keeps byte-wide tables (4 and 8 bits measured alike
-// there, and 8 is what its 4-slot figure was measured with); the placement pass takes the defaults.
+// GB/s against 1693 at 2, while 8 took 58 registers and gave 1498; encoder on an H100: 1520 against 1493 at 2).
+// The decoder takes 4-bit CRC tables (the 4 KiB of 16-entry tables leave it more shared memory; 5-bit tables held
+// in shared memory measured 1427 against 1550 on an H100); the encoder keeps byte-wide tables; the placement pass
+// takes the defaults.
 func (sz4Codec) kernelDefaults(kernel string) (crcBits, unroll int) {
 	switch kernel {
 	case kSZ4Decode.Name, kSZ4Pieces.Name:
-		return 5, 4
+		return 4, 4
 	case kSZ4Encode.Name:
 		return 0, 4
 	}
@@ -38,8 +37,7 @@ func (sz4Codec) kernelDefaults(kernel string) (crcBits, unroll int) {
 }
 
 // sharedBytes: the encoder's two hot CRC tables (crc_tables.glsl, CRC_SHARED_HOT), code tables, the escape counts
-// of 2^16/8 slots (4 bits each) and per-thread sums; the decoder's tables (counted as all five), staged escapes and
-// sums.
+// of 2^16/8 slots (4 bits each) and per-thread sums; the decoder's tables, staged escapes and sums.
 func (sz4Codec) sharedBytes(b *Backend, wg uint32) uint32 {
 	encode := 4 * (2*crcTableWords(b.crcBits(kSZ4Encode.Name))*uint32(b.t.Repl) + 512 + 1024 + 3*wg)
 	decode := 4 * (b.crcTables(kSZ4Decode.Name) + 512 + uint32(b.t.EscCap) + 2*wg)
