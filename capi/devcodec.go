@@ -142,16 +142,15 @@ func cachedOp[K comparable, O interface{ Close() }](m *map[K]O, k K, prepare fun
 	return op, nil
 }
 
-// expHist counts the exponents of the n BF16 values at the start of vals on the device (vkcodec.ExpHistOp), after
-// waits.
-func (dc *devCodec) expHist(ctx context.Context, vals vk.BufferRange, n uint64, waits []vk.SemaphoreValue) (codec.ExpHistogram, error) {
+// expHist counts the exponents of the n BF16 values at the start of vals on the device (vkcodec.ExpHistOp).
+func (dc *devCodec) expHist(ctx context.Context, vals vk.BufferRange, n uint64) (codec.ExpHistogram, error) {
 	op, err := cachedOp(&dc.hists, histKey{vals, n}, func() (*vkcodec.ExpHistOp, error) {
 		return dc.vb.PrepareExpHist(ctx, vals, n)
 	})
 	if err != nil {
 		return codec.ExpHistogram{}, err
 	}
-	if err := op.SubmitWith(waits, nil); err != nil {
+	if err := op.SubmitWith(nil, nil); err != nil {
 		return codec.ExpHistogram{}, err
 	}
 	return op.Finish(ctx)
@@ -165,14 +164,14 @@ func keyOf(format uint8, d layout.DType, n uint64, shift uint, cb *codec.Codeboo
 	return k
 }
 
-// encode encodes the n values of d at vals under p (from plan), after waits, and appends the payload (one final
+// encode encodes the n values of d at vals under p (from plan) and appends the payload (one final
 // container, the tensor named "" of shape dims, nil: flat) to dst.
 func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals vk.BufferRange, d layout.DType, dims []uint64,
-	n uint64, p codec.TensorPlan, waits []vk.SemaphoreValue, dst []byte) ([]byte, error) {
+	n uint64, p codec.TensorPlan, dst []byte) ([]byte, error) {
 	if err := dc.ensureBody(p.MaxBody); err != nil {
 		return dst, err
 	}
-	p, bodyLen, err := dc.encodeBody(ctx, vals, vk.BufferRange{Buf: dc.body}, d, n, p, waits)
+	p, bodyLen, err := dc.encodeBody(ctx, vals, vk.BufferRange{Buf: dc.body}, d, n, p)
 	if err != nil {
 		return dst, err
 	}
@@ -180,16 +179,15 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals vk.BufferRa
 		func(body []byte) error { return dc.vb.VK().Download(ctx, body, dc.body, 0) })
 }
 
-// encodeBody codes the n values of d at vals under p into body (room for p.MaxBody bytes), after waits: the plan
-// with its codebook (calibrated on the device when the codec fixes none) and the body's length.
+// encodeBody codes the n values of d at vals under p into body (room for p.MaxBody bytes): the plan with its
+// codebook (calibrated on the device when the codec fixes none) and the body's length.
 func (dc *devCodec) encodeBody(ctx context.Context, vals, body vk.BufferRange, d layout.DType, n uint64,
-	p codec.TensorPlan, waits []vk.SemaphoreValue) (codec.TensorPlan, uint64, error) {
+	p codec.TensorPlan) (codec.TensorPlan, uint64, error) {
 	if p.UsesCodebook && p.Codebook == nil {
-		h, err := dc.expHist(ctx, vals, n, waits)
+		h, err := dc.expHist(ctx, vals, n)
 		if err != nil {
 			return p, 0, err
 		}
-		waits = nil // the histogram ran after them
 		cb := codec.CodebookFromHistogram(&h)
 		p.Codebook = &cb
 	}
@@ -202,10 +200,7 @@ func (dc *devCodec) encodeBody(ctx context.Context, vals, body vk.BufferRange, d
 	if err != nil {
 		return p, 0, err
 	}
-	if err := op.SubmitWith(waits, nil); err != nil {
-		return p, 0, err
-	}
-	bodyLen, err := op.Finish(ctx)
+	bodyLen, err := op.Run(ctx)
 	return p, bodyLen, err
 }
 

@@ -80,7 +80,7 @@ func TestDeviceExpHistogram(t *testing.T) {
 		for _, n := range []int{1, 2, 255, 4097, 300001, 255} {
 			var want codec.ExpHistogram
 			want.Add(vals[:2*n])
-			got, err := dc.expHist(context.Background(), vk.BufferRange{Buf: buf}, uint64(n), nil)
+			got, err := dc.expHist(context.Background(), vk.BufferRange{Buf: buf}, uint64(n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestDeviceExpHistogram(t *testing.T) {
 			}
 		}
 	}
-	if _, err := dc.expHist(context.Background(), vk.BufferRange{Buf: bufs[0]}, bufs[0].Size(), nil); !errors.Is(err, codec.ErrInvalidInput) {
+	if _, err := dc.expHist(context.Background(), vk.BufferRange{Buf: bufs[0]}, bufs[0].Size()); !errors.Is(err, codec.ErrInvalidInput) {
 		t.Errorf("a histogram of more values than the buffer holds: %v, want ErrInvalidInput", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestDeviceCodecMatchesHost(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := dc.encode(ctx, c, vk.BufferRange{Buf: in}, tc.d, tc.dims, n, p, nil, []byte("x"))
+				got, err := dc.encode(ctx, c, vk.BufferRange{Buf: in}, tc.d, tc.dims, n, p, []byte("x"))
 				if err != nil {
 					t.Fatal(err)
 				}
