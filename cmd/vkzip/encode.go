@@ -395,11 +395,11 @@ type preferMode struct {
 // --size 512MiB, kvlike data converted to each dtype); ratios on the same data.
 var preferModes = []preferMode{
 	{"speed", mustPrefer("speed"), "the fastest coder of each dtype, never stored: BF16 splitzip4 " +
-		"(H100 1476/1528 GB/s, 1.33x); F16, F32 and F8_E5M2 xw4 (5-10% faster encode than xw3, at a lower ratio: " +
-		"F16 1.07x against 1.12x); F8_E4M3 xw3 (xw4 does not code it)"},
+		"(H100 1505/1529 GB/s, 1.33x); F16, F32 and F8_E5M2 xw4 (on an H100 as fast to encode as xw3 and 27-40% faster " +
+		"to decode, at a lower ratio: F16 1.07x against 1.12x); F8_E4M3 xw3 (xw4 does not code it)"},
 	{"balanced", mustPrefer("balanced"), "auto for every dtype: each tensor (or, when smaller, each chunk) in the smallest of the " +
 		"fixed-width formats, BF16 splitzip4, zf12 or tbe3, F8/F16/F32 xw2, xw3 or xw4, so at least the ratio of each " +
-		"of them (BF16 1.40x); it tries them all, so it is the slowest (H100 BF16 225/422 GB/s)"},
+		"of them (BF16 1.40x); it sizes every candidate first, so it is the slowest (H100 BF16 477/424 GB/s)"},
 	{"ratio", mustPrefer("ratio"), "the smallest payload: BF16 huff (entropy-coded exponents, 1.47x, H100 452/940 GB/s); " +
 		"F8/F16/F32 auto, as balanced (they have no entropy coder)"},
 }

@@ -172,14 +172,14 @@ func wrapIndented(s string, width, indent int) string {
 // kvlike (other dtypes: the same data converted), and the ratio there (bench/RESULTS.md, bench/raw/h100-*). They
 // say how the formats compare; a device's own numbers come from vkzip bench.
 var h100Speeds = map[string]string{
-	"splitzip4": "1476/1528 (1.33x)",
+	"splitzip4": "1505/1529 (1.33x)",
 	"zf12":      "846/1349 (1.31x)",
-	"tbe3":      "532/445 (1.40x)",
-	"auto":      "BF16 225/422 (1.40x), F16 64/243 (1.12x): tries every candidate",
-	"huff":      "452/940 (1.47x)",
-	"xw3":       "F16 186/256 (1.12x), F8_E5M2 149/170 (1.27x), F32 166/112 (1.17x)",
-	"xw2":       "F16 169/249 (1.08x), F8_E4M3 128/165 (1.07x)",
-	"xw4":       "F16 203/249 (1.07x), F8_E5M2 164/240 (1.14x), F32 175/116 (1.14x)",
+	"tbe3":      "536/453 (1.40x)",
+	"auto":      "BF16 477/424 (1.40x), F16 134/652 (1.12x): sizes every candidate",
+	"huff":      "458/965 (1.47x)",
+	"xw3":       "F16 503/700 (1.12x), F8_E5M2 336/666 (1.27x)",
+	"xw2":       "F16 363/342 (1.08x)",
+	"xw4":       "F16 503/890 (1.07x), F8_E5M2 339/933 (1.14x)",
 }
 
 // preferredFor maps each --prefer mode to the dtypes it codes in f.
