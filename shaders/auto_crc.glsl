@@ -31,28 +31,7 @@ uint wgXor(uint v) {
     return x;
 }
 
-// scanStep returns the exclusive prefix of v over the workgroup in invocation order plus carry (the sum of earlier
-// steps), and adds this step's total to carry. Uniform control flow; a shared-memory scan (log2(WG) rounds).
-uint scanStep(uint v) {
-    uint t = gl_LocalInvocationID.x;
-    barrier(); // red and carry are free
-    red[t] = v;
-    barrier();
-    uint src = 0u, dst = WG;
-    for (uint d = 1u; d < WG; d <<= 1) {
-        uint x = red[src + t];
-        if (t >= d) x += red[src + t - d];
-        red[dst + t] = x;
-        barrier();
-        uint s = src;
-        src = dst;
-        dst = s;
-    }
-    uint incl = red[src + t], all = red[src + WG - 1u], base = carry;
-    barrier();
-    if (t == 0u) carry += all;
-    return base + incl - v;
-}
+#include "wg_scan.glsl"
 
 // HEAD_CRC sets result to the chunk's CRC-32C: the standard register after info, a zero side offset and the
 // `words` words read through the macro HEAD_WORD(q) (q < words), shifted over dense bytes and combined with the
