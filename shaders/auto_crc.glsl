@@ -6,18 +6,7 @@
 shared uint red[2u * WG]; // per-subgroup partial results; scans use 2·WG words
 shared uint carry;        // running total of an ordered scan
 
-// xpow returns x^(8·d) (d bytes of zero shift); xinv its inverse.
-uint xpow(uint d) {
-    uint r = 0x80000000u;
-    POW_FROM(r, d, CONST_XPOW);
-    return r;
-}
-
-uint xinv(uint d) {
-    uint r = 0x80000000u;
-    POW_FROM(r, d, CONST_XINV);
-    return r;
-}
+#include "crc_pow.glsl"
 
 // wgXor returns the XOR of v over the workgroup to every invocation. Uniform control flow.
 uint wgXor(uint v) {

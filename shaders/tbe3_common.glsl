@@ -46,19 +46,7 @@ uint stepSM(uint a) {
     return shiftBy(TAB_M8T, shiftBy(TAB_M8T, shiftBy(TAB_M8T, shiftBy(TAB_M8T, a))));
 }
 
-// xpow returns x^(8·d) (d bytes of zero shift).
-uint xpow(uint d) {
-    uint r = 0x80000000u;
-    POW_FROM(r, d, CONST_XPOW);
-    return r;
-}
-
-// xinv returns x^(-8·d).
-uint xinv(uint d) {
-    uint r = 0x80000000u;
-    POW_FROM(r, d, CONST_XINV);
-    return r;
-}
+#include "crc_pow.glsl"
 
 shared uint red[4u * WG];   // per-subgroup partial results (4 per subgroup); scanStep uses 2·WG words
 shared uint carry;          // running total of an ordered scan
