@@ -1179,6 +1179,12 @@ func BenchmarkResubmitSpin(b *testing.B) {
 // loader would dlopen/dlclose per instance must stay loaded (NVIDIA's
 // static TLS otherwise runs out after a few dozen cycles).
 func TestManyInstances(t *testing.T) {
+	if os.Getenv(vk.EnvValidate) == "1" {
+		// With the validation layers the loader loads and unloads the layer library on every cycle, which can
+		// crash inside vkCreateInstance on a loaded machine; what this test guards (the driver staying loaded) is
+		// the same without them, and the package's validation-free run covers it.
+		t.Skip("cycles instances without the validation layers only")
+	}
 	baseline := vk.LiveObjects()
 	for i := 0; i < 40; i++ {
 		inst, err := vk.NewInstance(vk.InstanceOptions{})

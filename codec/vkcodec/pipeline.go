@@ -41,6 +41,16 @@ func (kk kernelKey) withIf(name string, v uint32) kernelKey {
 
 func (kk kernelKey) wg() uint32 { return kk.spec[0] }
 
+// keyCRCBits is the CRC table width the key sets, else the backend's for its kernel.
+func (b *Backend) keyCRCBits(kk kernelKey) int {
+	if hasSpec(kk.k, "CRC_BITS") {
+		if id := kk.k.SpecID("CRC_BITS"); kk.set&(1<<id) != 0 {
+			return int(kk.spec[id])
+		}
+	}
+	return b.crcBits(kk.k.Name)
+}
+
 // chunkKey is the key of a chunk kernel for workgroups of wg invocations and chunks of 2^shift values: the
 // backend's table replication, unrolling and CRC table width where the kernel takes them.
 func (b *Backend) chunkKey(k *shaders.Kernel, wg uint32, shift uint) kernelKey {
@@ -101,7 +111,11 @@ func (kk kernelKey) statsName() string {
 // constsFor returns the device buffer of CRC tables (built once, then cached) for kernel, workgroups of wg threads
 // and chunks of 2^shift values, as the region the kernel binds.
 func (b *Backend) constsFor(ctx context.Context, kernel string, wg uint32, shift uint) (loc, error) {
-	bits := b.crcBits(kernel)
+	return b.constsBits(ctx, b.crcBits(kernel), wg, shift)
+}
+
+// constsBits is constsFor for tables of bits-bit fields.
+func (b *Backend) constsBits(ctx context.Context, bits int, wg uint32, shift uint) (loc, error) {
 	key := [3]uint32{wg, uint32(shift), uint32(bits)}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -126,14 +126,14 @@ func xwCRC(x layout.XW) shaders.XWCRC {
 // piece: one round of groups is P·WG words), of LW·WG/2 (the byte piece; the plane one again when there is none)
 // and of 32 (the header and side piece, over 32 invocations).
 func (r *recorder) xwConsts(kk kernelKey, x layout.XW) (planes, lows, head loc, err error) {
-	wg := kk.wg()
-	if head, err = r.b.constsFor(r.ctx, kk.k.Name, 32, x.Shift); err != nil {
+	wg, bits := kk.wg(), r.b.keyCRCBits(kk)
+	if head, err = r.b.constsBits(r.ctx, bits, 32, x.Shift); err != nil {
 		return
 	}
-	if planes, err = r.b.constsFor(r.ctx, kk.k.Name, uint32(x.Planes())*wg, x.Shift); err != nil || x.KB() == 0 {
+	if planes, err = r.b.constsBits(r.ctx, bits, uint32(x.Planes())*wg, x.Shift); err != nil || x.KB() == 0 {
 		return planes, planes, head, err
 	}
-	lows, err = r.b.constsFor(r.ctx, kk.k.Name, 4*uint32(x.KB())*wg, x.Shift)
+	lows, err = r.b.constsBits(r.ctx, bits, 4*uint32(x.KB())*wg, x.Shift)
 	return planes, lows, head, err
 }
 
@@ -144,9 +144,37 @@ func (b *Backend) xwKey(k *shaders.Kernel, x layout.XW, size uint64) kernelKey {
 }
 
 func (b *Backend) xwKeyWG(k *shaders.Kernel, x layout.XW, size uint64, wg uint32) kernelKey {
-	return keyOf(k, min(wg, uint32(1)<<x.Shift/layout.XWGroup)).with("SHIFT", uint32(x.Shift)).
+	wg = min(wg, uint32(1)<<x.Shift/layout.XWGroup)
+	bits := b.crcBits(k.Name)
+	if k == kXWDecode || k == kXWPieces {
+		bits = b.xwDecodeBits(x, wg, bits)
+	}
+	return keyOf(k, wg).with("SHIFT", uint32(x.Shift)).
 		with("E", uint32(x.E)).with("M", uint32(x.M)).with("W", uint32(x.W)).with("SIZE", uint32(size)).
-		withIf("CRC_BITS", uint32(b.crcBits(k.Name)))
+		withIf("CRC_BITS", uint32(bits))
+}
+
+// xwDecodeShared is the shared memory in bytes of the exponent-window decoders (shaders/xw_decode.glsl) for geometry
+// x, workgroups of wg and CRC tables of bits-bit fields: the histogram's columns and bin sums, one zero-code prefix
+// per group of a chunk, the workgroup's sums, the three dense shift tables and the header's, two XOR words.
+func xwDecodeShared(x layout.XW, wg uint32, bits int) uint32 {
+	nbins := uint32(1) << x.E
+	hcols := uint32(32) // lane-private histogram columns where they fit
+	if nbins > 64 {
+		hcols = 8
+	}
+	groups := uint32(1) << x.Shift / layout.XWGroup
+	return 4 * (nbins*hcols + nbins + groups + wg + 4*crcTableWords(bits) + 2)
+}
+
+// xwDecodeBits is the decoders' CRC table width: bits, or the widest narrower one whose tables let the decoder fit
+// the device's shared memory (wide exponents at large chunks exceed the 32 KiB some devices give a workgroup).
+func (b *Backend) xwDecodeBits(x layout.XW, wg uint32, bits int) int {
+	limit := b.info.Limits.MaxComputeSharedMemorySize
+	for bits > 4 && xwDecodeShared(x, wg, bits) > limit {
+		bits--
+	}
+	return bits
 }
 
 // xwEncodeWG is xw_encode's workgroup size: as wide as the device allows (up to 1024, or Tune.XWEncodeWG), so

@@ -305,3 +305,24 @@ func (k xwKernels) Decode(ctx context.Context, f uint8, dt layout.DType, body []
 	}
 	return j[0].Err, nil
 }
+
+// TestXWDecodeShared checks the decoders' shared-memory model against the NVIDIA driver's pipeline statistics (xw3
+// F16 at 2^16-value chunks, workgroups of 256, 8-bit tables: 29,832 bytes on an H100) and that the table width
+// narrows only where a device's limit needs it: F32's 256-bin histogram at 2^16-value chunks exceeds 32 KiB with
+// 8-bit tables and fits with narrower ones, while 48 KiB keeps them.
+func TestXWDecodeShared(t *testing.T) {
+	f16, ok := layout.NewXW(layout.FormatXW3, layout.DTypeF16, 1<<20, 16)
+	require.True(t, ok)
+	require.Equal(t, uint32(29832), xwDecodeShared(f16, 256, 8))
+	f32, ok := layout.NewXW(layout.FormatXW3, layout.DTypeF32, 1<<20, 16)
+	require.True(t, ok)
+	require.Greater(t, xwDecodeShared(f32, 256, 8), uint32(32<<10))
+	b := &Backend{}
+	b.info.Limits.MaxComputeSharedMemorySize = 32 << 10
+	bits := b.xwDecodeBits(f32, 256, 8)
+	require.Less(t, bits, 8)
+	require.LessOrEqual(t, xwDecodeShared(f32, 256, bits), uint32(32<<10))
+	require.Equal(t, 8, b.xwDecodeBits(f16, 256, 8))
+	b.info.Limits.MaxComputeSharedMemorySize = 48 << 10
+	require.Equal(t, 8, b.xwDecodeBits(f32, 256, 8))
+}
