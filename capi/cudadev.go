@@ -113,20 +113,24 @@ func (cd *cudaDev) open(c *codec.Codec) error {
 }
 
 // ensureVals makes the shared values buffer hold at least n bytes (grow-only, at most devMaxBytes).
-func (cd *cudaDev) ensureVals(n uint64) error {
-	if cd.vals != nil && cd.vals.Size >= n {
+func (cd *cudaDev) ensureVals(n uint64) error { return cd.growShared(&cd.vals, n) }
+
+// growShared makes the shared buffer *b hold at least n bytes (grow-only, growSize); a new buffer first drops the
+// cached operations bound to the old one.
+func (cd *cudaDev) growShared(b **cudabridge.SharedBuffer, n uint64) error {
+	if *b != nil && (*b).Size >= n {
 		return nil
 	}
-	cd.dc.flushOps() // operations bound to the old buffer
-	if cd.vals != nil {
-		cd.vals.Close()
-		cd.vals = nil
+	cd.dc.flushOps()
+	if *b != nil {
+		(*b).Close()
+		*b = nil
 	}
 	s, err := cudabridge.NewSharedBuffer(cd.cc, cd.vb.VK(), growSize(n))
 	if err != nil {
 		return err
 	}
-	cd.vals = s
+	*b = s
 	return nil
 }
 

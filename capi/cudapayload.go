@@ -80,22 +80,7 @@ func (cd *cudaDev) allocRange(ptr, n, align uint64) (vk.BufferRange, bool) {
 }
 
 // ensureBody makes the shared body buffer hold at least n bytes (grow-only).
-func (cd *cudaDev) ensureBody(n uint64) error {
-	if cd.body != nil && cd.body.Size >= n {
-		return nil
-	}
-	cd.dc.flushOps()
-	if cd.body != nil {
-		cd.body.Close()
-		cd.body = nil
-	}
-	b, err := cudabridge.NewSharedBuffer(cd.cc, cd.vb.VK(), growSize(n))
-	if err != nil {
-		return err
-	}
-	cd.body = b
-	return nil
-}
+func (cd *cudaDev) ensureBody(n uint64) error { return cd.growShared(&cd.body, n) }
 
 // cudaRead reads payload bytes at CUDA address base, of total bytes, into host memory: headers, tables and seals
 // only (not values, so not counted as staged).
@@ -223,8 +208,10 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 
 // decodeFromDevice decodes the payload of srcLen bytes at CUDA address src into CUDA memory at ptr (dstCap bytes),
 // after the caller's work on stream and before it returns; the decoded length. Outside the handle's allocations
-// ptr is written only once the whole body and the seal verified (the seal is checked on the host while the device
-// decodes). A payload the device does not decode (several tensors, stored or auto bodies) gives a stagedReason.
+// ptr is written only once the whole body and the seal verified. The seal is checked on the host once the decode
+// is submitted: a payload in CUDA's own memory is read meanwhile; one in the handle's allocations is read through
+// Vulkan, whose transfer may queue behind the decode. A payload the device does not decode (several tensors, stored or auto
+// bodies) gives a stagedReason.
 func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCap, stream uint64) (uint64, error) {
 	st, err := cd.stream(stream)
 	if err != nil {

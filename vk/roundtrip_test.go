@@ -33,9 +33,7 @@ func TestNanosInto(t *testing.T) {
 	cmd.Timestamp(qp, 1)
 	cmd.Timestamp(qp, 2)
 	require.NoError(t, cmd.End())
-	sub, err := dev.Submit(cmd)
-	require.NoError(t, err)
-	require.NoError(t, sub.Wait(context.Background()))
+	submitWait(t, dev, cmd)
 
 	want, err := qp.Nanos(0, 3)
 	require.NoError(t, err)
@@ -77,9 +75,7 @@ func TestRoundTripCounters(t *testing.T) {
 	assert.Equal(t, uint64(1), s1.BindingSets-s0.BindingSets)
 	assert.Equal(t, uint64(1), s1.Recordings-s0.Recordings)
 	for range 3 {
-		sub, err := dev.Submit(cmd)
-		require.NoError(t, err)
-		require.NoError(t, sub.Wait(context.Background()))
+		submitWait(t, dev, cmd)
 	}
 	s2 := dev.Stats()
 	assert.Equal(t, uint64(3), s2.Submissions-s1.Submissions)
@@ -345,9 +341,7 @@ func TestQueryHostReset(t *testing.T) {
 	for i := range 3 {
 		require.NoError(t, qp.Reset(0, 2))
 		require.Error(t, qp.NanosInto(ns, 0), "unavailable after a reset")
-		sub, err := dev.Submit(cmd)
-		require.NoError(t, err)
-		require.NoError(t, sub.Wait(context.Background()))
+		submitWait(t, dev, cmd)
 		require.NoError(t, qp.NanosInto(ns, 0), "run %d", i)
 		require.LessOrEqual(t, ns[0], ns[1])
 		require.Greater(t, ns[0], last, "a new value each run")
@@ -377,9 +371,7 @@ func TestWaitPollsThenSleeps(t *testing.T) {
 		cmd.Dispatch(p, bind, push32(c.iters), 64, 1, 1)
 		require.NoError(t, cmd.End())
 		before := dev.Stats()
-		sub, err := dev.Submit(cmd)
-		require.NoError(t, err)
-		require.NoError(t, sub.Wait(context.Background()))
+		submitWait(t, dev, cmd)
 		after := dev.Stats()
 		assert.Positive(t, after.FencePolls-before.FencePolls, "spin %v: polled", c.spin)
 		if c.sleep {

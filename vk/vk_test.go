@@ -49,6 +49,15 @@ func push32(v ...uint32) []byte {
 	return b
 }
 
+// submitWait submits cmd and waits for it to finish, failing tb on either error; the finished submission.
+func submitWait(tb testing.TB, dev *vk.Device, cmd *vk.Commands) *vk.Submission {
+	tb.Helper()
+	sub, err := dev.Submit(cmd)
+	require.NoError(tb, err)
+	require.NoError(tb, sub.Wait(context.Background()))
+	return sub
+}
+
 func newPipeline(t testing.TB, dev *vk.Device, desc vk.PipelineDesc) *vk.Pipeline {
 	t.Helper()
 	p, err := dev.NewPipeline(desc)
@@ -228,9 +237,7 @@ func runAdd(t testing.TB, dev *vk.Device, n int, add, extra uint32) {
 	cmd.Dispatch(p, b, push32(uint32(n), extra), uint32((n+local-1)/local), 1, 1)
 	cmd.BarrierToHost()
 	require.NoError(t, cmd.End())
-	sub, err := dev.Submit(cmd)
-	require.NoError(t, err)
-	require.NoError(t, sub.Wait(ctx))
+	sub := submitWait(t, dev, cmd)
 	assert.True(t, sub.Done())
 
 	got := make([]byte, 4*n)
@@ -295,9 +302,7 @@ func TestResubmit(t *testing.T) {
 
 	before := dev.Stats()
 	for r := 0; r < rounds; r++ {
-		sub, err := dev.Submit(cmd)
-		require.NoError(t, err)
-		require.NoError(t, sub.Wait(ctx))
+		submitWait(t, dev, cmd)
 	}
 	st := dev.Stats()
 	assert.Equal(t, uint64(rounds), st.Submissions-before.Submissions)
@@ -356,7 +361,6 @@ func TestRecordingErrors(t *testing.T) {
 
 func TestFillAndCopy(t *testing.T) {
 	dev := vktest.OpenTestDevice(t)
-	ctx := context.Background()
 	a, err := dev.NewBuffer(1024, vk.DeviceLocal)
 	require.NoError(t, err)
 	rb, err := dev.NewBuffer(1024, vk.Readback)
@@ -369,9 +373,7 @@ func TestFillAndCopy(t *testing.T) {
 	cmd.CopyBuffer(rb, 0, a, 0, 1024)
 	cmd.BarrierToHost()
 	require.NoError(t, cmd.End())
-	sub, err := dev.Submit(cmd)
-	require.NoError(t, err)
-	require.NoError(t, sub.Wait(ctx))
+	submitWait(t, dev, cmd)
 	view, err := rb.Bytes()
 	require.NoError(t, err)
 	for i := 0; i < 1024; i += 4 {
@@ -393,9 +395,7 @@ func TestSubgroupShader(t *testing.T) {
 	cmd.Dispatch(p, b, nil, 1, 1, 1)
 	cmd.BarrierToHost()
 	require.NoError(t, cmd.End())
-	sub, err := dev.Submit(cmd)
-	require.NoError(t, err)
-	require.NoError(t, sub.Wait(context.Background()))
+	submitWait(t, dev, cmd)
 	v, err := buf.Bytes()
 	require.NoError(t, err)
 	size := binary.LittleEndian.Uint32(v[0:])
@@ -448,9 +448,7 @@ func TestTimestamps(t *testing.T) {
 	_, err = qp.Nanos(3, 1)
 	assert.Error(t, err)
 
-	sub, err := dev.Submit(cmd)
-	require.NoError(t, err)
-	require.NoError(t, sub.Wait(context.Background()))
+	submitWait(t, dev, cmd)
 	ns, err := qp.Nanos(0, 3)
 	require.NoError(t, err)
 	t.Logf("timestamps (ns): %v, dispatch 1 took %v", ns, time.Duration(ns[1]-ns[0]))
@@ -496,9 +494,7 @@ func TestValidationClean(t *testing.T) {
 		cmd.Timestamp(qp, 1)
 		cmd.BarrierToHost()
 		require.NoError(t, cmd.End())
-		sub, err := dev.Submit(cmd)
-		require.NoError(t, err)
-		require.NoError(t, sub.Wait(context.Background()))
+		submitWait(t, dev, cmd)
 		_, err = qp.Nanos(0, 2)
 		require.NoError(t, err)
 	}
@@ -1300,9 +1296,7 @@ func TestPipelineStatisticsUnsupported(t *testing.T) {
 	cmd.Dispatch(p, b, push32(n, 3), (n+local-1)/local, 1, 1)
 	cmd.BarrierToHost()
 	require.NoError(t, cmd.End())
-	sub, err := dev.Submit(cmd)
-	require.NoError(t, err)
-	require.NoError(t, sub.Wait(ctx))
+	submitWait(t, dev, cmd)
 	got := make([]byte, 4*n)
 	require.NoError(t, dev.Download(ctx, got, buf, 4*n))
 	for i := 0; i < n; i++ {
