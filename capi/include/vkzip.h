@@ -205,7 +205,7 @@ int vkzip_calibrate(const char *dtype, const void *src, size_t nbytes, uint8_t c
  * calibrated there too), and only the body comes back to the host, as the payload. It needs a Vulkan device that
  * is that GPU with external memory, a tensor of at most 2 GiB, and a format list that codes it on the device (not
  * auto, not stored); otherwise the tensor is staged through host memory (one device-to-host copy). The codec
- * handle keeps its Vulkan backend, shared buffer and semaphore for the calls that follow (released by vkzip_close);
+ * handle keeps its Vulkan backend and shared buffers for the calls that follow (released by vkzip_close);
  * calls on one handle take turns on them. Without a CUDA driver or device: VKZIP_E_NO_DEVICE. */
 int vkzip_encode_cuda(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
                       const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream, void **out,
