@@ -94,6 +94,7 @@ type fake struct {
 
 	vk0, vk1, st0, st1 *queue
 	wg                 sync.WaitGroup
+	closeQueues        sync.Once
 
 	encoded, sent, received, decoded *fakeSem
 	body0, body1                     [][]byte
@@ -148,9 +149,17 @@ func newFake(t *testing.T, size, chunk, slots int, seed uint64) *fake {
 
 func (f *fake) close() {
 	f.abort()
-	for _, q := range []*queue{f.vk0, f.vk1, f.st0, f.st1} {
-		close(q.ch)
-	}
+	f.drain()
+}
+
+// drain waits for every operation queued on the simulated GPU queues to finish, as a device idle does. The
+// engine's run returns once its last decode completed; a send queue may still be signalling its semaphore then.
+func (f *fake) drain() {
+	f.closeQueues.Do(func() {
+		for _, q := range []*queue{f.vk0, f.vk1, f.st0, f.st1} {
+			close(q.ch)
+		}
+	})
 	done := make(chan struct{})
 	go func() { f.wg.Wait(); close(done) }()
 	select {
@@ -422,6 +431,7 @@ func TestPipelineDelivers(t *testing.T) {
 			if !bytes.Equal(f.out, f.data[:len(f.out)]) {
 				t.Error("output differs from the input")
 			}
+			f.drain()
 			for _, s := range []*fakeSem{f.encoded, f.sent, f.received, f.decoded} {
 				if v := s.value(); v != uint64(f.K) {
 					t.Errorf("%s ends at %d, want %d", s.name, v, f.K)
