@@ -14,6 +14,7 @@ import (
 
 	"github.com/vkzip/vkzip/codec"
 	"github.com/vkzip/vkzip/codec/layout"
+	"github.com/vkzip/vkzip/codec/vkcodec"
 	"github.com/vkzip/vkzip/cudabridge"
 	"github.com/vkzip/vkzip/vk"
 )
@@ -94,6 +95,18 @@ func vkRead(ctx context.Context, dev *vk.Device, r vk.BufferRange, total uint64)
 	return readAt(total, func(b []byte, off uint64) error { return dev.Download(ctx, b, r.Buf, r.Offset+off) })
 }
 
+// tableRead serves reads of the chunk table from the copy the encode's own submission made (EncodeSpec.Table):
+// sealing a payload then costs no transfer. Other reads go to next.
+func tableRead(op *vkcodec.EncodeOp, next codec.ReadAt) codec.ReadAt {
+	tab, at := op.Table()
+	return func(off, n uint64) ([]byte, error) {
+		if tab != nil && off >= at && n <= uint64(len(tab)) && off-at <= uint64(len(tab))-n {
+			return append([]byte(nil), tab[off-at:off-at+n]...), nil
+		}
+		return next(off, n)
+	}
+}
+
 // readAt is a codec.ReadAt over total bytes that fetch reads.
 func readAt(total uint64, fetch func(b []byte, off uint64) error) codec.ReadAt {
 	return func(off, n uint64) ([]byte, error) {
@@ -150,13 +163,13 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 			}
 		}
 	}
-	p, bodyLen, err := cd.dc.encodeBody(ctx, vals, body, d, n, p)
+	p, bodyLen, op, err := cd.dc.encodeBody(ctx, vals, body, d, n, p)
 	if err != nil {
 		return 0, err
 	}
 	cudabridge.CountZeroCopy(nbytes)
 	t.Plan, t.BodyLen = p, bodyLen
-	head, seal, err := c.AppendPrecodedHead(nil, t, true, vkRead(ctx, cd.vb.VK(), body, bodyLen))
+	head, seal, err := c.AppendPrecodedHead(nil, t, true, tableRead(op, vkRead(ctx, cd.vb.VK(), body, bodyLen)))
 	if err != nil {
 		return 0, err
 	}
@@ -183,16 +196,14 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 		}
 	}
 	// The header and seal are written once st reached this point: in one of the handle's allocations through
-	// Vulkan (on an H100 both took ~125 µs so, ~165 µs as CUDA copies into memory that Vulkan exported, against
-	// ~13 µs into CUDA's own).
+	// Vulkan, in one submission on the codec's queue right after its work (CUDA copies into memory that Vulkan
+	// exported were slower on an H100).
 	if err := st.Synchronize(); err != nil {
 		return 0, err
 	}
 	if out, ok := cd.allocRange(dst, total, 1); ok {
-		if err := cd.vb.VK().Upload(ctx, out.Buf, out.Offset, head); err != nil {
-			return 0, err
-		}
-		return total, cd.vb.VK().Upload(ctx, out.Buf, out.Offset+total-uint64(len(seal)), seal)
+		return total, cd.vb.VK().UploadPieces(ctx, out.Buf, []vk.Piece{{Off: out.Offset, Data: head},
+			{Off: out.Offset + total - uint64(len(seal)), Data: seal}})
 	}
 	if err := cd.cc.CopyFromHostUncounted(cudabridge.DevicePtr(dst), head); err != nil {
 		return 0, err

@@ -171,7 +171,7 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals vk.BufferRa
 	if err := dc.ensureBody(p.MaxBody); err != nil {
 		return dst, err
 	}
-	p, bodyLen, err := dc.encodeBody(ctx, vals, vk.BufferRange{Buf: dc.body}, d, n, p)
+	p, bodyLen, _, err := dc.encodeBody(ctx, vals, vk.BufferRange{Buf: dc.body}, d, n, p)
 	if err != nil {
 		return dst, err
 	}
@@ -180,13 +180,14 @@ func (dc *devCodec) encode(ctx context.Context, c *codec.Codec, vals vk.BufferRa
 }
 
 // encodeBody codes the n values of d at vals under p into body (room for p.MaxBody bytes): the plan with its
-// codebook (calibrated on the device when the codec fixes none) and the body's length.
+// codebook (calibrated on the device when the codec fixes none), the body's length, and the operation that ran,
+// whose copy of the chunk table (EncodeOp.Table) is valid until its next run.
 func (dc *devCodec) encodeBody(ctx context.Context, vals, body vk.BufferRange, d layout.DType, n uint64,
-	p codec.TensorPlan) (codec.TensorPlan, uint64, error) {
+	p codec.TensorPlan) (codec.TensorPlan, uint64, *vkcodec.EncodeOp, error) {
 	if p.UsesCodebook && p.Codebook == nil {
 		h, err := dc.expHist(ctx, vals, n)
 		if err != nil {
-			return p, 0, err
+			return p, 0, nil, err
 		}
 		cb := codec.CodebookFromHistogram(&h)
 		p.Codebook = &cb
@@ -195,13 +196,13 @@ func (dc *devCodec) encodeBody(ctx context.Context, vals, body vk.BufferRange, d
 	k.vals, k.body = vals, body
 	op, err := cachedOp(&dc.encs, k, func() (*vkcodec.EncodeOp, error) {
 		return dc.vb.PrepareEncode(ctx, vkcodec.EncodeSpec{Format: p.Format, DType: d, N: n, Shift: p.Shift,
-			Codebook: p.Codebook, Checksums: p.Checksums, Src: vals, Dst: body})
+			Codebook: p.Codebook, Checksums: p.Checksums, Src: vals, Dst: body, Table: true})
 	})
 	if err != nil {
-		return p, 0, err
+		return p, 0, nil, err
 	}
 	bodyLen, err := op.Run(ctx)
-	return p, bodyLen, err
+	return p, bodyLen, op, err
 }
 
 // devPayload is a payload the device path decodes: one final container holding one coded tensor.

@@ -153,6 +153,32 @@ func TestDeviceCodecMatchesHost(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Fatalf("run %d: device payload of %d bytes differs from the host's %d", i, len(got), len(want))
 				}
+				// The way of a payload in CUDA memory: the body stays on the device, and its header and seal come
+				// from the chunk table the encode copied to the host with its own run, without another read.
+				p2, bodyLen, op, err := dc.encodeBody(ctx, vk.BufferRange{Buf: in}, vk.BufferRange{Buf: dc.body}, tc.d, n, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				reads := 0
+				read := vkRead(ctx, dev, vk.BufferRange{Buf: dc.body}, bodyLen)
+				head, seal, err := c.AppendPrecodedHead(nil, codec.PrecodedTensor{DType: tc.d, Shape: tc.dims, N: n,
+					Plan: p2, BodyLen: bodyLen}, true, tableRead(op, func(off, k uint64) ([]byte, error) {
+					reads++
+					return read(off, k)
+				}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := bytes.Repeat([]byte{0xA5}, int(bodyLen))
+				if err := dev.Download(ctx, body, dc.body, 0); err != nil {
+					t.Fatal(err)
+				}
+				if got := append(append(head, body...), seal...); !bytes.Equal(got, want[1:]) {
+					t.Fatalf("run %d: header, device body and seal (%d bytes) differ from the host's payload", i, len(got))
+				}
+				if f, _ := codec.LookupFormat(p2.Format); f.Table != nil && reads != 0 {
+					t.Errorf("run %d: %d reads of the device body for a seal of %s", i, reads, codec.FormatName(p2.Format))
+				}
 				payload := got[1:]
 				pl, err := dc.parsePayload(payload)
 				if err != nil {

@@ -64,6 +64,7 @@ type apiDevice interface {
 	Submit(c *Commands) (*Submission, error)
 	SubmitWith(c *Commands, waits, signals []SemaphoreValue) (*Submission, error)
 	Upload(ctx context.Context, dst *Buffer, dstOff uint64, src []byte) error
+	UploadPieces(ctx context.Context, dst *Buffer, pieces []Piece) error
 	WaitIdle() error
 }
 

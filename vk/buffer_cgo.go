@@ -335,6 +335,63 @@ func (d *Device) Upload(ctx context.Context, dst *Buffer, dstOff uint64, src []b
 	return nil
 }
 
+// UploadPieces writes each piece into dst at its offset, as Upload does, in one submission when together they fit
+// the staging buffer (one Upload each otherwise): a header and a trailer around a body cost one round trip to the
+// device, not two. Pieces must not overlap.
+func (d *Device) UploadPieces(ctx context.Context, dst *Buffer, pieces []Piece) error {
+	total := uint64(0)
+	for _, p := range pieces {
+		if err := d.checkTransfer(dst, p.Off, len(p.Data)); err != nil {
+			return err
+		}
+		total += uint64(len(p.Data))
+	}
+	if total == 0 {
+		return nil
+	}
+	if dst.mapped != nil || total > d.stagingSize {
+		for _, p := range pieces {
+			if err := d.Upload(ctx, dst, p.Off, p.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s, err := d.getStager()
+	if err != nil {
+		return err
+	}
+	stage := cBytesView(s.buf.mapped, s.buf.size)
+	c := s.cmd
+	if err := c.Begin(); err != nil {
+		return err
+	}
+	at := uint64(0)
+	for _, p := range pieces {
+		if len(p.Data) == 0 {
+			continue
+		}
+		copy(stage[at:], p.Data)
+		c.CopyBuffer(dst, p.Off, s.buf, at, uint64(len(p.Data)))
+		at += uint64(len(p.Data))
+	}
+	c.Barrier() // transfer writes -> later compute/transfer access
+	if err := c.End(); err != nil {
+		return err
+	}
+	sub, err := d.Submit(c)
+	if err != nil {
+		d.putStager(s)
+		return err
+	}
+	if err := sub.Wait(ctx); err != nil {
+		return err // still in flight (or lost): the stager is dropped; Device.Close frees it
+	}
+	d.bytesUp.Add(total)
+	d.putStager(s)
+	return nil
+}
+
 // Download copies len(dst) bytes from src at srcOff into dst through a
 // staging buffer, or directly from the mapping of HostVisible, Upload and
 // Readback buffers (then the caller must already have waited for the

@@ -70,6 +70,7 @@ func (d *Device) NewBuffer(uint64, BufferKind, ...BufferOptions) (*Buffer, error
 func (d *Device) ImportBufferFD(int, uint64, ...ImportOptions) (*Buffer, error) { return nil, errNoCgo }
 func (d *Device) Upload(context.Context, *Buffer, uint64, []byte) error         { return errNoCgo }
 func (d *Device) Download(context.Context, []byte, *Buffer, uint64) error       { return errNoCgo }
+func (d *Device) UploadPieces(context.Context, *Buffer, []Piece) error          { return errNoCgo }
 func (d *Device) NewPipeline(PipelineDesc) (*Pipeline, error)                   { return nil, errNoCgo }
 func (d *Device) NewBindings(*Pipeline, []BufferRange) (*Bindings, error)       { return nil, errNoCgo }
 func (d *Device) NewCommands() (*Commands, error)                               { return nil, errNoCgo }

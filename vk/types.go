@@ -437,6 +437,12 @@ type BufferRange struct {
 	Size   uint64
 }
 
+// Piece is bytes for Device.UploadPieces to write at an offset.
+type Piece struct {
+	Off  uint64
+	Data []byte
+}
+
 // SpecConst is one specialization constant (32-bit).
 type SpecConst struct {
 	ID    uint32

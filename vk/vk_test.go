@@ -1,6 +1,7 @@
 package vk_test
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/binary"
@@ -279,6 +280,40 @@ func TestStagingChunks(t *testing.T) {
 	assert.Equal(t, src, got)
 	assert.Error(t, dev.Upload(ctx, buf, 5, src), "out of range")
 	assert.ErrorIs(t, dev.Download(ctx, make([]byte, 10), buf, 100_000), vk.ErrInvalid)
+}
+
+func TestUploadPieces(t *testing.T) {
+	for _, staging := range []uint64{0, 64} { // default; too small for both pieces: one Upload each
+		dev := vktest.OpenTestDeviceWith(t, vktest.Options{Device: vk.DeviceOptions{StagingSize: staging}})
+		ctx := context.Background()
+		buf, err := dev.NewBuffer(4096, vk.DeviceLocal)
+		require.NoError(t, err)
+		want := bytes.Repeat([]byte{0xEE}, 4096)
+		require.NoError(t, dev.Upload(ctx, buf, 0, want))
+		head, tail := make([]byte, 61), make([]byte, 7)
+		for i := range head {
+			head[i] = byte(i*7 + 1)
+		}
+		for i := range tail {
+			tail[i] = byte(200 + i)
+		}
+		copy(want[3:], head)
+		copy(want[4000:], tail)
+		before := dev.Stats()
+		require.NoError(t, dev.UploadPieces(ctx, buf, []vk.Piece{{Off: 3, Data: head}, {Off: 100}, {Off: 4000, Data: tail}}))
+		subs := dev.Stats().Submissions - before.Submissions
+		if staging == 0 {
+			assert.Equal(t, uint64(1), subs, "pieces that fit the staging buffer take one submission")
+		} else {
+			assert.Equal(t, uint64(2), subs)
+		}
+		got := make([]byte, len(want))
+		require.NoError(t, dev.Download(ctx, got, buf, 0))
+		assert.Equal(t, want, got)
+		assert.ErrorIs(t, dev.UploadPieces(ctx, buf, []vk.Piece{{Off: 0, Data: head}, {Off: 4090, Data: tail}}), vk.ErrInvalid)
+		require.NoError(t, dev.Download(ctx, got, buf, 0))
+		assert.Equal(t, want, got, "a refused call writes no piece")
+	}
 }
 
 func TestResubmit(t *testing.T) {

@@ -56,7 +56,7 @@ func (b *Backend) PrepareExpHist(ctx context.Context, src vk.BufferRange, n uint
 		}}}
 		return op.recordTimed(ctx, []*plan{p}, op.hist, func(cmd *vk.Commands) {
 			cmd.FillBuffer(bins.buf, bins.off, bins.size, 0)
-		})
+		}, nil)
 	})
 }
 

@@ -41,6 +41,11 @@ type EncodeSpec struct {
 	// Blocks, when set, replaces Src and Dst: same-size tensors encoded side by side in one submission, block i's
 	// values at Blocks[i].Src and its body at Blocks[i].Dst (the Dsts must not overlap).
 	Blocks []Block
+	// Table (one tensor, a format whose chunk table lies where the geometry puts it: codec.Format.Table): each run
+	// also copies the body's chunk table to host memory, for EncodeOp.Table. A caller sealing the payload
+	// (codec.Codec.AppendPrecodedHead) then reads it without another transfer. Ignored for formats that place no
+	// such table.
+	Table bool
 }
 
 // DecodeSpec describes a device-resident decode. The kernels validate the whole body: the host never reads it.
@@ -119,7 +124,9 @@ type EncodeOp struct {
 	blocks int
 	// clear (direct): the regions the host zeroes before each run: the work words, and on unified memory the
 	// format's zeroed scratch too.
-	clear []loc
+	clear    []loc
+	table    loc    // host memory the command buffer copies the chunk table to (EncodeSpec.Table), else empty
+	tableOff uint64 // the table's offset in the body
 }
 
 // DecodeOp decodes bodies into values.
@@ -179,12 +186,22 @@ func (b *Backend) PrepareEncode(ctx context.Context, spec EncodeSpec) (*EncodeOp
 	if err != nil {
 		return nil, err
 	}
+	if spec.Table && len(blocks) > 1 {
+		return nil, invalid("EncodeSpec.Table with %d blocks", len(blocks))
+	}
 	return newOp(b, func(r recorded) *EncodeOp { return &EncodeOp{recorded: r, sh: sh, blocks: len(blocks)} },
-		func(op *EncodeOp) error { return op.prepare(ctx, f, &t, blocks) })
+		func(op *EncodeOp) error { return op.prepare(ctx, f, &t, blocks, spec.Table) })
 }
 
-func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block) error {
+func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks []Block, table bool) error {
 	b, s := op.b, op.s
+	var tab func(cmd *vk.Commands)
+	if table {
+		var err error
+		if tab, err = op.tableCopy(t, blocks[0].Dst); err != nil {
+			return err
+		}
+	}
 	op.stride = alignRegion(op.sh.workBytes)
 	work, err := op.hostWords(op.stride*uint64(len(blocks)), len(blocks))
 	if err != nil {
@@ -205,7 +222,7 @@ func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 		zero = append(zero, r.zero...)
 	}
 	if !op.direct {
-		return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) { zeroRegions(cmd, work.dev, zero) })
+		return op.recordTimed(ctx, plans, work, func(cmd *vk.Commands) { zeroRegions(cmd, work.dev, zero) }, tab)
 	}
 	op.clear = append(op.clear, work.dev)
 	if b.unified {
@@ -216,7 +233,41 @@ func (op *EncodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 		for _, z := range zero {
 			cmd.FillBuffer(z.buf, z.off, z.size, 0)
 		}
-	})
+	}, tab)
+}
+
+// tableCopy allocates host memory for the chunk table of t's body at body and returns the command that copies it
+// there after the passes; nil for a format that places no table by the geometry.
+func (op *EncodeOp) tableCopy(t *tensor, body vk.BufferRange) (func(cmd *vk.Commands), error) {
+	f, ok := codec.LookupFormat(t.format)
+	if !ok || f.Table == nil {
+		return nil, nil
+	}
+	off, entries, ok := f.Table(t.dt, t.n, t.shift)
+	size := entries * layout.ChunkEntrySize
+	if !ok || size == 0 || off+size > op.sh.maxBody {
+		return nil, nil
+	}
+	var err error
+	if op.b.unified {
+		op.table, err = op.s.dev.alloc(size)
+	} else {
+		op.table, err = op.s.down.alloc(size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	op.table.size, op.tableOff = size, off
+	return func(cmd *vk.Commands) { cmd.CopyBuffer(op.table.buf, op.table.off, body.Buf, body.Offset+off, size) }, nil
+}
+
+// Table is the chunk table the last run wrote into the body (EncodeSpec.Table) and its offset in the body; nil where
+// the operation copies none. The bytes are the operation's: valid until its next run.
+func (op *EncodeOp) Table() (table []byte, off uint64) {
+	if op.table.buf == nil {
+		return nil, 0
+	}
+	return op.table.bytes(), op.tableOff
 }
 
 // Test hooks: noMappedWords makes operations on discrete devices keep their read-back words in device-only memory,
@@ -257,8 +308,8 @@ func (r *recorded) idle() error {
 
 // recordTimed records a prepared operation's command buffer: setup, then the plans' passes, each after a barrier,
 // with a timestamp before the first and after each (one span for plans timed so), and the read-back of out (none
-// when r.direct: the host reads out in place).
-func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, setup func(cmd *vk.Commands)) error {
+// when r.direct: the host reads out in place) and after's copies (nil: none).
+func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, setup, after func(cmd *vk.Commands)) error {
 	passes, oneSpan := 0, false
 	for _, p := range plans {
 		passes, oneSpan = max(passes, len(p.passes)), oneSpan || p.oneSpan
@@ -282,6 +333,9 @@ func (r *recorded) recordTimed(ctx context.Context, plans []*plan, out staged, s
 	cmd.Timestamp(r.qp, n)
 	if !r.direct {
 		r.b.copyDown(cmd, out)
+	}
+	if after != nil {
+		after(cmd)
 	}
 	cmd.BarrierToHost()
 	return cmd.End()
@@ -338,7 +392,7 @@ func (op *EncodeOp) Finish(ctx context.Context) (uint64, error) {
 	if err := op.finish(ctx); err != nil {
 		return 0, err
 	}
-	op.b.dev.CountReadback(4 * uint64(op.blocks))
+	op.b.dev.CountReadback(4*uint64(op.blocks) + op.table.size)
 	return op.size(0)
 }
 
@@ -446,7 +500,7 @@ func (op *DecodeOp) prepare(ctx context.Context, f gpuCodec, t *tensor, blocks [
 		default:
 			resetStatus(cmd, status.dev)
 		}
-	})
+	}, nil)
 }
 
 // resetWords writes a reset status block into w: flags zero, and the lowest failing chunk of each class (words 1-3,

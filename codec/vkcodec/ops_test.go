@@ -79,6 +79,67 @@ func TestDeviceOpsOneSubmission(t *testing.T) {
 	}
 }
 
+// TestEncodeTable checks EncodeSpec.Table: the chunk table each run copies to host memory, within the run's one
+// submission, equals the table in the body it wrote; formats that place no table by the geometry copy none.
+func TestEncodeTable(t *testing.T) {
+	vb := openTest(t, Options{})
+	dev := vb.VK()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(9, 10))
+	const n = 3*(1<<14) + 11
+	shift := uint(layout.DefaultChunkShift)
+	in, err := dev.NewBuffer(layout.Align4(2*n)+64, vk.DeviceLocal)
+	require.NoError(t, err)
+	defer in.Close()
+	body, err := dev.NewBuffer(10*n, vk.DeviceLocal)
+	require.NoError(t, err)
+	defer body.Close()
+	for _, f := range []uint8{layout.FormatSplitZip4, layout.FormatTBE3, layout.FormatHuff, layout.FormatAuto} {
+		if !vb.SupportsResident(f) {
+			continue
+		}
+		spec := EncodeSpec{Format: f, N: n, Shift: shift, Codebook: &testCB, Checksums: true, Table: true,
+			Src: vk.BufferRange{Buf: in, Offset: 48}, Dst: vk.BufferRange{Buf: body, Offset: 20}}
+		enc, err := vb.PrepareEncode(ctx, spec)
+		require.NoError(t, err, codec.FormatName(f))
+		fm, _ := codec.LookupFormat(f)
+		tab, off := enc.Table()
+		if fm.Table == nil {
+			require.Nil(t, tab, "%s places no table", codec.FormatName(f))
+			enc.Close()
+			continue
+		}
+		wantOff, entries, ok := fm.Table(layout.DTypeBF16, n, shift)
+		require.True(t, ok)
+		require.Equal(t, wantOff, off)
+		require.Len(t, tab, int(entries*layout.ChunkEntrySize))
+		for round := range 2 { // a second tensor's table replaces the first's
+			require.NoError(t, dev.Upload(ctx, in, 48, kvLike(r, n, 0.002+0.05*float64(round))))
+			tab, _ = enc.Table()
+			for i := range tab {
+				tab[i] = 0xA5
+			}
+			before := dev.Stats()
+			size, err := enc.Run(ctx)
+			require.NoError(t, err)
+			require.Equal(t, uint64(1), dev.Stats().Submissions-before.Submissions, "the table comes with the run")
+			got := make([]byte, size)
+			require.NoError(t, dev.Download(ctx, got, body, 20))
+			tab, _ = enc.Table()
+			require.Equal(t, got[off:off+uint64(len(tab))], tab, "%s round %d", codec.FormatName(f), round)
+		}
+		enc.Close()
+		spec.Blocks = []Block{{spec.Src, spec.Dst}, {spec.Src, vk.BufferRange{Buf: body, Offset: 5 * n &^ 255}}}
+		spec.Table = false
+		two, err := vb.PrepareEncode(ctx, spec)
+		require.NoError(t, err, "the blocks themselves are valid")
+		two.Close()
+		spec.Table = true
+		_, err = vb.PrepareEncode(ctx, spec)
+		require.ErrorIs(t, err, codec.ErrInvalidInput, "a table with several blocks")
+	}
+}
+
 // TestCopyShapes runs the copy kernel's shapes and checks every written vector against the shape's definition:
 // unit i XORs its R source vectors (one stream each, or consecutive) and writes the result XOR w to its W outputs.
 // The plain copy must be a copy.
