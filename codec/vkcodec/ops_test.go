@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -76,6 +77,43 @@ func TestDeviceOpsOneSubmission(t *testing.T) {
 		err = dec.Run(ctx)
 		require.Error(t, err)
 		require.True(t, errors.Is(err, codec.ErrChecksum) || errors.Is(err, codec.ErrCorrupt), "%v", err)
+	}
+}
+
+// TestSZ4BodyOffsets encodes into bodies at every word offset modulo 16 bytes (a payload's body lies behind a header
+// of any length, and the encoder stores its low pieces as 8-byte pairs only at even word offsets), with whole and
+// partial slots at the tensor's end: the body equals the reference's and no byte around it changes.
+func TestSZ4BodyOffsets(t *testing.T) {
+	vb := openTest(t, Options{})
+	dev := vb.VK()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(11, 12))
+	shift := uint(layout.DefaultChunkShift)
+	for _, n := range []int{2*(1<<shift) + 4096, 70001, 1<<shift + 13, 9} {
+		src := kvLike(r, n, 0.003)
+		want, _ := encodeBoth(t, vb, src, shift, true)
+		g := layout.SZ4{N: uint64(n), Shift: shift}
+		in, err := dev.NewBuffer(layout.Align4(uint64(2*n))+64, vk.DeviceLocal)
+		require.NoError(t, err)
+		require.NoError(t, dev.Upload(ctx, in, 0, src))
+		for _, off := range []uint64{0, 4, 8, 12, 68, 260} {
+			body, err := dev.NewBuffer(off+g.MaxBodySize()+64, vk.DeviceLocal)
+			require.NoError(t, err)
+			poisonBuf(t, dev, body)
+			enc, err := vb.PrepareEncode(ctx, EncodeSpec{Format: layout.FormatSplitZip4, Src: vk.BufferRange{Buf: in},
+				N: uint64(n), Shift: shift, Codebook: &testCB, Checksums: true, Dst: vk.BufferRange{Buf: body, Offset: off}})
+			require.NoError(t, err)
+			size, err := enc.Run(ctx)
+			require.NoError(t, err)
+			got := make([]byte, size)
+			require.NoError(t, dev.Download(ctx, got, body, off))
+			require.True(t, string(want) == string(got), "%d values at body offset %d: differs from the reference at %d",
+				n, off, firstDiff(want, got))
+			requirePoison(t, dev, body, off, off+size, fmt.Sprintf("%d values at body offset %d", n, off))
+			enc.Close()
+			body.Close()
+		}
+		in.Close()
 	}
 }
 
