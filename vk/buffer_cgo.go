@@ -309,22 +309,10 @@ func (d *Device) Upload(ctx context.Context, dst *Buffer, dstOff uint64, src []b
 	for len(src) > 0 {
 		n := min(uint64(len(src)), s.buf.size)
 		copy(stage, src[:n])
-		c := s.cmd
-		if err := c.Begin(); err != nil {
-			return err
-		}
-		c.CopyBuffer(dst, dstOff, s.buf, 0, n)
-		c.Barrier() // transfer write -> later compute/transfer access
-		if err := c.End(); err != nil {
-			return err
-		}
-		sub, err := d.Submit(c)
-		if err != nil {
-			d.putStager(s)
-			return err
-		}
-		if err := sub.Wait(ctx); err != nil {
-			// Still in flight (or lost): drop the stager; Device.Close frees it.
+		if err := d.runStaged(ctx, s, func(c *Commands) {
+			c.CopyBuffer(dst, dstOff, s.buf, 0, n)
+			c.Barrier() // transfer write -> later compute/transfer access
+		}); err != nil {
 			return err
 		}
 		d.bytesUp.Add(n)
@@ -333,6 +321,25 @@ func (d *Device) Upload(ctx context.Context, dst *Buffer, dstOff uint64, src []b
 	}
 	d.putStager(s)
 	return nil
+}
+
+// runStaged records the stager's command buffer (record) and waits for its submission. A submission that fails
+// returns the stager to the pool; one still in flight when the wait fails (or lost) keeps it: Device.Close frees it.
+func (d *Device) runStaged(ctx context.Context, s *stager, record func(c *Commands)) error {
+	c := s.cmd
+	if err := c.Begin(); err != nil {
+		return err
+	}
+	record(c)
+	if err := c.End(); err != nil {
+		return err
+	}
+	sub, err := d.Submit(c)
+	if err != nil {
+		d.putStager(s)
+		return err
+	}
+	return sub.Wait(ctx)
 }
 
 // UploadPieces writes each piece into dst at its offset, as Upload does, in one submission when together they fit
@@ -362,30 +369,19 @@ func (d *Device) UploadPieces(ctx context.Context, dst *Buffer, pieces []Piece) 
 		return err
 	}
 	stage := cBytesView(s.buf.mapped, s.buf.size)
-	c := s.cmd
-	if err := c.Begin(); err != nil {
-		return err
-	}
-	at := uint64(0)
-	for _, p := range pieces {
-		if len(p.Data) == 0 {
-			continue
+	if err := d.runStaged(ctx, s, func(c *Commands) {
+		at := uint64(0)
+		for _, p := range pieces {
+			if len(p.Data) == 0 {
+				continue
+			}
+			copy(stage[at:], p.Data)
+			c.CopyBuffer(dst, p.Off, s.buf, at, uint64(len(p.Data)))
+			at += uint64(len(p.Data))
 		}
-		copy(stage[at:], p.Data)
-		c.CopyBuffer(dst, p.Off, s.buf, at, uint64(len(p.Data)))
-		at += uint64(len(p.Data))
-	}
-	c.Barrier() // transfer writes -> later compute/transfer access
-	if err := c.End(); err != nil {
+		c.Barrier() // transfer writes -> later compute/transfer access
+	}); err != nil {
 		return err
-	}
-	sub, err := d.Submit(c)
-	if err != nil {
-		d.putStager(s)
-		return err
-	}
-	if err := sub.Wait(ctx); err != nil {
-		return err // still in flight (or lost): the stager is dropped; Device.Close frees it
 	}
 	d.bytesUp.Add(total)
 	d.putStager(s)
@@ -418,22 +414,11 @@ func (d *Device) Download(ctx context.Context, dst []byte, src *Buffer, srcOff u
 	stage := cBytesView(s.buf.mapped, s.buf.size)
 	for len(dst) > 0 {
 		n := min(uint64(len(dst)), s.buf.size)
-		c := s.cmd
-		if err := c.Begin(); err != nil {
-			return err
-		}
-		c.Barrier() // earlier shader writes -> this copy
-		c.CopyBuffer(s.buf, 0, src, srcOff, n)
-		c.BarrierToHost()
-		if err := c.End(); err != nil {
-			return err
-		}
-		sub, err := d.Submit(c)
-		if err != nil {
-			d.putStager(s)
-			return err
-		}
-		if err := sub.Wait(ctx); err != nil {
+		if err := d.runStaged(ctx, s, func(c *Commands) {
+			c.Barrier() // earlier shader writes -> this copy
+			c.CopyBuffer(s.buf, 0, src, srcOff, n)
+			c.BarrierToHost()
+		}); err != nil {
 			return err
 		}
 		copy(dst[:n], stage)
