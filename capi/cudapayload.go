@@ -96,12 +96,13 @@ func vkRead(ctx context.Context, dev *vk.Device, r vk.BufferRange, total uint64)
 }
 
 // tableRead serves reads of the chunk table from the copy the encode's own submission made (EncodeSpec.Table):
-// sealing a payload then costs no transfer. Other reads go to next.
+// sealing a payload then costs no transfer. The bytes are the operation's own, not copied: a ReadAt's result is
+// read only before the next call, and the operation runs again only after the seal is made. Other reads go to next.
 func tableRead(op *vkcodec.EncodeOp, next codec.ReadAt) codec.ReadAt {
 	tab, at := op.Table()
 	return func(off, n uint64) ([]byte, error) {
 		if tab != nil && off >= at && n <= uint64(len(tab)) && off-at <= uint64(len(tab))-n {
-			return append([]byte(nil), tab[off-at:off-at+n]...), nil
+			return tab[off-at : off-at+n : off-at+n], nil
 		}
 		return next(off, n)
 	}

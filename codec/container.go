@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/vkzip/vkzip/codec/cdeflate"
@@ -468,7 +469,10 @@ func checkMetaSize(dirLen int) error {
 // sealOf is a version 2 seal (docs/FORMAT.md §4.4): the CRC-32C of metaCRC, the record's index and the body's
 // checksum words, each a little-endian u32. It costs O(words), the body's chunk count.
 func sealOf(metaCRC, index uint32, words []uint32) uint32 {
-	// Table-driven over a few bytes per chunk: no buffer, so nothing escapes to the heap per record.
+	if len(words) >= sealBlock/8 {
+		return sealOfLong(metaCRC, index, words)
+	}
+	// Table-driven over a few words: no buffer, so nothing escapes to the heap per record.
 	t := crc32c.Table()
 	crc := ^uint32(0)
 	word := func(w uint32) {
@@ -483,6 +487,29 @@ func sealOf(metaCRC, index uint32, words []uint32) uint32 {
 		word(w)
 	}
 	return ^crc
+}
+
+// sealBlock is the bytes of words sealOfLong hands the CRC at a time.
+const sealBlock = 1024
+
+var sealBufs = sync.Pool{New: func() any { return new([sealBlock]byte) }}
+
+// sealOfLong is sealOf of many words (a 512 MiB tensor has 4,096 chunks): they go through a pooled buffer a block
+// at a time, so the CRC runs on the CPU's CRC instructions, several times faster than byte-at-a-time lookups.
+func sealOfLong(metaCRC, index uint32, words []uint32) uint32 {
+	buf := sealBufs.Get().(*[sealBlock]byte)
+	defer sealBufs.Put(buf)
+	binary.LittleEndian.PutUint32(buf[0:], metaCRC)
+	binary.LittleEndian.PutUint32(buf[4:], index)
+	n, crc := 8, uint32(0)
+	for _, w := range words {
+		if n == sealBlock {
+			crc, n = crc32c.Update(crc, buf[:]), 0
+		}
+		binary.LittleEndian.PutUint32(buf[n:], w)
+		n += 4
+	}
+	return crc32c.Update(crc, buf[:n])
 }
 
 // bodyWords appends to dst the checksum words of a tensor body that has passed its format's structural checks:

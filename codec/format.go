@@ -86,8 +86,10 @@ func tableCRCWords(body []byte, table, chunks uint64, dst []uint32) ([]uint32, e
 	if table > uint64(len(body)) || chunks > (uint64(len(body))-table)/layout.ChunkEntrySize {
 		return dst, errorf(ErrCorrupt, "chunk table of %d entries at %d outside the %d-byte body", chunks, table, len(body))
 	}
-	for c := uint64(0); c < chunks; c++ {
-		dst = append(dst, binary.LittleEndian.Uint32(body[table+c*layout.ChunkEntrySize+4*layout.EntryCRC:]))
+	tab := body[table : table+chunks*layout.ChunkEntrySize]
+	dst = slices.Grow(dst, int(chunks))
+	for ; len(tab) >= layout.ChunkEntrySize; tab = tab[layout.ChunkEntrySize:] {
+		dst = append(dst, binary.LittleEndian.Uint32(tab[4*layout.EntryCRC:]))
 	}
 	return dst, nil
 }
