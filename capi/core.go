@@ -82,7 +82,8 @@ func dirOverhead(ndim int) uint64 {
 const maxTensorValues = 1 << 48
 
 // encodeBound is the largest payload of one tensor of nbytes of d with ndim dimensions (-1: flat) in any format
-// at any chunk size: the largest body any registered format may produce for it, plus the container around it.
+// at any chunk size: the largest body any registered format may produce for it, plus the container around it,
+// plus maxAlignOffset.
 func encodeBound(d layout.DType, nbytes uint64, ndim int) (uint64, error) {
 	size := uint64(d.Size())
 	if nbytes%size != 0 {
@@ -104,8 +105,12 @@ func encodeBound(d layout.DType, nbytes uint64, ndim int) (uint64, error) {
 			body = max(body, f.MaxBodyOf(n, d, s))
 		}
 	}
-	return body + dirOverhead(max(ndim, 1)), nil
+	return body + dirOverhead(max(ndim, 1)) + maxAlignOffset, nil
 }
+
+// maxAlignOffset is the most vkzip_encode_cuda_to_cuda_aligned may start a payload into its buffer (it aligns the
+// body to 16 bytes); the bound leaves room for it.
+const maxAlignOffset = 15
 
 // encodeTensor encodes one tensor and appends its payload to dst.
 func encodeTensor(c *codec.Codec, d layout.DType, data []byte, shape []uint64, dst []byte) ([]byte, error) {

@@ -123,32 +123,34 @@ func readAt(total uint64, fetch func(b []byte, off uint64) error) codec.ReadAt {
 }
 
 // encodeToDevice encodes nbytes of d at CUDA address ptr (shape dims) on the device path into a payload at CUDA
-// address dst (dstCap bytes), equal to the host encoder's; its length. A payload that would not fit writes nothing
-// and gives VKZIP_E_BUFFER_TOO_SMALL with the length needed.
+// address dst+off (dstCap-off bytes), equal to the host encoder's; off and the payload's length. off is 0 unless
+// aligned: then, where the body goes in place, it is the offset below 16 that puts the body 16-byte aligned (the
+// encoder stores its pieces as whole vectors only there). A payload that would not fit writes nothing and gives
+// VKZIP_E_BUFFER_TOO_SMALL with the length needed.
 func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.DType, dims []uint64, ptr, nbytes,
-	stream, dst, dstCap uint64) (uint64, error) {
+	stream, dst, dstCap uint64, aligned bool) (off, total uint64, err error) {
 	n, err := checkDevTensor(d, dims, nbytes)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	p, err := cd.dc.plan(c, d, n)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := cd.ensureBody(p.MaxBody); err != nil {
-		return 0, staged("no shared body buffer of %d bytes: %v", p.MaxBody, err)
+		return 0, 0, staged("no shared body buffer of %d bytes: %v", p.MaxBody, err)
 	}
 	st, err := cd.stream(stream)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	vals, err := cd.source(st, ptr, nbytes)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// A payload buffer of the handle's with room for the largest body gets the body in place, after a header of
 	// the length the largest body's would take (the directory is compressed: the actual header is usually as long,
-	// else the body moves).
+	// else the body moves), and, when aligned, that far past the next 16-byte boundary's header offset.
 	t := codec.PrecodedTensor{DType: d, Shape: dims, N: n, Plan: p}
 	body, bodyPtr := vk.BufferRange{Buf: cd.body.VK}, uint64(cd.body.Ptr)
 	guess := 0
@@ -158,21 +160,25 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 		if !ok {
 			hl, err = c.PrecodedHeadLen(t, true, p.MaxBody&^3)
 		}
-		if err == nil && uint64(hl)+p.MaxBody+layout.SealSize <= dstCap {
-			if r, ok := cd.allocRange(dst+uint64(hl), p.MaxBody, 4); ok {
-				body, bodyPtr, guess = r, dst+uint64(hl), hl
+		var sh uint64
+		if aligned {
+			sh = (16 - (dst+uint64(hl))%16) % 16
+		}
+		if err == nil && sh+uint64(hl)+p.MaxBody+layout.SealSize <= dstCap {
+			if r, ok := cd.allocRange(dst+sh+uint64(hl), p.MaxBody, 4); ok {
+				body, bodyPtr, guess, off = r, dst+sh+uint64(hl), hl, sh
 			}
 		}
 	}
 	p, bodyLen, op, err := cd.dc.encodeBody(ctx, vals, body, d, n, p)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	cudabridge.CountZeroCopy(nbytes)
 	t.Plan, t.BodyLen = p, bodyLen
 	head, seal, err := c.AppendPrecodedHead(nil, t, true, tableRead(op, vkRead(ctx, cd.vb.VK(), body, bodyLen)))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if len(cd.headLens) >= maxCachedOps {
 		clear(cd.headLens)
@@ -181,41 +187,45 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 		cd.headLens = map[headKey]int{}
 	}
 	cd.headLens[hk] = len(head)
-	total := uint64(len(head)) + bodyLen + uint64(len(seal))
-	if total > dstCap {
-		return total, statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload takes %d", dstCap, total)
+	if guess != len(head) {
+		off = 0 // the body moves: the payload starts at dst
 	}
+	total = uint64(len(head)) + bodyLen + uint64(len(seal))
+	if off+total > dstCap {
+		return 0, total, statusf(C.VKZIP_E_BUFFER_TOO_SMALL, "device buffer of %d bytes: the payload takes %d", dstCap, total)
+	}
+	dst += off
 	if guess != len(head) {
 		if guess != 0 { // the body went in place after a header of another length: through the body buffer
 			if err := cd.cc.CopyAsync(st, cd.body.Ptr, cudabridge.DevicePtr(bodyPtr), bodyLen); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		// The caller's buffer may still be read by its earlier work on st: the body copy goes on st.
 		if err := cd.cc.CopyAsync(st, cudabridge.DevicePtr(dst+uint64(len(head))), cd.body.Ptr, bodyLen); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	// The header and seal are written once st reached this point: in one of the handle's allocations through
 	// Vulkan, in one submission on the codec's queue right after its work (CUDA copies into memory that Vulkan
 	// exported were slower on an H100).
 	if err := st.Synchronize(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if out, ok := cd.allocRange(dst, total, 1); ok {
-		return total, cd.vb.VK().UploadPieces(ctx, out.Buf, []vk.Piece{{Off: out.Offset, Data: head},
+		return off, total, cd.vb.VK().UploadPieces(ctx, out.Buf, []vk.Piece{{Off: out.Offset, Data: head},
 			{Off: out.Offset + total - uint64(len(seal)), Data: seal}})
 	}
 	if err := cd.cc.CopyFromHostUncounted(cudabridge.DevicePtr(dst), head); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if len(seal) > 0 {
 		if err := cd.cc.CopyFromHostUncounted(cudabridge.DevicePtr(dst+uint64(len(head))+bodyLen), seal); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	// cuMemcpyHtoD from pageable memory may return before the DMA lands.
-	return total, cd.cc.Synchronize()
+	return off, total, cd.cc.Synchronize()
 }
 
 // decodeFromDevice decodes the payload of srcLen bytes at CUDA address src into CUDA memory at ptr (dstCap bytes),
@@ -347,6 +357,23 @@ func vkzipgo_cuda_free(h C.vkzip_codec, dev C.int32_t, ptr C.uint64_t) C.int {
 //export vkzipgo_encode_cuda_to_cuda
 func vkzipgo_encode_cuda_to_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes C.size_t, shape *C.uint64_t,
 	ndim C.int32_t, dev C.int32_t, stream C.uint64_t, dst C.uint64_t, dstCap C.size_t, outLen *C.size_t) C.int {
+	return encodeCUDAToCUDA(h, dtype, ptr, nbytes, shape, ndim, dev, stream, dst, dstCap, nil, outLen)
+}
+
+//export vkzipgo_encode_cuda_to_cuda_aligned
+func vkzipgo_encode_cuda_to_cuda_aligned(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes C.size_t,
+	shape *C.uint64_t, ndim C.int32_t, dev C.int32_t, stream C.uint64_t, dst C.uint64_t, dstCap C.size_t,
+	outOff *C.size_t, outLen *C.size_t) C.int {
+	if outOff == nil {
+		return guard(func() error { return invalidf("out_off is NULL") })
+	}
+	return encodeCUDAToCUDA(h, dtype, ptr, nbytes, shape, ndim, dev, stream, dst, dstCap, outOff, outLen)
+}
+
+// encodeCUDAToCUDA is vkzip_encode_cuda_to_cuda, and with outOff vkzip_encode_cuda_to_cuda_aligned: the payload
+// then starts *outOff bytes into dst.
+func encodeCUDAToCUDA(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t, nbytes C.size_t, shape *C.uint64_t,
+	ndim C.int32_t, dev C.int32_t, stream C.uint64_t, dst C.uint64_t, dstCap C.size_t, outOff, outLen *C.size_t) C.int {
 	return guard(func() error {
 		d, dims, err := cudaTensorArgs(dtype, shape, ndim, ptr, nbytes, dev)
 		if err != nil {
@@ -358,12 +385,13 @@ func vkzipgo_encode_cuda_to_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t,
 		if outLen == nil {
 			return invalidf("out_len is NULL")
 		}
-		var total uint64
+		var off, total uint64
 		err = onDevice(h, dev, true, func(cd *cudaDev, c *codec.Codec) (err error) {
-			total, err = cd.encodeToDevice(context.Background(), c, d, dims, uint64(ptr), uint64(nbytes),
-				uint64(stream), uint64(dst), uint64(dstCap))
+			off, total, err = cd.encodeToDevice(context.Background(), c, d, dims, uint64(ptr), uint64(nbytes),
+				uint64(stream), uint64(dst), uint64(dstCap), outOff != nil)
 			return err
 		}, func(why error, c *codec.Codec, cc *cudabridge.Context) (err error) {
+			off = 0 // staged: the payload starts at dst
 			total, err = encodeToDeviceStaged(c, cc, d, dims, uint64(ptr), uint64(nbytes), uint64(stream),
 				uint64(dst), uint64(dstCap))
 			if err == nil {
@@ -373,6 +401,9 @@ func vkzipgo_encode_cuda_to_cuda(h C.vkzip_codec, dtype *C.char, ptr C.uint64_t,
 		})
 		if err == nil || statusOf(err) == C.VKZIP_E_BUFFER_TOO_SMALL {
 			*outLen = C.size_t(total)
+			if outOff != nil {
+				*outOff = C.size_t(off)
+			}
 		}
 		return err
 	})

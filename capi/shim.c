@@ -187,6 +187,14 @@ int vkzip_encode_cuda_to_cuda(vkzip_codec codec, const char *dtype, uint64_t dev
                                        stream, dst_ptr, dst_cap, out_len);
 }
 
+int vkzip_encode_cuda_to_cuda_aligned(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
+                                      const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream,
+                                      uint64_t dst_ptr, size_t dst_cap, size_t *out_off, size_t *out_len) {
+    ENTER();
+    return vkzipgo_encode_cuda_to_cuda_aligned(codec, (char *)dtype, dev_ptr, nbytes, (uint64_t *)shape, ndim,
+                                               cuda_device, stream, dst_ptr, dst_cap, out_off, out_len);
+}
+
 int vkzip_decode_cuda_to_cuda(vkzip_codec codec, uint64_t src_ptr, size_t len, uint64_t dev_ptr, size_t dst_cap,
                               int32_t cuda_device, uint64_t stream, size_t *out_len) {
     ENTER();

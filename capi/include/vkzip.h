@@ -230,6 +230,13 @@ int vkzip_decode_cuda(vkzip_codec codec, const void *src, size_t len, uint64_t d
 int vkzip_encode_cuda_to_cuda(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
                               const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream,
                               uint64_t dst_ptr, size_t dst_cap, size_t *out_len);
+/* As vkzip_encode_cuda_to_cuda, but the payload starts *out_off bytes into dst_ptr (0 to 15; set with *out_len):
+ * where the body is written in place, the offset that puts the body 16-byte aligned, where the device encoder
+ * stores whole vectors (faster than at a 4-byte offset); else 0. The bytes from dst_ptr + *out_off on are the same
+ * payload as vkzip_encode_cuda_to_cuda's. vkzip_encode_bound leaves room for the offset. */
+int vkzip_encode_cuda_to_cuda_aligned(vkzip_codec codec, const char *dtype, uint64_t dev_ptr, size_t nbytes,
+                                      const uint64_t *shape, int32_t ndim, int32_t cuda_device, uint64_t stream,
+                                      uint64_t dst_ptr, size_t dst_cap, size_t *out_off, size_t *out_len);
 /* Decodes the payload of len bytes at device address src_ptr into device memory at dev_ptr (dst_cap bytes), as
  * vkzip_decode_cuda does a host payload: after stream's work, done when the call returns, *out_len the decoded
  * length (or, with VKZIP_E_BUFFER_TOO_SMALL, the length needed). The header, chunk table and seal are read to the

@@ -417,6 +417,14 @@ static void test_cuda(vkzip_codec c) {
     CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 64, NULL, -1, 0, 0, 0, 256, &pl), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 64, NULL, -1, 0, 0, 8192, 256, NULL), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 63, NULL, -1, 0, 0, 8192, 256, &pl), VKZIP_E_INVALID_ARGUMENT);
+    size_t off = 99;
+    CHECK_ST(vkzip_encode_cuda_to_cuda_aligned(c, "bf16", 4096, 64, NULL, -1, 0, 0, 8192, 256, NULL, &pl),
+             VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_encode_cuda_to_cuda_aligned(c, "bf16", 4096, 64, NULL, -1, 0, 0, 8192, 256, &off, NULL),
+             VKZIP_E_INVALID_ARGUMENT);
+    CHECK_ST(vkzip_encode_cuda_to_cuda_aligned(c, "bf16", 4096, 64, NULL, -1, 0, 0, 0, 256, &off, &pl),
+             VKZIP_E_INVALID_ARGUMENT);
+    CHECK(off == 99, "a refused call leaves *out_off alone, got %zu", off);
     CHECK_ST(vkzip_decode_cuda_to_cuda(c, 0, 10, 4096, 64, 0, 0, &pl), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_decode_cuda_to_cuda(c, 8192, 10, 4096, 64, -1, 0, &pl), VKZIP_E_INVALID_ARGUMENT);
     CHECK_ST(vkzip_decode_cuda_to_cuda(c, 8192, 10, 4096, 64, 0, 0, NULL), VKZIP_E_INVALID_ARGUMENT);
@@ -430,6 +438,8 @@ static void test_cuda(vkzip_codec c) {
         unsigned char tiny[4] = {0};
         CHECK(vkzip_decode_cuda(c, tiny, sizeof tiny, 4096, 64, 0, 0, &pl) != VKZIP_OK, "decode_cuda");
         CHECK_ST(vkzip_encode_cuda_to_cuda(c, "bf16", 4096, 64, NULL, -1, 0, 0, 8192, 256, &pl), VKZIP_E_NO_DEVICE);
+        CHECK_ST(vkzip_encode_cuda_to_cuda_aligned(c, "bf16", 4096, 64, NULL, -1, 0, 0, 8192, 256, &off, &pl),
+                 VKZIP_E_NO_DEVICE);
         CHECK_ST(vkzip_decode_cuda_to_cuda(c, 8192, 10, 4096, 64, 0, 0, &pl), VKZIP_E_NO_DEVICE);
         CHECK_ST(vkzip_cuda_alloc(c, 0, 1024, &dp), VKZIP_E_NO_DEVICE);
         CHECK(dp == 0, "a failed allocation leaves *dev_ptr 0, got %llu", (unsigned long long)dp);

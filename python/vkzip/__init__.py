@@ -285,7 +285,8 @@ class Codec:
 
         The payload is bytes, unless device= ("cuda", "cuda:1", a torch.device) or out= (a contiguous uint8 CUDA
         tensor with room for it) asks for it in CUDA memory: then x is a CUDA tensor on that device and the result
-        is a uint8 CUDA tensor (a view of out when given), the same bytes; no value crosses host memory."""
+        is a uint8 CUDA tensor (a view of out when given, starting up to 15 bytes in: the codec puts the body
+        16-byte aligned where it can), the same bytes; no value crosses host memory."""
         import ctypes
         l = _lib.lib()
         s = _source(x, dtype)
@@ -342,10 +343,11 @@ class Codec:
         elif not (_is_torch(out) and out.is_cuda and out.dtype == torch.uint8 and out.is_contiguous()
                   and out.device.index == s.cuda[0]):
             raise Error("invalid_argument", "vkzip: out must be a contiguous uint8 tensor on cuda:%d" % s.cuda[0], 1)
-        n = ctypes.c_size_t()
-        _lib.check(l.vkzip_encode_cuda_to_cuda(self.handle, s.dtype.encode(), s.ptr, s.nbytes, shape, ndim, s.cuda[0],
-                                               s.cuda[1], out.data_ptr(), out.numel(), ctypes.byref(n)))
-        return out.view(-1)[:n.value]
+        off, n = ctypes.c_size_t(), ctypes.c_size_t()
+        _lib.check(l.vkzip_encode_cuda_to_cuda_aligned(self.handle, s.dtype.encode(), s.ptr, s.nbytes, shape, ndim,
+                                                       s.cuda[0], s.cuda[1], out.data_ptr(), out.numel(),
+                                                       ctypes.byref(off), ctypes.byref(n)))
+        return out.view(-1)[off.value:off.value + n.value]
 
     def _decompress_cuda(self, payload, out, device):
         import ctypes
