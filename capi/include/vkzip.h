@@ -150,8 +150,8 @@ int vkzip_codec_info(vkzip_codec codec, char **json_out);
 /* ---- host buffers ---- */
 
 /* The largest payload vkzip_encode makes from nbytes of dtype with ndim dimensions (ndim -1: flat), whatever the
- * codec's formats: a dst of this size never gets VKZIP_E_BUFFER_TOO_SMALL. 0 on bad arguments (see
- * vkzip_last_error). */
+ * codec's formats, plus the 15 bytes vkzip_encode_cuda_to_cuda_aligned may start a payload into its buffer: a dst of
+ * this size never gets VKZIP_E_BUFFER_TOO_SMALL. 0 on bad arguments (see vkzip_last_error). */
 size_t vkzip_encode_bound(const char *dtype, size_t nbytes, int32_t ndim);
 
 /* Encodes one tensor: nbytes of little-endian dtype values at src, of shape shape[0..ndim) (ndim -1 and shape NULL:
