@@ -512,6 +512,24 @@ func sealOfLong(metaCRC, index uint32, words []uint32) uint32 {
 	return crc32c.Update(crc, buf[:n])
 }
 
+// sealOfTable is sealOf of the crc words (word layout.EntryCRC) of the chunk-table entries in tab, read in place.
+func sealOfTable(metaCRC, index uint32, tab []byte) uint32 {
+	const size, at = layout.ChunkEntrySize, 4 * layout.EntryCRC
+	buf := sealBufs.Get().(*[sealBlock]byte)
+	defer sealBufs.Put(buf)
+	binary.LittleEndian.PutUint32(buf[0:], metaCRC)
+	binary.LittleEndian.PutUint32(buf[4:], index)
+	n, crc := 8, uint32(0)
+	for ; len(tab) >= size; tab = tab[size:] {
+		if n == sealBlock {
+			crc, n = crc32c.Update(crc, buf[:]), 0
+		}
+		copy(buf[n:n+4], tab[at:at+4])
+		n += 4
+	}
+	return crc32c.Update(crc, buf[:n])
+}
+
 // bodyWords appends to dst the checksum words of a tensor body that has passed its format's structural checks:
 // a stored body's CRC word, or what the format's CRCWords reads from its chunk table.
 func bodyWords(r *ParsedRecord, body []byte, dst []uint32) ([]uint32, error) {

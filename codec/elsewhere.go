@@ -27,11 +27,10 @@ func (c *Codec) AppendPrecodedHead(dst []byte, t PrecodedTensor, final bool, rea
 	}
 	var s uint32
 	if c.o.checksums {
-		words, err := crcWordsAt(&dir[0], 0, read)
+		s, err = sealAt(&dir[0], 0, read, binary.LittleEndian.Uint32(dst[len(dst)-layout.MetaCRCSize:]), 0)
 		if err != nil {
 			return dst[:base], nil, withTensor(err, t.Name)
 		}
-		s = sealOf(binary.LittleEndian.Uint32(dst[len(dst)-layout.MetaCRCSize:]), 0, words)
 	}
 	return dst, binary.LittleEndian.AppendUint32(nil, s), nil
 }
@@ -45,29 +44,45 @@ func (c *Codec) PrecodedHeadLen(t PrecodedTensor, final bool, bodyLen uint64) (i
 	return len(h), err
 }
 
-// crcWordsAt reads the checksum words of record r's body, which starts at byte bodyOff of what read reads: the
-// chunk table alone where the format places it from the geometry, else the whole body.
-func crcWordsAt(r *ParsedRecord, bodyOff uint64, read ReadAt) ([]uint32, error) {
-	f, ok := LookupFormat(r.Format)
-	if ok && f.Table != nil {
-		off, entries, ok := f.Table(r.DType, r.Elements, uint(r.Shift))
-		if !ok {
-			return nil, errorf(ErrCorrupt, "%s does not code %v", f.Name, r.DType)
-		}
-		if off > r.BodyLen || entries > (r.BodyLen-off)/layout.ChunkEntrySize {
-			return nil, errorf(ErrCorrupt, "chunk table of %d entries at %d outside the %d-byte body", entries, off, r.BodyLen)
-		}
-		tab, err := read(bodyOff+off, entries*layout.ChunkEntrySize)
+// sealAt is the seal of record r (index in its container, metaCRC its directory's CRC), whose body starts at byte
+// bodyOff of what read reads. It reads the chunk table alone where the format places it from the geometry, and
+// takes the seal from the table's bytes as read (a 512 MiB tensor has 4,096 entries); else the whole body.
+func sealAt(r *ParsedRecord, bodyOff uint64, read ReadAt, metaCRC, index uint32) (uint32, error) {
+	if f, ok := LookupFormat(r.Format); ok && f.Table != nil {
+		tab, err := readTable(f, r, bodyOff, read)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		return tableCRCWords(tab, 0, entries, make([]uint32, 0, entries))
+		return sealOfTable(metaCRC, index, tab), nil
 	}
 	body, err := read(bodyOff, r.BodyLen)
 	if err != nil {
+		return 0, err
+	}
+	words, err := bodyWords(r, body, nil)
+	if err != nil {
+		return 0, err
+	}
+	return sealOf(metaCRC, index, words), nil
+}
+
+// readTable reads the chunk table of record r, whose format places it from the geometry (f.Table is set).
+func readTable(f *Format, r *ParsedRecord, bodyOff uint64, read ReadAt) ([]byte, error) {
+	off, entries, ok := f.Table(r.DType, r.Elements, uint(r.Shift))
+	if !ok {
+		return nil, errorf(ErrCorrupt, "%s does not code %v", f.Name, r.DType)
+	}
+	if off > r.BodyLen || entries > (r.BodyLen-off)/layout.ChunkEntrySize {
+		return nil, errorf(ErrCorrupt, "chunk table of %d entries at %d outside the %d-byte body", entries, off, r.BodyLen)
+	}
+	tab, err := read(bodyOff+off, entries*layout.ChunkEntrySize)
+	if err != nil {
 		return nil, err
 	}
-	return bodyWords(r, body, nil)
+	if uint64(len(tab)) != entries*layout.ChunkEntrySize {
+		return nil, errorf(ErrTruncated, "chunk table read gave %d of %d bytes", len(tab), entries*layout.ChunkEntrySize)
+	}
+	return tab, nil
 }
 
 // HeadLen reports how many bytes of a payload ParseHead needs, from at least its first layout.PreambleSize bytes.
@@ -137,9 +152,9 @@ func (ct *Container) CheckSealAt(index int, read ReadAt) error {
 	if !ct.Checksums() {
 		return unsealedSeal(r, stored)
 	}
-	words, err := crcWordsAt(r, r.BodyOff, read)
+	got, err := sealAt(r, r.BodyOff, read, ct.MetaCRC, uint32(index))
 	if err != nil {
 		return withTensor(err, r.Name)
 	}
-	return sealMatch(r, stored, sealOf(ct.MetaCRC, uint32(index), words))
+	return sealMatch(r, stored, got)
 }
