@@ -18,9 +18,11 @@ import (
 // of heap. It measures growth above the heap left live by earlier tests in the package (pools, fixtures), so
 // the bound holds whether the test runs alone or with the rest.
 func TestStreamGiB(t *testing.T) {
-	total := int64(1 << 30)
+	// The heap may grow by the stream's working set (blocks in flight), never with the bytes piped: total stays
+	// well above bound. The race detector makes 1 GiB take minutes and adds its own allocations to the working set.
+	total, bound := int64(1<<30), uint64(64<<20)
 	if raceEnabled || testing.Short() {
-		total = 64 << 20 // the race detector makes 1 GiB take minutes; the full run is the non-race one
+		total, bound = 256<<20, 96<<20
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	block := kvLike(r, 2<<20, 0.001) // 4 MiB, varied per block below
@@ -83,7 +85,7 @@ func TestStreamGiB(t *testing.T) {
 	grow := peak.Load() - min(peak.Load(), base.HeapAlloc)
 	t.Logf("piped %d MiB, heap before %.1f MiB, peak %.1f MiB, growth %.1f MiB", total>>20,
 		float64(base.HeapAlloc)/(1<<20), float64(peak.Load())/(1<<20), float64(grow)/(1<<20))
-	require.Less(t, grow, uint64(64<<20))
+	require.Less(t, grow, bound)
 }
 
 func TestStreamEdgeCases(t *testing.T) {
