@@ -489,45 +489,61 @@ func sealOf(metaCRC, index uint32, words []uint32) uint32 {
 	return ^crc
 }
 
-// sealBlock is the bytes of words sealOfLong hands the CRC at a time.
+// sealBlock is the bytes of words a blockSealer hands the CRC at a time.
 const sealBlock = 1024
 
 var sealBufs = sync.Pool{New: func() any { return new([sealBlock]byte) }}
 
-// sealOfLong is sealOf of many words (a 512 MiB tensor has 4,096 chunks): they go through a pooled buffer a block
-// at a time, so the CRC runs on the CPU's CRC instructions, several times faster than byte-at-a-time lookups.
-func sealOfLong(metaCRC, index uint32, words []uint32) uint32 {
-	buf := sealBufs.Get().(*[sealBlock]byte)
-	defer sealBufs.Put(buf)
-	binary.LittleEndian.PutUint32(buf[0:], metaCRC)
-	binary.LittleEndian.PutUint32(buf[4:], index)
-	n, crc := 8, uint32(0)
-	for _, w := range words {
-		if n == sealBlock {
-			crc, n = crc32c.Update(crc, buf[:]), 0
-		}
-		binary.LittleEndian.PutUint32(buf[n:], w)
-		n += 4
+// blockSealer computes a seal over many words through a pooled buffer, a block at a time, so the CRC runs on the
+// CPU's CRC instructions, several times faster than byte-at-a-time lookups. sum returns the buffer to the pool.
+type blockSealer struct {
+	buf *[sealBlock]byte
+	n   int
+	crc uint32
+}
+
+func newBlockSealer(metaCRC, index uint32) blockSealer {
+	s := blockSealer{buf: sealBufs.Get().(*[sealBlock]byte), n: 8}
+	binary.LittleEndian.PutUint32(s.buf[0:], metaCRC)
+	binary.LittleEndian.PutUint32(s.buf[4:], index)
+	return s
+}
+
+// word adds the little-endian bytes of w.
+func (s *blockSealer) word(w uint32) {
+	if s.n == sealBlock {
+		s.flush()
 	}
-	return crc32c.Update(crc, buf[:n])
+	binary.LittleEndian.PutUint32(s.buf[s.n:], w)
+	s.n += 4
+}
+
+// flush hands a full buffer to the CRC (out of word, so that word inlines into its callers' loops).
+func (s *blockSealer) flush() { s.crc, s.n = crc32c.Update(s.crc, s.buf[:]), 0 }
+
+func (s *blockSealer) sum() uint32 {
+	crc := crc32c.Update(s.crc, s.buf[:s.n])
+	sealBufs.Put(s.buf)
+	return crc
+}
+
+// sealOfLong is sealOf of many words (a 512 MiB tensor has 4,096 chunks).
+func sealOfLong(metaCRC, index uint32, words []uint32) uint32 {
+	s := newBlockSealer(metaCRC, index)
+	for _, w := range words {
+		s.word(w)
+	}
+	return s.sum()
 }
 
 // sealOfTable is sealOf of the crc words (word layout.EntryCRC) of the chunk-table entries in tab, read in place.
 func sealOfTable(metaCRC, index uint32, tab []byte) uint32 {
 	const size, at = layout.ChunkEntrySize, 4 * layout.EntryCRC
-	buf := sealBufs.Get().(*[sealBlock]byte)
-	defer sealBufs.Put(buf)
-	binary.LittleEndian.PutUint32(buf[0:], metaCRC)
-	binary.LittleEndian.PutUint32(buf[4:], index)
-	n, crc := 8, uint32(0)
+	s := newBlockSealer(metaCRC, index)
 	for ; len(tab) >= size; tab = tab[size:] {
-		if n == sealBlock {
-			crc, n = crc32c.Update(crc, buf[:]), 0
-		}
-		copy(buf[n:n+4], tab[at:at+4])
-		n += 4
+		s.word(binary.LittleEndian.Uint32(tab[at:]))
 	}
-	return crc32c.Update(crc, buf[:n])
+	return s.sum()
 }
 
 // bodyWords appends to dst the checksum words of a tensor body that has passed its format's structural checks:
