@@ -9,11 +9,6 @@ const uint N = 1u << SHIFT;       // values per full chunk
 const uint UNITS = N / 32u;       // 32-value units per full chunk
 const uint ITERS = UNITS / WG;    // units per thread (WG divides UNITS: the host checks)
 const uint PIECE_WORDS = 3u * N / 32u; // plane-piece words of a full chunk
-#if defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE)
-// Words of a chunk's scratch slot, where pass 1 leaves its side piece for tbe3_place: rawSide(N) / 4, which holds a
-// raw chunk's side piece and the ceil(k/4) words of a coded chunk's k fallback bytes (coded only while fewer).
-const uint SCRATCH = (N - TBE3_TILE_BYTES * (N / TBE3_TILE_VALUES)) / 4u;
-#endif
 
 uint tiles(uint m) { return (m + TBE3_TILE_VALUES - 1u) / TBE3_TILE_VALUES; }
 

@@ -1,14 +1,8 @@
 #version 450
-// TBE-3 encode, pass 1 of 2: one workgroup per chunk (grid-stride). Finds the chunk's window (histogram of its
-// exponents), writes its plane and SM pieces at their fixed offsets, its side piece (fallback bytes, or a raw chunk's
-// remaining exponents) to a per-chunk scratch slot, its table info word, the linear CRC of its dense pieces (in the
-// CRC word, finished by pass 2) and its side size into a per-64-chunk block sum, from which pass 2 (tbe3_place)
-// finds the side offsets.
-//
-// Fallback bytes go to the slot in value order: the main loop keeps each unit's fallback mask (code 0) in shared
-// memory; then invocation t takes the units [t·ITERS, (t+1)·ITERS), whose fallbacks have consecutive ranks from one
-// ordered scan of its count (scanStep), reads their exponents again (cache hits by now) and ORs them, four to a
-// word, into the slot's words, zeroed first (several invocations share a word where their ranks meet).
+// TBE-3 encode, pass 1 of 3: one workgroup per chunk (grid-stride). Finds the chunk's window (histogram of its
+// exponents), writes its plane and SM pieces at their fixed offsets, its table info word, the linear CRC of its dense
+// pieces (in the CRC word, finished by pass 3) and its side size into a per-64-chunk block sum for the prefix sum of
+// pass 2 (sz4_scan). Fallback bytes and raw side pieces are written by pass 3, once side offsets are known.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -26,7 +20,6 @@
 shared uint hist[256];
 shared uint lut[256]; // exponent -> code (0: fallback)
 shared uint best;
-shared uint fbMask[UNITS]; // unit u's fallbacks (code 0): bit b for value 32u + b
 
 // value v (chunk-local, < m) of segment chunk lc
 uint valueAt(uint lc, uint v) {
@@ -121,7 +114,6 @@ void main() {
             q0 &= pm;
             q1 &= pm;
             q2 &= pm;
-            fbMask[u] = ~(q0 | q1 | q2) & pm;
             if (raw) {
                 // Raw: the plane piece holds exponent bytes (word q: values 4q..4q+3), zeros past m.
                 q0 = 0u; q1 = 0u; q2 = 0u;
@@ -159,42 +151,6 @@ void main() {
         }
         uint lin = 0u;
         if (pc.checksums != 0u) lin = denseCRC(aP0, aP1, aP2, aS, ks, m);
-        // The side piece to the chunk's scratch slot, the words tbe3_place copies: a raw chunk's exponents of
-        // values planePiece(m) .. m-1, or a coded chunk's k fallback exponents, zeros after either up to a word.
-        uint slot = lc * SCRATCH;
-        if (raw) {
-            uint pBytes = planePiece(m);
-            for (uint q = t; q < rawSide(m) / 4u; q += WG) {
-                uint wd = 0u;
-                for (uint b = 0u; b < 4u; b++) {
-                    uint v = pBytes + 4u * q + b;
-                    if (v < m) wd |= ((valueAt(lc, v) >> 7) & 0xFFu) << (8u * b);
-                }
-                scratch[slot + q] = wd;
-            }
-        } else if (k > 0u) {
-            for (uint q = t; q < (k + 3u) / 4u; q += WG) scratch[slot + q] = 0u;
-            if (t == 0u) carry = 0u;
-            memoryBarrierBuffer();
-            barrier(); // the slot's words are zero and every unit's mask is in
-            uint u0 = t * ITERS, n = 0u;
-            for (uint i = 0u; i < ITERS; i++) n += bitCount(fbMask[u0 + i]);
-            uint rank = scanStep(n);
-            uint wq = 0xFFFFFFFFu, wd = 0u; // the slot word being filled and its bytes
-            for (uint i = 0u; i < ITERS; i++) {
-                for (uint z = fbMask[u0 + i]; z != 0u; z &= z - 1u) {
-                    uint r = min(rank, k - 1u); // the scan counts exactly k fallbacks; bounded all the same
-                    rank++;
-                    if (r / 4u != wq) {
-                        if (wd != 0u) atomicOr(scratch[slot + wq], wd);
-                        wq = r / 4u;
-                        wd = 0u;
-                    }
-                    wd |= ((valueAt(lc, 32u * (u0 + i) + uint(findLSB(z))) >> 7) & 0xFFu) << (8u * (r & 3u));
-                }
-            }
-            if (wd != 0u) atomicOr(scratch[slot + wq], wd);
-        }
         if (t == 0u) {
             uint info = raw ? (CHUNK_RAW << KIND_SHIFT) : ((w << TBE3_WINDOW_SHIFT) | k);
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;

@@ -3,17 +3,14 @@ package vkcodec
 import (
 	"strings"
 
-	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/shaders"
 )
 
-// TBE-3 on the Vulkan backend (docs/FORMAT.md §12): encode in two passes as SplitZip-4's (tbe3_encode: window,
-// dense pieces and their partial CRC, side pieces to per-chunk scratch slots; tbe3_place: side offsets from pass 1's
-// block sums, side pieces placed, CRCs finished), decode in one (tbe3_decode). The SM stream may start at any word
-// of a binding (the kernels then use word access), and every side word placed is a whole scratch word written by
-// pass 1 (a coded chunk zeroes its slot's words before ORing fallback bytes in), so nothing of the body is cleared
-// beforehand.
+// TBE-3 on the Vulkan backend (docs/FORMAT.md §12): encode in three passes (tbe3_encode: window, dense pieces and
+// their partial CRC; sz4_scan: prefix sum of side sizes; tbe3_place: side pieces and CRCs), decode in one
+// (tbe3_decode). The SM stream may start at any word of a binding (the kernels then use word access), and the place
+// pass zeroes each coded chunk's side piece itself, so nothing of the body is cleared beforehand.
 
 func init() { register(layout.FormatTBE3, tbe3Codec{}) }
 
@@ -32,7 +29,6 @@ func (tbe3Codec) kernelDefaults(kernel string) (crcBits, unroll int) {
 type tbe3Seg struct {
 	first, count     uint64
 	vals, planes, sm view
-	scratch          loc // encode: the side pieces, a slot of TBE3RawSide(chunk values) bytes per chunk
 }
 
 // tbe3Plan is the device layout of one TBE-3 tensor.
@@ -45,8 +41,6 @@ type tbe3Plan struct {
 	sideLen      uint32
 	work, status loc
 	nb           uint64
-	kdFull       uint32 // x^(8·|dense pieces|) of a full chunk, and of the last chunk
-	kdLast       uint32
 }
 
 // tbe3Offsets is where a TBE-3 body keeps its SM stream, chunk table and side section (the plane stream starts
@@ -95,38 +89,23 @@ func (tbe3Codec) shape(t *tensor) shape {
 	return sideShape(g.MinBodySize(), g.MaxBodySize(), g.SideOffset(), g.Chunks())
 }
 
-// deviceBytes: SplitZip-4's estimate, whose dense streams of 12/8 bytes per value against TBE-3's 11/8 cover TBE-3's
-// side section of at most 5/8 against 4/8, plus the 1/8 by which TBE-3's scratch slots (5/8) exceed SplitZip-4's.
+// deviceBytes: SplitZip-4's estimate bounds TBE-3's (the same values, dense streams of 11/8 against 12/8 bytes per
+// value, and side sections of at most 5/8 against 4/8 plus 4/8 of scratch).
 func (tbe3Codec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
-	g, per := layout.SZ4{N: t.n, Shift: t.shift}, b.segChunks(t.shift)
-	total := planBytes(g, per, encode)
-	if encode {
-		extra := layout.TBE3RawSide(g.ChunkValues()) - g.ChunkValues()/2
-		for first := uint64(0); first < g.Chunks(); first += per {
-			total += alignRegion(min(per, g.Chunks()-first) * extra)
-		}
-	}
-	return total
+	return planBytes(layout.SZ4{N: t.n, Shift: t.shift}, b.segChunks(t.shift), encode)
 }
 
 // planTBE3 lays out a TBE-3 tensor whose body regions start at o.
 func (b *Backend) planTBE3(t *tensor, r *regions, o tbe3Offsets, sideLen uint64) *tbe3Plan {
 	g := tbe3Of(t)
-	last := g.ChunkLen(g.Chunks() - 1)
 	p := &tbe3Plan{t: t, g: g, wg: b.tbe3WG(t.shift), nb: (g.Chunks() + 63) / 64, work: r.work.dev,
-		status: r.status, sideLen: uint32(sideLen),
-		kdFull: crc32c.XPow(8 * (layout.TBE3PlanePiece(g.ChunkValues()) + g.ChunkValues())),
-		kdLast: crc32c.XPow(8 * (layout.TBE3PlanePiece(last) + layout.Align4(last)))}
+		status: r.status, sideLen: uint32(sideLen)}
 	b.segments(layout.SZ4{N: t.n, Shift: t.shift}, func(first, count uint64) {
 		pl, ph := tbe3PlaneRange(g, first, count)
 		sl, sh := tbe3SMRange(g, first, count)
 		vl, vh := valueRange(layout.SZ4{N: t.n, Shift: t.shift}, first, count)
-		sg := tbe3Seg{first: first, count: count, vals: r.valsAt(2*vl, layout.Align4(2*(vh-vl))),
-			planes: r.bodyAt(pl, ph-pl), sm: r.bodyAt(o.sm+sl, sh-sl)}
-		if r.encode {
-			sg.scratch = r.scratch(count * layout.TBE3RawSide(g.ChunkValues()))
-		}
-		p.segs = append(p.segs, sg)
+		p.segs = append(p.segs, tbe3Seg{first: first, count: count, vals: r.valsAt(2*vl, layout.Align4(2*(vh-vl))),
+			planes: r.bodyAt(pl, ph-pl), sm: r.bodyAt(o.sm+sl, sh-sl)})
 	})
 	p.table = r.bodyAt(o.table, layout.ChunkEntrySize*g.Chunks())
 	p.side = r.bodyAt(o.side, sideLen)
@@ -139,7 +118,7 @@ func (tbe3Codec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 }
 
 func (p *tbe3Plan) encodePlan() *plan {
-	return &plan{passes: []func(*recorder) error{p.recordEncode, p.recordPlace}}
+	return &plan{passes: []func(*recorder) error{p.recordEncode, scanPass(p.work, p.nb), p.recordPlace}}
 }
 
 func (tbe3Codec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
@@ -148,21 +127,20 @@ func (tbe3Codec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
 	return &plan{passes: []func(*recorder) error{p.recordDecode}}, nil
 }
 
-// kernel is a TBE-3 kernel's key at workgroups of wg and the CRC constants it binds (the SplitZip-4 constants: the
-// kernels use their M^4, M^(4WG), M^(8WG) tables, KC and the x^(±8·2^k) powers).
-func (p *tbe3Plan) kernel(rec *recorder, k *shaders.Kernel, wg uint32) (kernelKey, loc, error) {
-	kk := rec.b.chunkKey(k, wg, p.g.Shift)
+// kernel is a TBE-3 kernel's key and the CRC constants it binds (the SplitZip-4 constants: the kernels use their
+// M^4, M^(4WG), M^(8WG) tables, KC and the x^(±8·2^k) powers).
+func (p *tbe3Plan) kernel(rec *recorder, k *shaders.Kernel) (kernelKey, loc, error) {
+	kk := rec.b.chunkKey(k, p.wg, p.g.Shift)
 	cs, err := rec.consts(kk, p.g.Shift)
 	return kk, cs, err
 }
 
 func (p *tbe3Plan) lastLen() uint32 { return uint32(p.g.ChunkLen(p.g.Chunks() - 1)) }
 
-// perSegment records kernel k at workgroups of wg once per segment, with the push block and bindings seg gives for
-// it (cs: the CRC constants).
-func (p *tbe3Plan) perSegment(rec *recorder, k *shaders.Kernel, wg uint32,
-	seg func(sg tbe3Seg, cs loc) ([]byte, []loc)) error {
-	kk, cs, err := p.kernel(rec, k, wg)
+// perSegment records kernel k once per segment, with the push block and bindings seg gives for it (cs: the CRC
+// constants).
+func (p *tbe3Plan) perSegment(rec *recorder, k *shaders.Kernel, seg func(sg tbe3Seg, cs loc) ([]byte, []loc)) error {
+	kk, cs, err := p.kernel(rec, k)
 	if err != nil {
 		return err
 	}
@@ -176,28 +154,27 @@ func (p *tbe3Plan) perSegment(rec *recorder, k *shaders.Kernel, wg uint32,
 }
 
 func (p *tbe3Plan) recordEncode(rec *recorder) error {
-	return p.perSegment(rec, kTBE3Encode, p.wg, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+	return p.perSegment(rec, kTBE3Encode, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
 		pc := shaders.TBE3EncodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums),
 			SrcBase: uint32(sg.vals.base / 16), PlaneBase: sg.planes.words(), SMBase: sg.sm.words(),
 			TableBase: p.table.words()}
-		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, sg.sm.l, p.table.l, sg.scratch, cs, p.work}
+		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, sg.sm.l, p.table.l, cs, p.work}
 	})
 }
 
-// recordPlace records the placement pass (side_place.glsl, as SplitZip-4's), one workgroup of placeWG invocations
-// per chunk.
 func (p *tbe3Plan) recordPlace(rec *recorder) error {
-	return p.perSegment(rec, kTBE3Place, rec.b.placeWG(), func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+	return p.perSegment(rec, kTBE3Place, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
 		pc := shaders.TBE3PlacePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
-			SegChunks: uint32(sg.count), LastLen: p.lastLen(), NB: uint32(p.nb), KdFull: p.kdFull, KdLast: p.kdLast,
-			Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words()}
-		return shaders.PushBytes(&pc), []loc{p.table.l, sg.scratch, p.side.l, cs, p.work}
+			SegChunks: uint32(sg.count), LastLen: p.lastLen(), NB: uint32(p.nb), Checksums: b2u(p.t.checksums),
+			SrcBase: uint32(sg.vals.base / 16), PlaneBase: sg.planes.words(), TableBase: p.table.words(),
+			SideBase: p.side.words()}
+		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, p.table.l, p.side.l, cs, p.work}
 	})
 }
 
 func (p *tbe3Plan) recordDecode(rec *recorder) error {
-	return p.perSegment(rec, kTBE3Decode, p.wg, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+	return p.perSegment(rec, kTBE3Decode, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
 		pc := shaders.TBE3DecodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums), SideLen: p.sideLen,
 			PlaneBase: sg.planes.words(), SMBase: sg.sm.words(), TableBase: p.table.words(),
