@@ -733,14 +733,12 @@ class TestTorch(Base):
                 go = _find_keys(json.load(f), ("encode_wall_gbps", "decode_wall_gbps"))
         line = "\n  CUDA 512 MiB bf16 on %s, ratio %.4f, wall GB/s, median of %d:" % (
             torch.cuda.get_device_name(), n / len(want), iters)
-        # The Go library's own figures for a tensor in CUDA memory (`vkzip bench --source copy|cuda --json`, one
-        # object per line): the same data movement as the PyTorch-tensor and cuda_empty ways.
+        # The Go library's own figures for a tensor in CUDA memory (the outputs of `vkzip bench --source copy|cuda
+        # --json`, one after another): the same data movement as the PyTorch-tensor and cuda_empty ways.
         src_go = {}
-        for l in open(os.environ["VKZIP_GO_SOURCE_JSON"]) if os.environ.get("VKZIP_GO_SOURCE_JSON") else []:
-            if l.strip():
-                r = json.loads(l)
-                r = r.get("results", [r])[0]
-                src_go[r["source"]] = (r["encode_gbps"], r["decode_gbps"])
+        for r in _json_documents(os.environ.get("VKZIP_GO_SOURCE_JSON")):
+            r = r.get("results", [r])[0]
+            src_go[r["source"]] = (r["encode_gbps"], r["decode_gbps"])
         fracs = same_fracs = None
         for (name, codec, src, out, buf), same in zip(ways, (None, "copy", "cuda")):
             e, d, staged, copied, path = run(codec, src, out, buf)
@@ -777,6 +775,23 @@ class TestTorch(Base):
 def _growth(k0, k1):
     """How much each numeric CUDA counter grew from k0 to k1 (vkzip.cuda_counters())."""
     return {k: k1[k] - k0[k] for k in k1 if isinstance(k1[k], int) and not isinstance(k1[k], bool)}
+
+
+def _json_documents(path):
+    """Every JSON document in the file at path, one after another, each on one line or pretty-printed over several
+    (`vkzip bench --json` prints one document per run); none when path is empty."""
+    if not path:
+        return []
+    with open(path) as f:
+        text = f.read()
+    dec, docs, i = json.JSONDecoder(), [], 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i == len(text):
+            return docs
+        doc, i = dec.raw_decode(text, i)
+        docs.append(doc)
 
 
 def _find_keys(obj, keys):
