@@ -128,7 +128,7 @@ layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std43
 layout(std430, binding = 0) buffer Work { uint work[]; };
 #endif
 
-#if defined(KERNEL_SZ4_PLACE)
+#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_TBE3_PLACE)
 layout(std430, binding = 0) buffer Table { uint table[]; }; layout(std430, binding = 1) readonly buffer Scratch { uint scratch[]; }; layout(std430, binding = 2) writeonly buffer Side { uint side[]; }; layout(std430, binding = 3) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 4) buffer Work { uint work[]; };
 #endif
 
@@ -161,11 +161,7 @@ layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; }; layout(std430,
 #endif
 
 #if defined(KERNEL_TBE3_ENCODE)
-layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) writeonly buffer SMV { uvec4 smv[]; }; layout(std430, binding = 2) writeonly buffer SMW { uint smw[]; }; layout(std430, binding = 3) buffer Table { uint table[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 5) buffer Work { uint blockSum[]; };
-#endif
-
-#if defined(KERNEL_TBE3_PLACE)
-layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) readonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) buffer Table { uint table[]; }; layout(std430, binding = 3) coherent buffer Side { uint side[]; }; layout(std430, binding = 4) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 5) readonly buffer Work { uint work[]; };
+layout(std430, binding = 0) readonly buffer SrcV { uvec4 srcv[]; }; layout(std430, binding = 0) readonly buffer SrcW { uint srcw[]; }; layout(std430, binding = 1) writeonly buffer Planes { uint planes[]; }; layout(std430, binding = 2) writeonly buffer SMV { uvec4 smv[]; }; layout(std430, binding = 2) writeonly buffer SMW { uint smw[]; }; layout(std430, binding = 3) buffer Table { uint table[]; }; layout(std430, binding = 4) coherent buffer Scratch { uint scratch[]; }; layout(std430, binding = 5) readonly buffer Consts { uint consts[]; }; layout(std430, binding = 6) buffer Work { uint blockSum[]; };
 #endif
 
 #if defined(KERNEL_TBE3_DECODE) || defined(KERNEL_TBE3_DECODE_PIECES)
@@ -224,7 +220,7 @@ layout(push_constant) uniform PC { uvec4 cb; uint chunks; uint segFirst; uint se
 layout(push_constant) uniform PC { uint nb; } pc;
 #endif
 
-#if defined(KERNEL_SZ4_PLACE)
+#if defined(KERNEL_SZ4_PLACE) || defined(KERNEL_TBE3_PLACE)
 layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint nb; uint kdFull; uint kdLast; uint checksums; uint tableBase; uint sideBase; } pc;
 #endif
 
@@ -262,10 +258,6 @@ layout(push_constant) uniform PC { uint count; } pc;
 
 #if defined(KERNEL_TBE3_ENCODE)
 layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint checksums; uint srcBase; uint planeBase; uint smBase; uint tableBase; } pc;
-#endif
-
-#if defined(KERNEL_TBE3_PLACE)
-layout(push_constant) uniform PC { uint chunks; uint segFirst; uint segChunks; uint lastLen; uint nb; uint checksums; uint srcBase; uint planeBase; uint tableBase; uint sideBase; } pc;
 #endif
 
 #if defined(KERNEL_TBE3_DECODE)

@@ -154,6 +154,9 @@ var (
 	zf12Decodes = []Binding{ro("codes").with(codesSeg), ro("lows", lowsViews...).with(lowsSeg),
 		ro("heads").with(headsSeg), ro("table").with(tableAll), ro("side").with(sideMin),
 		wo("dst", dstViews...).with(dstSeg), ro("consts"), rw("status").with(statusJob)}
+	// The placement passes of side_place.glsl (sz4_place, tbe3_place).
+	sidePlaces = []Binding{rw("table"), ro("scratch").with(scratchSl), wo("side").with(sideAll), ro("consts"),
+		rw("work").with("[0,nb) block side sums (pass 1), [2nb] the total")}
 	tbe3Decodes = []Binding{ro("planes").with(planesSeg), ro("sm", smViews...).with(smSeg),
 		ro("table").with(tableAll), ro("side").with(sideMin), wo("dst", dstViews...).with(dstSeg), ro("consts"),
 		rw("status").with("flags, lowest chunk per class")}
@@ -183,9 +186,7 @@ var Kernels = []*Kernel{
 		Spec: []Spec{specWG, specShift, specRepl, specU, specCRCBits}},
 	{Name: "sz4_scan", Push: pushOf[SZ4ScanPush](),
 		Bindings: []Binding{rw("work").with("[0,nb) sums, [nb,2nb) prefixes, [2nb] total")}, Spec: []Spec{specWG}},
-	{Name: "sz4_place", Push: pushOf[SZ4PlacePush](),
-		Bindings: []Binding{rw("table"), ro("scratch").with(scratchSl), wo("side").with(sideAll), ro("consts"),
-			rw("work").with("[0,nb) block side sums (pass 1), [2nb] the total")},
+	{Name: "sz4_place", Push: pushOf[SZ4PlacePush](), Bindings: sidePlaces,
 		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
 	{Name: "sz4_decode", Push: pushOf[SZ4DecodePush](), Bindings: sz4Decodes,
 		Spec: []Spec{specWG, specShift, specRepl, specEscCap, specDebug, specU, specCRCBits}},
@@ -221,12 +222,9 @@ var Kernels = []*Kernel{
 			{"U", 4, 1, "units per thread loaded together"}}},
 	{Name: "tbe3_encode", Push: pushOf[TBE3EncodePush](),
 		Bindings: []Binding{srcSeg, wo("planes").with(planesSeg), wo("sm", smViews...).with(smSeg),
-			rw("table").with(tableAll), ro("consts"), rw("work", blockSums).with(zeroed)},
+			rw("table").with(tableAll), co("scratch").with(scratchSl), ro("consts"), rw("work", blockSums).with(zeroed)},
 		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
-	{Name: "tbe3_place", Push: pushOf[TBE3PlacePush](),
-		Bindings: []Binding{ro("src", view("SrcW", "srcw", "uint")).with("segment's values"),
-			ro("planes").with("segment's plane stream (pass 1's output)"), rw("table"), co("side").with(sideAll),
-			ro("consts"), ro("work").with(prefixes)},
+	{Name: "tbe3_place", Push: pushOf[TBE3PlacePush](), Bindings: sidePlaces,
 		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},
 	{Name: "tbe3_decode", Push: pushOf[TBE3DecodePush](), Bindings: tbe3Decodes,
 		Spec: []Spec{specWG, specShift, specRepl, specCRCBits}},

@@ -164,19 +164,9 @@ type TBE3EncodePush struct {
 	TableBase uint32 `glsl:"tableBase"` // word offset of the table
 }
 
-// TBE3PlacePush is tbe3_place's push-constant block.
-type TBE3PlacePush struct {
-	Chunks    uint32 `glsl:"chunks"`
-	SegFirst  uint32 `glsl:"segFirst"`
-	SegChunks uint32 `glsl:"segChunks"`
-	LastLen   uint32 `glsl:"lastLen"`
-	NB        uint32 `glsl:"nb"` // 64-chunk blocks
-	Checksums uint32 `glsl:"checksums"`
-	SrcBase   uint32 `glsl:"srcBase"`   // uvec4 offset of the segment's first value in binding 0
-	PlaneBase uint32 `glsl:"planeBase"` // word offsets of the segment's plane stream, the table and the side section
-	TableBase uint32 `glsl:"tableBase"`
-	SideBase  uint32 `glsl:"sideBase"`
-}
+// TBE3PlacePush is tbe3_place's push-constant block: sz4_place's (side_place.glsl serves both), KdFull and KdLast
+// over TBE-3's dense pieces.
+type TBE3PlacePush SZ4PlacePush
 
 // TBE3DecodePush is tbe3_decode's push-constant block.
 type TBE3DecodePush struct {

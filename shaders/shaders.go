@@ -18,7 +18,8 @@
 //
 //	sz4_encode.comp  SplitZip-4 encode pass 1: dense pieces, escapes to scratch, per-chunk partial CRC
 //	sz4_place.comp   pass 2: side offsets from pass 1's block sums, side pieces placed, chunk CRCs finished
-//	sz4_scan.comp    prefix sum of side sizes: pass 2 of the other formats' encoders (zf12, TBE-3, xw, huff)
+//	                 (side_place.glsl, shared with tbe3_place)
+//	sz4_scan.comp    prefix sum of side sizes: pass 2 of the other formats' encoders (zf12, xw, huff)
 //	sz4_decode.comp  SplitZip-4 decode, validation and CRC check in one pass (sz4_decode.glsl)
 //	zf12_encode.comp zf12 encode pass 1: block ranges, dense pieces, headers, raw side nibbles to scratch
 //	zf12_place.comp  zf12 pass 3 (pass 2 is sz4_scan): side pieces to their offsets, chunk CRCs finished
@@ -28,8 +29,9 @@
 //	auto_pick.comp   auto encode: each chunk's smallest candidate body, from the candidates' whole bodies
 //	auto_gather.comp auto encode: chunk pieces copied into the auto body, table written
 //	copy.comp        16-byte copy, the bandwidth roofline for benchmarks
-//	tbe3_encode.comp TBE-3 encode pass 1: window, plane and SM pieces, per-chunk partial CRC (pass 2: sz4_scan)
-//	tbe3_place.comp  TBE-3 encode pass 3: fallback bytes or raw exponents to their offsets, chunk CRCs finished
+//	tbe3_encode.comp TBE-3 encode pass 1: window, plane and SM pieces, side pieces to scratch, per-chunk partial CRC
+//	tbe3_place.comp  pass 2 (side_place.glsl): side offsets from pass 1's block sums, side pieces placed, chunk CRCs
+//	                 finished
 //	tbe3_decode.comp TBE-3 decode, validation and CRC check in one pass
 //	stored.comp      stored bodies on the device: values copied in or out, padding and CRC word written or checked
 //	exphist.comp     exponent histogram of BF16 values: the counts a per-encode codebook is calibrated from

@@ -9,6 +9,11 @@ const uint N = 1u << SHIFT;       // values per full chunk
 const uint UNITS = N / 32u;       // 32-value units per full chunk
 const uint ITERS = UNITS / WG;    // units per thread (WG divides UNITS: the host checks)
 const uint PIECE_WORDS = 3u * N / 32u; // plane-piece words of a full chunk
+#if defined(KERNEL_TBE3_ENCODE) || defined(KERNEL_TBE3_PLACE)
+// Words of a chunk's scratch slot, where pass 1 leaves its side piece for tbe3_place: rawSide(N) / 4, which holds a
+// raw chunk's side piece and the ceil(k/4) words of a coded chunk's k fallback bytes (coded only while fewer).
+const uint SCRATCH = (N - TBE3_TILE_BYTES * (N / TBE3_TILE_VALUES)) / 4u;
+#endif
 
 uint tiles(uint m) { return (m + TBE3_TILE_VALUES - 1u) / TBE3_TILE_VALUES; }
 
@@ -31,6 +36,11 @@ uint presentMask(uint u, uint m) {
 // The code-c mask of a unit from its three plane words.
 uint codeMask(uint c, uint q0, uint q1, uint q2) {
     return ((c & 1u) != 0u ? q0 : ~q0) & ((c & 2u) != 0u ? q1 : ~q1) & ((c & 4u) != 0u ? q2 : ~q2);
+}
+
+// pairCode is the six code bits of values b and b+1 of a unit: plane 0's two bits, then plane 1's, then plane 2's.
+uint pairCode(uint q0, uint q1, uint q2, uint b) {
+    return ((q0 >> b) & 3u) | (((q1 >> b) & 3u) << 2) | (((q2 >> b) & 3u) << 4);
 }
 
 // blockCRC is the linear CRC register of 8 words (32 bytes).

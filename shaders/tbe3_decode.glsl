@@ -42,6 +42,7 @@ uint gSideLen, gSideW, gTabW; // the chunk's piece: side section bytes, first si
 
 shared uint hist[256];  // exponents of the chunk's decoded values
 shared uint best;       // (coverage << 8 | 255 - start) of the best window so far
+shared uint pairE[64];  // a coded chunk's exponent bits of two values from their six code bits (0: fallback)
 
 // sideWord reads side-section word i, clamped into the buffer.
 uint sideWord(uint i) {
@@ -106,6 +107,11 @@ void main() {
         uint size = raw ? rawSide(m) : ((k + 3u) & ~3u);
         for (uint e = t; e < 256u; e += WG) hist[e] = 0u;
         if (t == 0u) carry = 0u;
+        for (uint x = t; x < 64u; x += WG) {
+            // Index bits: plane 0 of the two values, then plane 1, then plane 2 (pairCode).
+            uint c0 = (x & 1u) | ((x >> 1) & 2u) | ((x >> 2) & 4u), c1 = ((x >> 1) & 1u) | ((x >> 2) & 2u) | ((x >> 3) & 4u);
+            pairE[x] = (c0 != 0u ? (w + c0 - 1u) << 7 : 0u) | (c1 != 0u ? (w + c1 - 1u) << 23 : 0u);
+        }
         barrier();
         // Structure (tbe3.md §5b.4). Neighbouring entries agreeing pairwise is the running-sum rule.
         bool corrupt = kind > CHUNK_RAW || (raw && (info & 0x00FFFFFFu) != 0u)
@@ -164,7 +170,48 @@ void main() {
             // Fallback ranks: an ordered scan of the zero-code counts (skipped, uniformly, when there are none).
             if (!raw && k > 0u) rank = scanStep(bitCount(z));
             if (pres == 0u) continue;
-            if (!raw && bitCount(z) != 0u && rank + bitCount(z) > k) bad = true;
+            uint f = bitCount(z);
+            if (!raw && f != 0u && rank + f > k) bad = true;
+            uint ov = lc * (N / 8u) + 4u * u; // uvec4 index of the unit's output
+            if (!raw && pres == 32u && rank + f <= k && ((off + rank) & 3u) + f <= 12u) {
+                // A whole coded unit whose fallbacks are declared: its fallback bytes lie in three side words,
+                // loaded before the values are built. Each value pair's exponents come from pairE; the pairs
+                // holding fallbacks are then rewritten with their fallback bytes.
+                uint fb0 = 0u, fb1 = 0u, fb2 = 0u, fbAt = (off + rank) & 3u;
+                if (f != 0u) {
+                    uint fw = (off + rank) / 4u;
+                    fb0 = sideWord(fw);
+                    fb1 = sideWord(fw + 1u);
+                    fb2 = sideWord(fw + 2u);
+                }
+                uvec4 o[4];
+                [[unroll]] for (uint i = 0u; i < 16u; i++) {
+                    uint wd = i < 8u ? l0[i / 2u] : l1[(i - 8u) / 2u];
+                    o[i / 4u][i & 3u] = spread2((wd >> (16u * (i & 1u))) & 0xFFFFu) | pairE[pairCode(q0, q1, q2, 2u * i)];
+                }
+                [[unroll]] for (uint i = 0u; i < 4u; i++) dstv[pc.dstBase + ov + i] = o[i];
+                uint zp = (z | (z >> 1)) & 0x55555555u; // bit 2i: pair i holds a fallback
+                uint at = fbAt;                          // byte of the next fallback in fb0..fb2
+                while (zp != 0u) {
+                    uint b = findLSB(zp);
+                    zp &= zp - 1u;
+                    uint two = (z >> b) & 3u, i = b >> 1;
+                    uvec4 h = i < 8u ? (i < 4u ? o[0] : o[1]) : (i < 12u ? o[2] : o[3]);
+                    uint q = i & 3u;
+                    uint ow = q < 2u ? (q == 0u ? h.x : h.y) : (q == 2u ? h.z : h.w);
+                    for (uint hh = 0u; hh < 2u; hh++) {
+                        if ((two & (1u << hh)) == 0u) continue;
+                        uint fw = at < 8u ? (at < 4u ? fb0 : fb1) : fb2;
+                        uint e = (fw >> (8u * (at & 3u))) & 0xFFu;
+                        at++;
+                        if (e >= w && e < w + TBE3_WINDOW) bad = true;
+                        atomicAdd(hist[e], 1u);
+                        ow |= e << (7u + 16u * hh);
+                    }
+                    dstw[4u * (pc.dstBase + ov) + i] = ow;
+                }
+                continue;
+            }
             uvec4 o[4];
             for (uint i = 0u; i < 16u; i++) {
                 uint wd = i < 8u ? l0[i / 2u] : l1[(i - 8u) / 2u];
@@ -194,7 +241,6 @@ void main() {
                 }
                 o[i / 4u][i & 3u] = ow;
             }
-            uint ov = lc * (N / 8u) + 4u * u; // uvec4 index of the unit's output
             if (pres == 32u) {
                 for (uint i = 0u; i < 4u; i++) dstv[pc.dstBase + ov + i] = o[i];
             } else {

@@ -1,8 +1,14 @@
 #version 450
-// TBE-3 encode, pass 1 of 3: one workgroup per chunk (grid-stride). Finds the chunk's window (histogram of its
-// exponents), writes its plane and SM pieces at their fixed offsets, its table info word, the linear CRC of its dense
-// pieces (in the CRC word, finished by pass 3) and its side size into a per-64-chunk block sum for the prefix sum of
-// pass 2 (sz4_scan). Fallback bytes and raw side pieces are written by pass 3, once side offsets are known.
+// TBE-3 encode, pass 1 of 2: one workgroup per chunk (grid-stride). Finds the chunk's window (histogram of its
+// exponents), writes its plane and SM pieces at their fixed offsets, its side piece (fallback bytes, or a raw chunk's
+// remaining exponents) to a per-chunk scratch slot, its table info word, the linear CRC of its dense pieces (in the
+// CRC word, finished by pass 2) and its side size into a per-64-chunk block sum, from which pass 2 (tbe3_place)
+// finds the side offsets.
+//
+// Fallback bytes go to the slot in value order as the main loop codes each unit: the unit's first fallback rank
+// comes from an ordered scan of the zero-code counts (scanStep), and its fallback exponents are ORed into the chunk's
+// side words, staged in shared memory (the first SIDE_CAP words, copied to the slot at the end of the chunk) or, past
+// that, straight into the slot, zeroed first.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -20,6 +26,8 @@
 shared uint hist[256];
 shared uint lut[256]; // exponent -> code (0: fallback)
 shared uint best;
+const uint SIDE_CAP = 1024u; // side words of a coded chunk staged in shared memory
+shared uint sideS[SIDE_CAP];
 
 // value v (chunk-local, < m) of segment chunk lc
 uint valueAt(uint lc, uint v) {
@@ -81,6 +89,12 @@ void main() {
         uint k = m - (best >> 8);
         bool raw = !(((k + 3u) & ~3u) < rawSide(m));
         for (uint e = t; e < 256u; e += WG) lut[e] = e >= w && e < w + TBE3_WINDOW ? e - w + 1u : 0u;
+        uint slot = lc * SCRATCH;
+        uint sideWords = raw ? 0u : (k + 3u) / 4u;
+        for (uint q = t; q < min(sideWords, SIDE_CAP); q += WG) sideS[q] = 0u;
+        for (uint q = SIDE_CAP + t; q < sideWords; q += WG) scratch[slot + q] = 0u;
+        if (sideWords > SIDE_CAP) memoryBarrierBuffer();
+        if (t == 0u) carry = 0u;
         barrier();
 
         uint pw = 2u * tiles(m);
@@ -114,6 +128,22 @@ void main() {
             q0 &= pm;
             q1 &= pm;
             q2 &= pm;
+            uint zf = ~(q0 | q1 | q2) & pm;
+            uint rank = 0u;
+            if (!raw && k > 0u) rank = scanStep(uint(bitCount(zf))); // uniform: raw and k are the chunk's
+            if (!raw && k > 0u) {
+                for (uint zz = zf; zz != 0u; zz &= zz - 1u) {
+                    uint b = uint(findLSB(zz)), i = b >> 1;
+                    uvec4 h = i < 8u ? (i < 4u ? x[0] : x[1]) : (i < 12u ? x[2] : x[3]);
+                    uint q = i & 3u;
+                    uint wd = q < 2u ? (q == 0u ? h.x : h.y) : (q == 2u ? h.z : h.w);
+                    uint e = (wd >> ((b & 1u) != 0u ? 23u : 7u)) & 0xFFu;
+                    uint r = min(rank, k - 1u); // the window's count is exactly the chunk's zero codes; bounded
+                    rank++;
+                    if (r / 4u < SIDE_CAP) atomicOr(sideS[r / 4u], e << (8u * (r & 3u)));
+                    else atomicOr(scratch[slot + r / 4u], e << (8u * (r & 3u)));
+                }
+            }
             if (raw) {
                 // Raw: the plane piece holds exponent bytes (word q: values 4q..4q+3), zeros past m.
                 q0 = 0u; q1 = 0u; q2 = 0u;
@@ -151,6 +181,22 @@ void main() {
         }
         uint lin = 0u;
         if (pc.checksums != 0u) lin = denseCRC(aP0, aP1, aP2, aS, ks, m);
+        // The side piece to the chunk's scratch slot, the words tbe3_place copies: a raw chunk's exponents of
+        // values planePiece(m) .. m-1, or a coded chunk's k fallback exponents, zeros after either up to a word.
+        if (raw) {
+            uint pBytes = planePiece(m);
+            for (uint q = t; q < rawSide(m) / 4u; q += WG) {
+                uint wd = 0u;
+                for (uint b = 0u; b < 4u; b++) {
+                    uint v = pBytes + 4u * q + b;
+                    if (v < m) wd |= ((valueAt(lc, v) >> 7) & 0xFFu) << (8u * b);
+                }
+                scratch[slot + q] = wd;
+            }
+        } else {
+            barrier(); // every unit's fallbacks are staged
+            for (uint q = t; q < min(sideWords, SIDE_CAP); q += WG) scratch[slot + q] = sideS[q];
+        }
         if (t == 0u) {
             uint info = raw ? (CHUNK_RAW << KIND_SHIFT) : ((w << TBE3_WINDOW_SHIFT) | k);
             table[pc.tableBase + c * CHUNK_ENTRY_WORDS + ENTRY_INFO] = info;

@@ -83,6 +83,7 @@ func tuneFlags(fs *flag.FlagSet, p *vktune.Params) {
 	u32(&p.SZ4PlaceWG, "sz4-place-wg", "SplitZip-4 placement pass workgroup (default 32)")
 	u32(&p.XWEncodeWG, "xw-encode-wg", "exponent-window encoder workgroup (default 1024)")
 	u32(&p.XWDecodeWG, "xw-decode-wg", "exponent-window decoder workgroup (default: --wg)")
+	u32(&p.TBE3WG, "tbe3-wg", "TBE-3 kernels' workgroup (default 128, or --wg where that is less)")
 	h := &p.Huff
 	u32(&h.EncodeWG, "huff-encode-wg", "huff encoder workgroup (default 256)")
 	u32(&h.PlaceWG, "huff-place-wg", "huff placement workgroup (default 128)")

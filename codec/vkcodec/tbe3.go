@@ -3,14 +3,17 @@ package vkcodec
 import (
 	"strings"
 
+	"github.com/vkzip/vkzip/codec/crc32c"
 	"github.com/vkzip/vkzip/codec/layout"
 	"github.com/vkzip/vkzip/shaders"
 )
 
-// TBE-3 on the Vulkan backend (docs/FORMAT.md §12): encode in three passes (tbe3_encode: window, dense pieces and
-// their partial CRC; sz4_scan: prefix sum of side sizes; tbe3_place: side pieces and CRCs), decode in one
-// (tbe3_decode). The SM stream may start at any word of a binding (the kernels then use word access), and the place
-// pass zeroes each coded chunk's side piece itself, so nothing of the body is cleared beforehand.
+// TBE-3 on the Vulkan backend (docs/FORMAT.md §12): encode in two passes as SplitZip-4's (tbe3_encode: window,
+// dense pieces and their partial CRC, side pieces to per-chunk scratch slots; tbe3_place: side offsets from pass 1's
+// block sums, side pieces placed, CRCs finished), decode in one (tbe3_decode). The SM stream may start at any word
+// of a binding (the kernels then use word access), and every side word placed is a whole scratch word written by
+// pass 1 (a coded chunk zeroes its slot's words before ORing fallback bytes in), so nothing of the body is cleared
+// beforehand.
 
 func init() { register(layout.FormatTBE3, tbe3Codec{}) }
 
@@ -29,6 +32,7 @@ func (tbe3Codec) kernelDefaults(kernel string) (crcBits, unroll int) {
 type tbe3Seg struct {
 	first, count     uint64
 	vals, planes, sm view
+	scratch          loc // encode: the side pieces, a slot of TBE3RawSide(chunk values) bytes per chunk
 }
 
 // tbe3Plan is the device layout of one TBE-3 tensor.
@@ -41,6 +45,8 @@ type tbe3Plan struct {
 	sideLen      uint32
 	work, status loc
 	nb           uint64
+	kdFull       uint32 // x^(8·|dense pieces|) of a full chunk, and of the last chunk
+	kdLast       uint32
 }
 
 // tbe3Offsets is where a TBE-3 body keeps its SM stream, chunk table and side section (the plane stream starts
@@ -72,9 +78,12 @@ func tbe3SMRange(g layout.TBE3, first, count uint64) (lo, hi uint64) {
 	return lo, (first + count) << g.Shift
 }
 
-// tbe3WG is the workgroup size of the TBE-3 kernels: each thread handles whole 32-value units, so it must divide
-// the n/32 units of a chunk.
-func (b *Backend) tbe3WG(shift uint) uint32 { return min(uint32(b.t.WorkGroup), uint32(1)<<shift/32) }
+// tbe3WG is the workgroup size of the TBE-3 kernels: Tune.TBE3WG, else 128 (faster than 256 both ways on an
+// H100: more workgroups per SM, cheaper barriers), else the chunk kernels' where that is less. Each thread handles
+// whole 32-value units, so it must divide the n/32 units of a chunk.
+func (b *Backend) tbe3WG(shift uint) uint32 {
+	return min(b.xwWG(b.t.TBE3WG, min(128, uint32(b.t.WorkGroup))), uint32(1)<<shift/32)
+}
 
 func (tbe3Codec) check(b *Backend, t *tensor) error {
 	if t.shift < layout.MinChunkShift || t.shift > layout.MaxChunkShift || t.n > layout.MaxCodedValues || t.n == 0 {
@@ -89,23 +98,38 @@ func (tbe3Codec) shape(t *tensor) shape {
 	return sideShape(g.MinBodySize(), g.MaxBodySize(), g.SideOffset(), g.Chunks())
 }
 
-// deviceBytes: SplitZip-4's estimate bounds TBE-3's (the same values, dense streams of 11/8 against 12/8 bytes per
-// value, and side sections of at most 5/8 against 4/8 plus 4/8 of scratch).
+// deviceBytes: SplitZip-4's estimate, whose dense streams of 12/8 bytes per value against TBE-3's 11/8 cover TBE-3's
+// side section of at most 5/8 against 4/8, plus the 1/8 by which TBE-3's scratch slots (5/8) exceed SplitZip-4's.
 func (tbe3Codec) deviceBytes(b *Backend, t *tensor, encode bool) uint64 {
-	return planBytes(layout.SZ4{N: t.n, Shift: t.shift}, b.segChunks(t.shift), encode)
+	g, per := layout.SZ4{N: t.n, Shift: t.shift}, b.segChunks(t.shift)
+	total := planBytes(g, per, encode)
+	if encode {
+		extra := layout.TBE3RawSide(g.ChunkValues()) - g.ChunkValues()/2
+		for first := uint64(0); first < g.Chunks(); first += per {
+			total += alignRegion(min(per, g.Chunks()-first) * extra)
+		}
+	}
+	return total
 }
 
 // planTBE3 lays out a TBE-3 tensor whose body regions start at o.
 func (b *Backend) planTBE3(t *tensor, r *regions, o tbe3Offsets, sideLen uint64) *tbe3Plan {
 	g := tbe3Of(t)
+	last := g.ChunkLen(g.Chunks() - 1)
 	p := &tbe3Plan{t: t, g: g, wg: b.tbe3WG(t.shift), nb: (g.Chunks() + 63) / 64, work: r.work.dev,
-		status: r.status, sideLen: uint32(sideLen)}
+		status: r.status, sideLen: uint32(sideLen),
+		kdFull: crc32c.XPow(8 * (layout.TBE3PlanePiece(g.ChunkValues()) + g.ChunkValues())),
+		kdLast: crc32c.XPow(8 * (layout.TBE3PlanePiece(last) + layout.Align4(last)))}
 	b.segments(layout.SZ4{N: t.n, Shift: t.shift}, func(first, count uint64) {
 		pl, ph := tbe3PlaneRange(g, first, count)
 		sl, sh := tbe3SMRange(g, first, count)
 		vl, vh := valueRange(layout.SZ4{N: t.n, Shift: t.shift}, first, count)
-		p.segs = append(p.segs, tbe3Seg{first: first, count: count, vals: r.valsAt(2*vl, layout.Align4(2*(vh-vl))),
-			planes: r.bodyAt(pl, ph-pl), sm: r.bodyAt(o.sm+sl, sh-sl)})
+		sg := tbe3Seg{first: first, count: count, vals: r.valsAt(2*vl, layout.Align4(2*(vh-vl))),
+			planes: r.bodyAt(pl, ph-pl), sm: r.bodyAt(o.sm+sl, sh-sl)}
+		if r.encode {
+			sg.scratch = r.scratch(count * layout.TBE3RawSide(g.ChunkValues()))
+		}
+		p.segs = append(p.segs, sg)
 	})
 	p.table = r.bodyAt(o.table, layout.ChunkEntrySize*g.Chunks())
 	p.side = r.bodyAt(o.side, sideLen)
@@ -118,7 +142,7 @@ func (tbe3Codec) encode(b *Backend, t *tensor, r *regions) (*plan, error) {
 }
 
 func (p *tbe3Plan) encodePlan() *plan {
-	return &plan{passes: []func(*recorder) error{p.recordEncode, scanPass(p.work, p.nb), p.recordPlace}}
+	return &plan{passes: []func(*recorder) error{p.recordEncode, p.recordPlace}}
 }
 
 func (tbe3Codec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
@@ -127,20 +151,21 @@ func (tbe3Codec) decode(b *Backend, t *tensor, r *regions) (*plan, error) {
 	return &plan{passes: []func(*recorder) error{p.recordDecode}}, nil
 }
 
-// kernel is a TBE-3 kernel's key and the CRC constants it binds (the SplitZip-4 constants: the kernels use their
-// M^4, M^(4WG), M^(8WG) tables, KC and the x^(±8·2^k) powers).
-func (p *tbe3Plan) kernel(rec *recorder, k *shaders.Kernel) (kernelKey, loc, error) {
-	kk := rec.b.chunkKey(k, p.wg, p.g.Shift)
+// kernel is a TBE-3 kernel's key at workgroups of wg and the CRC constants it binds (the SplitZip-4 constants: the
+// kernels use their M^4, M^(4WG), M^(8WG) tables, KC and the x^(±8·2^k) powers).
+func (p *tbe3Plan) kernel(rec *recorder, k *shaders.Kernel, wg uint32) (kernelKey, loc, error) {
+	kk := rec.b.chunkKey(k, wg, p.g.Shift)
 	cs, err := rec.consts(kk, p.g.Shift)
 	return kk, cs, err
 }
 
 func (p *tbe3Plan) lastLen() uint32 { return uint32(p.g.ChunkLen(p.g.Chunks() - 1)) }
 
-// perSegment records kernel k once per segment, with the push block and bindings seg gives for it (cs: the CRC
-// constants).
-func (p *tbe3Plan) perSegment(rec *recorder, k *shaders.Kernel, seg func(sg tbe3Seg, cs loc) ([]byte, []loc)) error {
-	kk, cs, err := p.kernel(rec, k)
+// perSegment records kernel k at workgroups of wg once per segment, with the push block and bindings seg gives for
+// it (cs: the CRC constants).
+func (p *tbe3Plan) perSegment(rec *recorder, k *shaders.Kernel, wg uint32,
+	seg func(sg tbe3Seg, cs loc) ([]byte, []loc)) error {
+	kk, cs, err := p.kernel(rec, k, wg)
 	if err != nil {
 		return err
 	}
@@ -154,27 +179,28 @@ func (p *tbe3Plan) perSegment(rec *recorder, k *shaders.Kernel, seg func(sg tbe3
 }
 
 func (p *tbe3Plan) recordEncode(rec *recorder) error {
-	return p.perSegment(rec, kTBE3Encode, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+	return p.perSegment(rec, kTBE3Encode, p.wg, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
 		pc := shaders.TBE3EncodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums),
 			SrcBase: uint32(sg.vals.base / 16), PlaneBase: sg.planes.words(), SMBase: sg.sm.words(),
 			TableBase: p.table.words()}
-		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, sg.sm.l, p.table.l, cs, p.work}
+		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, sg.sm.l, p.table.l, sg.scratch, cs, p.work}
 	})
 }
 
+// recordPlace records the placement pass (side_place.glsl, as SplitZip-4's), one workgroup of placeWG invocations
+// per chunk.
 func (p *tbe3Plan) recordPlace(rec *recorder) error {
-	return p.perSegment(rec, kTBE3Place, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+	return p.perSegment(rec, kTBE3Place, rec.b.placeWG(), func(sg tbe3Seg, cs loc) ([]byte, []loc) {
 		pc := shaders.TBE3PlacePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
-			SegChunks: uint32(sg.count), LastLen: p.lastLen(), NB: uint32(p.nb), Checksums: b2u(p.t.checksums),
-			SrcBase: uint32(sg.vals.base / 16), PlaneBase: sg.planes.words(), TableBase: p.table.words(),
-			SideBase: p.side.words()}
-		return shaders.PushBytes(&pc), []loc{sg.vals.l, sg.planes.l, p.table.l, p.side.l, cs, p.work}
+			SegChunks: uint32(sg.count), LastLen: p.lastLen(), NB: uint32(p.nb), KdFull: p.kdFull, KdLast: p.kdLast,
+			Checksums: b2u(p.t.checksums), TableBase: p.table.words(), SideBase: p.side.words()}
+		return shaders.PushBytes(&pc), []loc{p.table.l, sg.scratch, p.side.l, cs, p.work}
 	})
 }
 
 func (p *tbe3Plan) recordDecode(rec *recorder) error {
-	return p.perSegment(rec, kTBE3Decode, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
+	return p.perSegment(rec, kTBE3Decode, p.wg, func(sg tbe3Seg, cs loc) ([]byte, []loc) {
 		pc := shaders.TBE3DecodePush{Chunks: uint32(p.g.Chunks()), SegFirst: uint32(sg.first),
 			SegChunks: uint32(sg.count), LastLen: p.lastLen(), Checksums: b2u(p.t.checksums), SideLen: p.sideLen,
 			PlaneBase: sg.planes.words(), SMBase: sg.sm.words(), TableBase: p.table.words(),

@@ -284,3 +284,51 @@ func TestTBE3KernelChecksTable(t *testing.T) {
 	}
 	require.NotZero(t, corrupt)
 }
+
+// TestTBE3ScratchSlots checks the encoder's scratch slots at their limits: chunks of k fallbacks up to the most that
+// stay coded (636 of 1,024 values: the slot but its last word) and just past them (raw), in one segment and in
+// segments of 4 chunks.
+func TestTBE3ScratchSlots(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const shift = 10
+	ks := []int{636, 637, 633, 0, 1, 635, 640, 100, 636, 3}
+	var src []byte
+	for _, k := range ks {
+		vals := make([]uint16, 1<<shift)
+		for i := range vals {
+			e := 120 + r.IntN(layout.TBE3Window) // the window
+			if i < k {
+				e = r.IntN(100) // fallbacks, too spread out to make a better window
+			}
+			vals[i] = uint16(e)<<7 | uint16(r.Uint32()&0x807F)
+		}
+		r.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+		for _, v := range vals {
+			src = binary.LittleEndian.AppendUint16(src, v)
+		}
+	}
+	src = append(src, kvLike(r, 5, 0.5)...)
+	g := layout.TBE3{N: uint64(len(src) / 2), Shift: shift}
+	for _, slab := range []uint64{0, 8 << 10} {
+		vb := openTest(t, Options{})
+		if slab != 0 {
+			vb.slabMax = slab
+			require.Equal(t, uint64(4), vb.segChunks(shift))
+		}
+		for _, cs := range []bool{true, false} {
+			want := tbe3Ref(t, src, shift, cs)
+			for c, k := range ks {
+				info := binary.LittleEndian.Uint32(want[g.TableOffset()+layout.ChunkEntrySize*uint64(c):])
+				if layout.TBE3CodedFits(1<<shift, uint64(k)) {
+					require.Equal(t, uint32(k), info&layout.TBE3CountMask, "chunk %d", c)
+				} else {
+					require.Equal(t, uint32(layout.ChunkRaw), info>>layout.KindShift, "chunk %d", c)
+				}
+			}
+			jobs := []codec.EncodeJob{tbe3Job(src, shift, cs)}
+			require.NoError(t, vb.Encode(context.Background(), jobs))
+			require.True(t, string(want) == string(jobs[0].Out), "slab %d checksums %v: differs at %d", slab, cs,
+				firstDiff(want, jobs[0].Out))
+		}
+	}
+}

@@ -35,6 +35,9 @@ type Params struct {
 	// XWEncodeWG and XWDecodeWG are the workgroups of the exponent-window encoder (default 1024, or the device's
 	// limit: a chunk's value words stay in registers across the window choice) and decoder (default WorkGroup).
 	XWEncodeWG, XWDecodeWG uint32
+	// TBE3WG is the workgroup of the TBE-3 encode, placement and decode kernels (default 128, or WorkGroup where
+	// that is less; at most a chunk's 32-value units).
+	TBE3WG uint32
 	// Queues is the compute queues the device opens, 1 to 8 (default 0: min(4, what the queue family offers)):
 	// more queues let more submissions run at once, each queue costs driver resources.
 	Queues int
