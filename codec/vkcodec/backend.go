@@ -158,6 +158,16 @@ func (b *Backend) fitSharedMemory(limit uint32) error {
 	}
 }
 
+// knobWG is the workgroup size of knob (def when 0) within the device's limits, at least its widest subgroup.
+func (b *Backend) knobWG(knob, def uint32) uint32 {
+	if knob == 0 {
+		knob = def
+	}
+	lim := b.info.Limits
+	return floorPow2(max(min(knob, 1024, lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0]),
+		b.minWorkGroup()))
+}
+
 // minWorkGroup is the smallest workgroup the chunk kernels take: one whole subgroup of the widest size the device
 // may run (the SplitZip-4 encoder hands a subgroup's values round in passes of gl_SubgroupSize invocations, which a
 // workgroup smaller than its subgroup would leave partly unfilled).

@@ -82,7 +82,7 @@ func tbe3SMRange(g layout.TBE3, first, count uint64) (lo, hi uint64) {
 // H100: more workgroups per SM, cheaper barriers), else the chunk kernels' where that is less. Each thread handles
 // whole 32-value units, so it must divide the n/32 units of a chunk.
 func (b *Backend) tbe3WG(shift uint) uint32 {
-	return min(b.xwWG(b.t.TBE3WG, min(128, uint32(b.t.WorkGroup))), uint32(1)<<shift/32)
+	return min(b.knobWG(b.t.TBE3WG, min(128, uint32(b.t.WorkGroup))), uint32(1)<<shift/32)
 }
 
 func (tbe3Codec) check(b *Backend, t *tensor) error {

@@ -180,20 +180,10 @@ func (b *Backend) xwDecodeBits(x layout.XW, wg uint32, bits int) int {
 // xwEncodeWG is xw_encode's workgroup size: as wide as the device allows (up to 1024, or Tune.XWEncodeWG), so
 // that a chunk's groups are few per invocation and their value words stay in registers between the window choice
 // and the coding.
-func (b *Backend) xwEncodeWG() uint32 { return b.xwWG(b.t.XWEncodeWG, 1024) }
+func (b *Backend) xwEncodeWG() uint32 { return b.knobWG(b.t.XWEncodeWG, 1024) }
 
 // xwDecodeWG is the decoders' workgroup size: Tune.XWDecodeWG, else the chunk kernels'.
-func (b *Backend) xwDecodeWG() uint32 { return b.xwWG(b.t.XWDecodeWG, uint32(b.t.WorkGroup)) }
-
-// xwWG is a workgroup size of knob (def when 0) within the device's limits, at least its widest subgroup.
-func (b *Backend) xwWG(knob, def uint32) uint32 {
-	if knob == 0 {
-		knob = def
-	}
-	lim := b.info.Limits
-	return floorPow2(max(min(knob, 1024, lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0]),
-		b.minWorkGroup()))
-}
+func (b *Backend) xwDecodeWG() uint32 { return b.knobWG(b.t.XWDecodeWG, uint32(b.t.WorkGroup)) }
 
 // recordEncode records pass 1 (xw_encode): dense streams and their linear CRC, escapes to scratch, info words and
 // side sizes.
