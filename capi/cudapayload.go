@@ -231,9 +231,9 @@ func (cd *cudaDev) encodeToDevice(ctx context.Context, c *codec.Codec, d layout.
 // decodeFromDevice decodes the payload of srcLen bytes at CUDA address src into CUDA memory at ptr (dstCap bytes),
 // after the caller's work on stream and before it returns; the decoded length. Outside the handle's allocations
 // ptr is written only once the whole body and the seal verified. The seal is checked on the host once the decode
-// is submitted: a payload in CUDA's own memory is read meanwhile; one in the handle's allocations is read through
-// Vulkan, whose transfer may queue behind the decode. A payload the device does not decode (several tensors, stored or auto
-// bodies) gives a stagedReason.
+// is submitted: a payload in CUDA's own memory is read meanwhile; of one in the handle's allocations, the seal and
+// chunk table are fetched through Vulkan in a transfer queued just ahead of the decode. A payload the device does not
+// decode (several tensors, stored or auto bodies) gives a stagedReason.
 func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCap, stream uint64) (uint64, error) {
 	st, err := cd.stream(stream)
 	if err != nil {
@@ -243,8 +243,9 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 		return 0, err
 	}
 	read := cudaRead(cd.cc, src, srcLen)
-	if r, ok := cd.allocRange(src, srcLen, 1); ok {
-		read = vkRead(ctx, cd.vb.VK(), r, srcLen)
+	whole, inAlloc := cd.allocRange(src, srcLen, 1)
+	if inAlloc {
+		read = vkRead(ctx, cd.vb.VK(), whole, srcLen)
 	}
 	ct, err := codec.ParseHeadAt(read, 0, srcLen)
 	if err != nil {
@@ -280,10 +281,45 @@ func (cd *cudaDev) decodeFromDevice(ctx context.Context, src, srcLen, ptr, dstCa
 	if err != nil {
 		return 0, err
 	}
-	if err := cd.dc.decodeBody(ctx, pl, body, vals, func() error { return ct.CheckSealAt(0, read) }); err != nil {
+	// What the seal check reads of a payload in the handle's memory is fetched in one transfer queued ahead of the
+	// decode, so the check runs while the device decodes instead of waiting behind it.
+	sealRead := read
+	var fetch *vk.Fetch
+	if spans, ok := ct.SealSpans(0); inAlloc && ok && len(spans) > 0 {
+		pieces := make([]vk.Piece, len(spans))
+		for i, sp := range spans {
+			pieces[i] = vk.Piece{Off: whole.Offset + sp.Off, Data: make([]byte, sp.Len)}
+		}
+		if f, ferr := cd.vb.VK().StartFetch(whole.Buf, pieces); ferr == nil {
+			fetch, sealRead = f, fetchedRead(spans, pieces, read)
+			defer fetch.Wait(ctx) // a no-op once the check waited; else the staging buffer goes back
+		}
+	}
+	check := func() error {
+		if fetch != nil {
+			if err := fetch.Wait(ctx); err != nil {
+				return err
+			}
+		}
+		return ct.CheckSealAt(0, sealRead)
+	}
+	if err := cd.dc.decodeBody(ctx, pl, body, vals, check); err != nil {
 		return 0, err
 	}
 	return n, cd.deliver(st, ptr, n, inPlace)
+}
+
+// fetchedRead serves reads of exactly the spans from the pieces StartFetch filled (valid once it was waited for),
+// and other reads through next.
+func fetchedRead(spans []codec.Span, pieces []vk.Piece, next codec.ReadAt) codec.ReadAt {
+	return func(off, n uint64) ([]byte, error) {
+		for i, sp := range spans {
+			if sp.Off == off && sp.Len == n {
+				return pieces[i].Data, nil
+			}
+		}
+		return next(off, n)
+	}
 }
 
 // headKey is the tensor a header length was last seen for: the next body of that tensor is placed after a header
@@ -457,13 +493,49 @@ func vkzipgo_payload_info_cuda(src C.uint64_t, n C.size_t, dev C.int32_t, stream
 		if err := cudaSync(cc, uint64(stream)); err != nil {
 			return err
 		}
-		pi, err := readInfoAt(uint64(n), cudaRead(cc, uint64(src), uint64(n)))
+		pi, ok, err := infoInAlloc(uint64(src), uint64(n), int(dev))
+		if !ok {
+			pi, err = readInfoAt(uint64(n), cudaRead(cc, uint64(src), uint64(n)))
+		}
 		if err != nil {
 			return err
 		}
 		putInfo(info, pi)
 		return nil
 	})
+}
+
+// infoInAlloc reads the info of the payload of n bytes at CUDA address src when it lies in an allocation of an open
+// handle on CUDA device dev: through that handle's Vulkan device, as that handle's decode then reads the header again
+// (on an H100 the Vulkan read took ~40 µs against ~58 through CUDA, and the decode's own header read after it ~33
+// against 45-87). ok is false elsewhere.
+func infoInAlloc(src, n uint64, dev int) (pi payloadInfo, ok bool, err error) {
+	handlesMu.Lock()
+	open := make([]uint64, 0, len(handles))
+	for id := range handles {
+		open = append(open, id)
+	}
+	handlesMu.Unlock()
+	for _, id := range open {
+		h, release, aerr := acquire(id)
+		if aerr != nil {
+			continue // closed meanwhile
+		}
+		cd := &h.cuda
+		cd.mu.Lock()
+		if cd.started && cd.broken == "" && cd.ordinal == dev && cd.vb != nil {
+			if r, in := cd.allocRange(src, n, 1); in {
+				pi, err = readInfoAt(n, vkRead(context.Background(), cd.vb.VK(), r, n))
+				ok = true
+			}
+		}
+		cd.mu.Unlock()
+		release()
+		if ok {
+			return pi, true, err
+		}
+	}
+	return pi, false, nil
 }
 
 // onDevice runs op on handle h's device path for CUDA device dev, or fallback with the reason that path is not

@@ -134,6 +134,36 @@ func ParseHeadAt(read ReadAt, off, total uint64) (*Container, error) {
 	return ParseHead(head, rest)
 }
 
+// A Span is a byte range of a payload: Len bytes at offset Off.
+type Span struct{ Off, Len uint64 }
+
+// SealSpans are the byte ranges, offsets from the container's first byte, that CheckSealAt(index, read) reads, in
+// the order it reads them: none for an unsealed container, else the seal, then (with checksums) the chunk table of a
+// format that places one by the geometry. ok is false where CheckSealAt would read the whole body, or fail before
+// reading. A caller whose reads are slow fetches the spans together, ahead of other work.
+func (ct *Container) SealSpans(index int) (spans []Span, ok bool) {
+	if index < 0 || index >= len(ct.Recs) || ct.Recs[index].Blob {
+		return nil, false
+	}
+	if !ct.Sealed() {
+		return nil, true
+	}
+	r := &ct.Recs[index]
+	spans = []Span{{r.SealOff(), layout.SealSize}}
+	if !ct.Checksums() {
+		return spans, true
+	}
+	f, found := LookupFormat(r.Format)
+	if !found || f.Table == nil {
+		return nil, false
+	}
+	off, entries, geom := f.Table(r.DType, r.Elements, uint(r.Shift))
+	if !geom || off > r.BodyLen || entries > (r.BodyLen-off)/layout.ChunkEntrySize {
+		return nil, false
+	}
+	return append(spans, Span{r.BodyOff + off, entries * layout.ChunkEntrySize}), true
+}
+
 // CheckSealAt is CheckSeal for a payload read through read (offsets from the container's first byte): it reads
 // the seal and the body's checksum words, nothing else of the body.
 func (ct *Container) CheckSealAt(index int, read ReadAt) error {

@@ -14,8 +14,9 @@ import (
 
 // reader reads a payload held in p, as a device buffer would be read, and counts the bytes asked for.
 type reader struct {
-	p    []byte
-	read uint64
+	p     []byte
+	read  uint64
+	spans []codec.Span // every read, in order
 }
 
 func (r *reader) at(off, n uint64) ([]byte, error) {
@@ -23,6 +24,7 @@ func (r *reader) at(off, n uint64) ([]byte, error) {
 		return nil, errors.New("read past the payload")
 	}
 	r.read += n
+	r.spans = append(r.spans, codec.Span{Off: off, Len: n})
 	out := make([]byte, n)
 	copy(out, r.p[off:])
 	return out, nil
@@ -113,6 +115,19 @@ func TestAppendPrecodedHead(t *testing.T) {
 			all := &reader{p: payload}
 			if err := pc.CheckSealAt(0, all.at); err != nil {
 				t.Fatal(err)
+			}
+			// SealSpans names exactly what CheckSealAt read.
+			spans, ok := pc.SealSpans(0)
+			if !ok || len(spans) != len(all.spans) {
+				t.Fatalf("SealSpans %v (ok %v); CheckSealAt read %v", spans, ok, all.spans)
+			}
+			for i := range spans {
+				if spans[i] != all.spans[i] {
+					t.Fatalf("SealSpans %v; CheckSealAt read %v", spans, all.spans)
+				}
+			}
+			if _, ok := pc.SealSpans(1); ok {
+				t.Fatal("SealSpans of a record the container does not hold")
 			}
 			at, err := codec.ParseHeadAt((&reader{p: append([]byte("xy"), payload...)}).at, 2, uint64(len(payload))+2)
 			if err != nil || at.MetaCRC != pc.MetaCRC || at.Recs[0].BodyOff != r.BodyOff {

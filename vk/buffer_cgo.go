@@ -388,6 +388,85 @@ func (d *Device) UploadPieces(ctx context.Context, dst *Buffer, pieces []Piece) 
 	return nil
 }
 
+// A Fetch is a staged download in flight, from StartFetch.
+type Fetch struct {
+	d      *Device
+	s      *stager
+	sub    *Submission
+	pieces []Piece
+	total  uint64
+}
+
+// StartFetch queues a copy of len(p.Data) bytes at p.Off of src for each piece, in one submission through a staging
+// buffer, and returns without waiting: work submitted after it runs after it on the queue, and Wait returns once the
+// copies are done, not that later work. A reader of a few scattered words (a payload's seal and chunk table) then
+// overlaps them with the work it submits next instead of waiting for it. Together the pieces must fit the staging
+// buffer (DeviceOptions.StagingSize) and lie in src; Wait fills each piece's Data and must be called once, error or
+// not, before the Fetch is dropped.
+func (d *Device) StartFetch(src *Buffer, pieces []Piece) (*Fetch, error) {
+	f := &Fetch{d: d, pieces: pieces}
+	for _, p := range pieces {
+		if err := d.checkTransfer(src, p.Off, len(p.Data)); err != nil {
+			return nil, err
+		}
+		f.total += uint64(len(p.Data))
+	}
+	if f.total > d.stagingSize {
+		return nil, invalidf("pieces of %d bytes exceed the staging buffer of %d", f.total, d.stagingSize)
+	}
+	d.readbacks.Add(1)
+	if f.total == 0 {
+		return f, nil
+	}
+	s, err := d.getStager()
+	if err != nil {
+		return nil, err
+	}
+	c := s.cmd
+	if err := c.Begin(); err != nil {
+		d.putStager(s)
+		return nil, err
+	}
+	c.Barrier() // earlier shader writes -> these copies
+	at := uint64(0)
+	for _, p := range pieces {
+		if len(p.Data) > 0 {
+			c.CopyBuffer(s.buf, at, src, p.Off, uint64(len(p.Data)))
+			at += uint64(len(p.Data))
+		}
+	}
+	c.BarrierToHost()
+	if err := c.End(); err != nil {
+		d.putStager(s)
+		return nil, err
+	}
+	if f.sub, err = d.Submit(c); err != nil {
+		d.putStager(s)
+		return nil, err
+	}
+	f.s = s
+	return f, nil
+}
+
+// Wait waits for the copies and fills each piece's Data.
+func (f *Fetch) Wait(ctx context.Context) error {
+	if f.s == nil {
+		return nil
+	}
+	if err := f.sub.Wait(ctx); err != nil {
+		return err
+	}
+	stage := cBytesView(f.s.buf.mapped, f.s.buf.size)
+	at := uint64(0)
+	for _, p := range f.pieces {
+		at += uint64(copy(p.Data, stage[at:]))
+	}
+	f.d.bytesDown.Add(f.total)
+	f.d.putStager(f.s)
+	f.s = nil
+	return nil
+}
+
 // Download copies len(dst) bytes from src at srcOff into dst through a
 // staging buffer, or directly from the mapping of HostVisible, Upload and
 // Readback buffers (then the caller must already have waited for the

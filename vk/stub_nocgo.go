@@ -71,10 +71,16 @@ func (d *Device) ImportBufferFD(int, uint64, ...ImportOptions) (*Buffer, error) 
 func (d *Device) Upload(context.Context, *Buffer, uint64, []byte) error         { return errNoCgo }
 func (d *Device) Download(context.Context, []byte, *Buffer, uint64) error       { return errNoCgo }
 func (d *Device) UploadPieces(context.Context, *Buffer, []Piece) error          { return errNoCgo }
-func (d *Device) NewPipeline(PipelineDesc) (*Pipeline, error)                   { return nil, errNoCgo }
-func (d *Device) NewBindings(*Pipeline, []BufferRange) (*Bindings, error)       { return nil, errNoCgo }
-func (d *Device) NewCommands() (*Commands, error)                               { return nil, errNoCgo }
-func (d *Device) Submit(*Commands) (*Submission, error)                         { return nil, errNoCgo }
+func (d *Device) StartFetch(*Buffer, []Piece) (*Fetch, error)                   { return nil, errNoCgo }
+
+// A Fetch is a staged download in flight (cgo builds only).
+type Fetch struct{}
+
+func (f *Fetch) Wait(context.Context) error                               { return errNoCgo }
+func (d *Device) NewPipeline(PipelineDesc) (*Pipeline, error)             { return nil, errNoCgo }
+func (d *Device) NewBindings(*Pipeline, []BufferRange) (*Bindings, error) { return nil, errNoCgo }
+func (d *Device) NewCommands() (*Commands, error)                         { return nil, errNoCgo }
+func (d *Device) Submit(*Commands) (*Submission, error)                   { return nil, errNoCgo }
 func (d *Device) SubmitWith(*Commands, []SemaphoreValue, []SemaphoreValue) (*Submission, error) {
 	return nil, errNoCgo
 }

@@ -245,7 +245,8 @@ int vkzip_encode_cuda_to_cuda_aligned(vkzip_codec codec, const char *dtype, uint
 int vkzip_decode_cuda_to_cuda(vkzip_codec codec, uint64_t src_ptr, size_t len, uint64_t dev_ptr, size_t dst_cap,
                               int32_t cuda_device, uint64_t stream, size_t *out_len);
 /* vkzip_payload_info of a payload of len bytes at device address src_ptr on cuda_device, after stream's work (0: the
- * whole context): only the headers are read to the host. */
+ * whole context): only the headers are read to the host (through the codec's Vulkan device for a payload in memory
+ * from vkzip_cuda_alloc). */
 int vkzip_payload_info_cuda(uint64_t src_ptr, size_t len, int32_t cuda_device, uint64_t stream, vkzip_info *info);
 /* Memory the codec works on in place: nbytes (1 B to 2 GiB) of device memory on cuda_device, shared by CUDA and the
  * codec's Vulkan device, owned by the codec handle. A tensor there, at a 256-byte aligned offset from an allocation's
