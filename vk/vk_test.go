@@ -264,16 +264,23 @@ func TestAddRoundTrip(t *testing.T) {
 	assert.Equal(t, int64(0), st.InFlight)
 }
 
+// stagedBuffer opens a test device with the given staging size and returns it with a device-local buffer of size
+// bytes and n pattern bytes (byte i is i·mul + add) to put there.
+func stagedBuffer(t *testing.T, staging, size uint64, n int, mul, add byte) (*vk.Device, *vk.Buffer, []byte) {
+	dev := vktest.OpenTestDeviceWith(t, vktest.Options{Device: vk.DeviceOptions{StagingSize: staging}})
+	buf, err := dev.NewBuffer(size, vk.DeviceLocal)
+	require.NoError(t, err)
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(i)*mul + add
+	}
+	return dev, buf, src
+}
+
 func TestStagingChunks(t *testing.T) {
 	// A tiny staging size forces many chunks and odd tails.
-	dev := vktest.OpenTestDeviceWith(t, vktest.Options{Device: vk.DeviceOptions{StagingSize: 4096}})
+	dev, buf, src := stagedBuffer(t, 4096, 100_003, 100_000, 31, 0)
 	ctx := context.Background()
-	buf, err := dev.NewBuffer(100_003, vk.DeviceLocal)
-	require.NoError(t, err)
-	src := make([]byte, 100_000)
-	for i := range src {
-		src[i] = byte(i * 31)
-	}
 	require.NoError(t, dev.Upload(ctx, buf, 3, src))
 	got := make([]byte, len(src))
 	require.NoError(t, dev.Download(ctx, got, buf, 3))
@@ -317,14 +324,8 @@ func TestUploadPieces(t *testing.T) {
 }
 
 func TestStartFetch(t *testing.T) {
-	dev := vktest.OpenTestDeviceWith(t, vktest.Options{Device: vk.DeviceOptions{StagingSize: 256}})
+	dev, buf, src := stagedBuffer(t, 256, 4096, 4096, 13, 5)
 	ctx := context.Background()
-	buf, err := dev.NewBuffer(4096, vk.DeviceLocal)
-	require.NoError(t, err)
-	src := make([]byte, 4096)
-	for i := range src {
-		src[i] = byte(i*13 + 5)
-	}
 	require.NoError(t, dev.Upload(ctx, buf, 0, src))
 	head, tail := bytes.Repeat([]byte{0xA5}, 37), bytes.Repeat([]byte{0xA5}, 12) // poisoned: the fetch must write them
 	before := dev.Stats()
