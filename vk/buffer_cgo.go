@@ -326,20 +326,30 @@ func (d *Device) Upload(ctx context.Context, dst *Buffer, dstOff uint64, src []b
 // runStaged records the stager's command buffer (record) and waits for its submission. A submission that fails
 // returns the stager to the pool; one still in flight when the wait fails (or lost) keeps it: Device.Close frees it.
 func (d *Device) runStaged(ctx context.Context, s *stager, record func(c *Commands)) error {
+	sub, err := d.startStaged(s, record)
+	if err != nil {
+		return err
+	}
+	return sub.Wait(ctx)
+}
+
+// startStaged records and submits s's command buffer without waiting. On a failed submission s goes back to the
+// pool.
+func (d *Device) startStaged(s *stager, record func(c *Commands)) (*Submission, error) {
 	c := s.cmd
 	if err := c.Begin(); err != nil {
-		return err
+		return nil, err
 	}
 	record(c)
 	if err := c.End(); err != nil {
-		return err
+		return nil, err
 	}
 	sub, err := d.Submit(c)
 	if err != nil {
 		d.putStager(s)
-		return err
+		return nil, err
 	}
-	return sub.Wait(ctx)
+	return sub, nil
 }
 
 // UploadPieces writes each piece into dst at its offset, as Upload does, in one submission when together they fit
@@ -422,26 +432,18 @@ func (d *Device) StartFetch(src *Buffer, pieces []Piece) (*Fetch, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := s.cmd
-	if err := c.Begin(); err != nil {
-		d.putStager(s)
-		return nil, err
-	}
-	c.Barrier() // earlier shader writes -> these copies
-	at := uint64(0)
-	for _, p := range pieces {
-		if len(p.Data) > 0 {
-			c.CopyBuffer(s.buf, at, src, p.Off, uint64(len(p.Data)))
-			at += uint64(len(p.Data))
+	f.sub, err = d.startStaged(s, func(c *Commands) {
+		c.Barrier() // earlier shader writes -> these copies
+		at := uint64(0)
+		for _, p := range pieces {
+			if len(p.Data) > 0 {
+				c.CopyBuffer(s.buf, at, src, p.Off, uint64(len(p.Data)))
+				at += uint64(len(p.Data))
+			}
 		}
-	}
-	c.BarrierToHost()
-	if err := c.End(); err != nil {
-		d.putStager(s)
-		return nil, err
-	}
-	if f.sub, err = d.Submit(c); err != nil {
-		d.putStager(s)
+		c.BarrierToHost()
+	})
+	if err != nil {
 		return nil, err
 	}
 	f.s = s

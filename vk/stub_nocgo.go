@@ -72,15 +72,10 @@ func (d *Device) Upload(context.Context, *Buffer, uint64, []byte) error         
 func (d *Device) Download(context.Context, []byte, *Buffer, uint64) error       { return errNoCgo }
 func (d *Device) UploadPieces(context.Context, *Buffer, []Piece) error          { return errNoCgo }
 func (d *Device) StartFetch(*Buffer, []Piece) (*Fetch, error)                   { return nil, errNoCgo }
-
-// A Fetch is a staged download in flight (cgo builds only).
-type Fetch struct{}
-
-func (f *Fetch) Wait(context.Context) error                               { return errNoCgo }
-func (d *Device) NewPipeline(PipelineDesc) (*Pipeline, error)             { return nil, errNoCgo }
-func (d *Device) NewBindings(*Pipeline, []BufferRange) (*Bindings, error) { return nil, errNoCgo }
-func (d *Device) NewCommands() (*Commands, error)                         { return nil, errNoCgo }
-func (d *Device) Submit(*Commands) (*Submission, error)                   { return nil, errNoCgo }
+func (d *Device) NewPipeline(PipelineDesc) (*Pipeline, error)                   { return nil, errNoCgo }
+func (d *Device) NewBindings(*Pipeline, []BufferRange) (*Bindings, error)       { return nil, errNoCgo }
+func (d *Device) NewCommands() (*Commands, error)                               { return nil, errNoCgo }
+func (d *Device) Submit(*Commands) (*Submission, error)                         { return nil, errNoCgo }
 func (d *Device) SubmitWith(*Commands, []SemaphoreValue, []SemaphoreValue) (*Submission, error) {
 	return nil, errNoCgo
 }
@@ -163,3 +158,8 @@ func (s *Semaphore) Signal(v uint64) error                    { return errNoCgo 
 func (s *Semaphore) Wait(ctx context.Context, v uint64) error { return errNoCgo }
 func (s *Semaphore) ExportFD() (int, error)                   { return -1, errNoCgo }
 func (s *Semaphore) Close() error                             { return nil }
+
+// A Fetch is a staged download in flight (cgo builds only).
+type Fetch struct{}
+
+func (f *Fetch) Wait(context.Context) error { return errNoCgo }
