@@ -247,7 +247,7 @@ func TestXWEveryBitFlipDetected(t *testing.T) {
 		n := 1024 + 100
 		src := floatValues(r, p.dt, n, kvCenter(p.dt), 1.5)
 		body := xwEncode(t, p.f, p.dt, src, 10, true)
-		for bit := 0; bit < 8*len(body); bit++ {
+		for bit := 0; bit < 8*len(body); bit += flipStride {
 			bad := append([]byte{}, body...)
 			bad[bit/8] ^= 1 << (bit % 8)
 			_, err := xwDecode(t, p.f, p.dt, bad, uint64(n), 10, true)

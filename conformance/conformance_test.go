@@ -23,6 +23,9 @@ import (
 // minCasesPerBackend is what the issue asks of every backend, across all categories.
 const minCasesPerBackend = 200
 
+// minQuickCases is what every format must run of QuickCategories on each backend (huff has the fewest: 3 + 6).
+const minQuickCases = 8
+
 // sz4 is the SplitZip-4 corpus's format name.
 const sz4 = "splitzip4"
 
@@ -69,10 +72,16 @@ func requirePass(t *testing.T, r *Report, minCases int) {
 	}
 }
 
+// TestCPU runs the corpus on the reference backend: all of it, or under -short (make test's race step)
+// QuickCategories; make test also runs all of it from the installed binary.
 func TestCPU(t *testing.T) {
-	r, err := Run(context.Background(), Options{Targets: []Target{CPUTarget()}})
+	o, minCases := Options{Targets: []Target{CPUTarget()}}, minCasesPerBackend
+	if testing.Short() {
+		o.Categories, minCases = QuickCategories, minQuickCases
+	}
+	r, err := Run(context.Background(), o)
 	require.NoError(t, err)
-	requirePass(t, r, minCasesPerBackend)
+	requirePass(t, r, minCases)
 }
 
 // skipper is a backend that cannot run some jobs: the reference, refusing chunks of 65,536 values.

@@ -12,6 +12,11 @@ import (
 	"github.com/vkzip/vkzip/codec"
 )
 
+// QuickCategories is a small part of the corpus that still reaches every format: its real KV cases, its
+// single-chunk cases and its damaged-checksum payloads (Options.Categories). A quick check, not a conformance
+// verdict: that takes every category.
+var QuickCategories = []string{"kv", "single", "invalid-checksum"}
+
 // Options configures Run.
 type Options struct {
 	// Targets are the backends to check (the caller opens and closes them). Nil: Run opens Select's with

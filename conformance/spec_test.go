@@ -45,7 +45,16 @@ func corpusInput(c *Corpus) func(string) ([]byte, error) {
 	}
 }
 
+// skipSpecIfShort skips a whole-corpus check of internal/spec under -short (make test's race step): the spec codec
+// runs on one goroutine, so the race detector has nothing to find there, and the plain run checks every case.
+func skipSpecIfShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the whole corpus through the single-threaded spec codec runs in the plain test run")
+	}
+}
+
 func TestSpecSZ4Corpus(t *testing.T) {
+	skipSpecIfShort(t)
 	c, raw := sz4Corpus(t)
 	rep, err := spec.CheckSZ4Manifest(raw, corpusInput(c))
 	require.NoError(t, err)
@@ -187,6 +196,7 @@ func TestSpecSZ4Invalid(t *testing.T) {
 // encoders, and huff's to its bit-by-bit decoder (the reference body, whose hash the manifest pins, must decode to
 // the input).
 func TestSpecOtherBodies(t *testing.T) {
+	skipSpecIfShort(t)
 	checked := map[string]int{}
 	for _, c := range corpora(t) {
 		for i := range c.Cases {

@@ -38,12 +38,8 @@ func requirePass(t *testing.T, r *conformance.Report, minCases int) {
 	}
 }
 
-// shortCategories is the corpus TestVulkan runs under -short (make test's race step, where the whole corpus takes
-// minutes): the real KV cases of every format and their damaged-checksum payloads. The whole corpus runs without
-// -short at both lavapipe widths, and again from the installed binary in make test.
-var shortCategories = []string{"kv", "single", "invalid-checksum"}
-
-// minShortCases is what every format must run of shortCategories on each backend (huff has the fewest: 3 + 6).
+// minShortCases is what every format must run of conformance.QuickCategories on each backend (huff has the
+// fewest: 3 + 6).
 const minShortCases = 8
 
 // envTestWidth tells a re-run test process which lavapipe vector width it must be running at.
@@ -68,7 +64,7 @@ func TestVulkan(t *testing.T) {
 	}
 	o, minCases := conformance.Options{Targets: ts, Unavailable: un}, minCasesPerBackend
 	if testing.Short() {
-		o.Categories, minCases = shortCategories, minShortCases
+		o.Categories, minCases = conformance.QuickCategories, minShortCases
 	}
 	r, err := conformance.Run(context.Background(), o)
 	require.NoError(t, err)
