@@ -323,8 +323,9 @@ func (d *Device) Upload(ctx context.Context, dst *Buffer, dstOff uint64, src []b
 	return nil
 }
 
-// runStaged records the stager's command buffer (record) and waits for its submission. A submission that fails
-// returns the stager to the pool; one still in flight when the wait fails (or lost) keeps it: Device.Close frees it.
+// runStaged records the stager's command buffer (record) and waits for its submission. A recording or submission
+// that fails returns the stager to the pool; one still in flight when the wait fails (or lost) keeps it:
+// Device.Close frees it.
 func (d *Device) runStaged(ctx context.Context, s *stager, record func(c *Commands)) error {
 	sub, err := d.startStaged(s, record)
 	if err != nil {
@@ -333,18 +334,19 @@ func (d *Device) runStaged(ctx context.Context, s *stager, record func(c *Comman
 	return sub.Wait(ctx)
 }
 
-// startStaged records and submits s's command buffer without waiting. On a failed submission s goes back to the
-// pool.
+// startStaged records and submits s's command buffer without waiting. Where recording or submitting fails, nothing
+// is in flight and s goes back to the pool.
 func (d *Device) startStaged(s *stager, record func(c *Commands)) (*Submission, error) {
 	c := s.cmd
-	if err := c.Begin(); err != nil {
-		return nil, err
+	err := c.Begin()
+	if err == nil {
+		record(c)
+		err = c.End()
 	}
-	record(c)
-	if err := c.End(); err != nil {
-		return nil, err
+	var sub *Submission
+	if err == nil {
+		sub, err = d.Submit(c)
 	}
-	sub, err := d.Submit(c)
 	if err != nil {
 		d.putStager(s)
 		return nil, err
